@@ -1,0 +1,442 @@
+package proflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DefaultInterval is the control interval of the paper: one decision every 500 ms.
+const DefaultInterval = 500 * time.Millisecond
+
+// Config holds the settings of a Controller. Start from DefaultConfig.
+type Config struct {
+	// Topology describes the aggregation switches and congestion leaves.
+	Topology Topology
+	// Flow is the protected flow f_p.
+	Flow FlowID
+	// InitialSwitch is the index of the switch carrying the flow at start.
+	// If the Enforcer is a Locator, the placement it reads back wins.
+	InitialSwitch int
+	// PlaceInitial makes Reconcile install the initial placement explicitly.
+	PlaceInitial bool
+	// Interval is the control interval (default 500 ms).
+	Interval time.Duration
+	// StepTimeout bounds telemetry and enforcement within one step
+	// (default: Interval).
+	StepTimeout time.Duration
+	// MaxSampleAge is the oldest observation the controller acts on
+	// (default 2×Interval; negative disables the check).
+	MaxSampleAge time.Duration
+	// Baseline, when set, is used instead of learning one.
+	Baseline *Baseline
+	// BaselineWarmup is how many samples the baseline phase discards first
+	// (the protected flow's ramp-up; default 4, i.e. 2 s).
+	BaselineWarmup int
+	// BaselineSamples is how many samples the baseline phase averages
+	// (default 10, i.e. 5 s).
+	BaselineSamples int
+	// Clock is the source of time (default SystemClock).
+	Clock Clock
+	// Logger receives one record per decision (default: discard).
+	// Reroutes are logged at Info, holds caused by errors at Warn,
+	// everything else at Debug.
+	Logger *slog.Logger
+	// Registerer, when set, receives the controller's Prometheus metrics.
+	// Wrap it (prometheus.WrapRegistererWith) to run several controllers.
+	Registerer prometheus.Registerer
+	// Observer, when set, is called synchronously with every Decision.
+	// It must not block; see SendTo for a channel.
+	Observer func(Decision)
+}
+
+// DefaultConfig returns a Config for the paper's topology with every
+// default filled in; set Flow before use.
+func DefaultConfig() Config {
+	return Config{
+		Topology:        PaperTopology(),
+		Interval:        DefaultInterval,
+		BaselineWarmup:  4,
+		BaselineSamples: 10,
+	}
+}
+
+// withDefaults fills zero fields with defaults.
+func (c Config) withDefaults() Config {
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.StepTimeout == 0 {
+		c.StepTimeout = c.Interval
+	}
+	if c.MaxSampleAge == 0 {
+		c.MaxSampleAge = 2 * c.Interval
+	}
+	if c.BaselineSamples == 0 {
+		c.BaselineSamples = 10
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if err := c.Topology.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Flow.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("flow: %w", err))
+	}
+	if n := c.Topology.NumSwitches(); c.InitialSwitch < 0 || c.InitialSwitch >= n {
+		errs = append(errs, fmt.Errorf("initial switch %d out of range, want 0..%d", c.InitialSwitch, n-1))
+	}
+	if c.Interval < 0 {
+		errs = append(errs, fmt.Errorf("interval %v, want a positive duration", c.Interval))
+	}
+	if c.StepTimeout < 0 {
+		errs = append(errs, fmt.Errorf("step timeout %v, want a positive duration", c.StepTimeout))
+	}
+	if c.BaselineWarmup < 0 || c.BaselineSamples < 0 {
+		errs = append(errs, fmt.Errorf("baseline warm-up %d and window %d samples, want non-negative", c.BaselineWarmup, c.BaselineSamples))
+	}
+	if c.Baseline != nil {
+		if err := c.Baseline.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("proflow: invalid controller config: %w", err)
+	}
+	return nil
+}
+
+// Controller runs the proactive placement loop for one protected flow:
+// Telemetry → StateEncoder → Policy → Gate → Enforcer, once per interval.
+//
+// Bad input never stops the loop: a telemetry error, an invalid or stale
+// observation, an encoder or policy failure, or an enforcer error holds the
+// current placement and is reported in that step's Decision.
+//
+// Run and Step must not be called concurrently; Current and Baseline are
+// safe to call from any goroutine.
+type Controller struct {
+	cfg  Config
+	tel  Telemetry
+	enc  StateEncoder
+	pol  Policy
+	gate Gate
+	enf  Enforcer
+
+	current     atomic.Int64
+	baseline    atomic.Pointer[Baseline]
+	estimator   *BaselineEstimator
+	lastReroute time.Time
+	lastObsTime time.Time
+	seq         uint64
+
+	obs   Observation
+	state State
+	in    Input
+	d     Decision
+	m     *metrics
+}
+
+// NewController checks cfg and the collaborators and returns a controller
+// ready to Run. The collaborators are used only by this controller.
+func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate Gate, enf Enforcer) (*Controller, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	for _, c := range [...]struct {
+		name string
+		nil_ bool
+	}{{"telemetry", tel == nil}, {"state encoder", enc == nil}, {"policy", pol == nil}, {"gate", gate == nil}, {"enforcer", enf == nil}} {
+		if c.nil_ {
+			return nil, fmt.Errorf("proflow: new controller: %s is nil", c.name)
+		}
+	}
+	if enc.Dim() <= 0 {
+		return nil, fmt.Errorf("proflow: new controller: state encoder dimension %d, want > 0", enc.Dim())
+	}
+	est, err := NewBaselineEstimator(cfg.BaselineWarmup, cfg.BaselineSamples)
+	if err != nil {
+		return nil, fmt.Errorf("proflow: new controller: %w", err)
+	}
+	c := &Controller{cfg: cfg, tel: tel, enc: enc, pol: pol, gate: gate, enf: enf, estimator: est}
+	if cfg.Registerer != nil {
+		if c.m, err = newMetrics(cfg.Registerer); err != nil {
+			return nil, fmt.Errorf("proflow: new controller: metrics: %w", err)
+		}
+	}
+	c.state = make(State, enc.Dim())
+	c.obs.Resize(cfg.Topology)
+	c.d.Scores = make([]float64, 0, cfg.Topology.NumSwitches())
+	if err := c.Reset(cfg.InitialSwitch); err != nil {
+		return nil, fmt.Errorf("proflow: new controller: %w", err)
+	}
+	return c, nil
+}
+
+// Reset starts a new episode with the flow on switch current: the encoder,
+// policy and gate forget their history and, unless Config.Baseline is set,
+// the baseline is learned again.
+func (c *Controller) Reset(current int) error {
+	if n := c.cfg.Topology.NumSwitches(); current < 0 || current >= n {
+		return &UnknownSwitchError{Index: current, Known: c.cfg.Topology.Switches}
+	}
+	c.current.Store(int64(current))
+	c.lastReroute, c.lastObsTime, c.seq = time.Time{}, time.Time{}, 0
+	c.estimator.Reset()
+	c.baseline.Store(nil)
+	for _, r := range []any{c.enc, c.pol, c.gate} {
+		if r, ok := r.(Resetter); ok {
+			r.Reset()
+		}
+	}
+	if c.cfg.Baseline != nil {
+		return c.setBaseline(*c.cfg.Baseline)
+	}
+	return nil
+}
+
+func (c *Controller) setBaseline(b Baseline) error {
+	if bl, ok := c.enc.(Baseliner); ok {
+		if err := bl.SetBaseline(b); err != nil {
+			return fmt.Errorf("set baseline: %w", err)
+		}
+	}
+	c.baseline.Store(&b)
+	return nil
+}
+
+// Current returns the index of the switch the controller believes carries
+// the protected flow.
+func (c *Controller) Current() int { return int(c.current.Load()) }
+
+// Baseline returns the episode baseline and whether it is known yet.
+func (c *Controller) Baseline() (Baseline, bool) {
+	if b := c.baseline.Load(); b != nil {
+		return *b, true
+	}
+	return Baseline{}, false
+}
+
+// Reconcile learns the flow's real placement from a Locator enforcer, or
+// installs the initial placement when Config.PlaceInitial is set. Run calls
+// it once before the loop; call it yourself when driving Step directly.
+func (c *Controller) Reconcile(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StepTimeout)
+	defer cancel()
+	if loc, ok := c.enf.(Locator); ok {
+		sw, err := loc.Locate(ctx, c.cfg.Flow)
+		switch {
+		case err == nil:
+			if sw < 0 || sw >= c.cfg.Topology.NumSwitches() {
+				return fmt.Errorf("proflow: reconcile: located %w", &UnknownSwitchError{Index: sw, Known: c.cfg.Topology.Switches})
+			}
+			c.current.Store(int64(sw))
+			return nil
+		case !errors.Is(err, ErrNotPlaced):
+			return fmt.Errorf("proflow: reconcile: locate %v: %w", c.cfg.Flow, err)
+		}
+	}
+	if c.cfg.PlaceInitial {
+		if err := c.enf.Place(ctx, c.cfg.Flow, c.Current()); err != nil {
+			return fmt.Errorf("proflow: reconcile: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[c.Current()], err)
+		}
+	}
+	return nil
+}
+
+// Run reconciles, then steps once per interval until ctx is cancelled, and
+// returns ctx's error. A failed reconciliation is logged and the loop runs
+// with Config.InitialSwitch.
+func (c *Controller) Run(ctx context.Context) error {
+	if err := c.Reconcile(ctx); err != nil {
+		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "reconcile failed; keeping the configured placement",
+			slog.String("error", err.Error()), slog.String("switch", c.cfg.Topology.Switches[c.Current()]))
+	}
+	t := c.cfg.Clock.NewTicker(c.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C():
+			c.Step(ctx)
+		}
+	}
+}
+
+// Step runs one iteration of the loop and returns its Decision. The
+// Decision's Scores are reused by the next Step; Clone it to keep it.
+func (c *Controller) Step(ctx context.Context) Decision {
+	start := time.Now()
+	d := &c.d
+	d.reset()
+	c.seq++
+	d.Seq, d.Time, d.Flow, d.Current, d.LastReroute = c.seq, c.cfg.Clock.Now(), c.cfg.Flow, c.Current(), c.lastReroute
+
+	c.step(ctx, d)
+
+	d.Latency = time.Since(start)
+	c.report(ctx, d)
+	return *d
+}
+
+func (c *Controller) step(ctx context.Context, d *Decision) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StepTimeout)
+	defer cancel()
+
+	obs := &c.obs
+	obs.Resize(c.cfg.Topology)
+	if err := c.tel.Collect(ctx, obs); err != nil {
+		d.Reason = ReasonTelemetry
+		if errors.Is(err, ErrStale) {
+			d.Reason = ReasonStale
+		}
+		d.Err = fmt.Errorf("proflow: telemetry: %w", err)
+		return
+	}
+	if err := obs.Validate(c.cfg.Topology); err != nil {
+		d.Reason, d.Err = ReasonInvalid, err
+		return
+	}
+	if err := c.checkFresh(d.Time, obs.Time); err != nil {
+		d.Reason, d.Err = ReasonStale, err
+		return
+	}
+	c.lastObsTime = obs.Time
+
+	if err := c.enc.Encode(c.state, obs, d.Current); err != nil {
+		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
+		return
+	}
+	if c.baseline.Load() == nil {
+		d.Reason = ReasonBaseline
+		if !c.estimator.Add(obs, d.Current) {
+			return
+		}
+		b, err := c.estimator.Baseline()
+		if err == nil {
+			err = c.setBaseline(b)
+		}
+		if err != nil {
+			c.estimator.Reset()
+			d.Err = fmt.Errorf("proflow: baseline phase restarts: %w", err)
+		}
+		return
+	}
+
+	c.in = Input{Time: d.Time, Obs: obs, State: c.state, Current: d.Current}
+	d.Scores = d.Scores[:c.cfg.Topology.NumSwitches()]
+	clear(d.Scores)
+	if err := c.pol.Score(d.Scores, &c.in); err != nil {
+		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
+		return
+	}
+	for k, s := range d.Scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			d.Reason = ReasonPolicy
+			d.Err = fmt.Errorf("proflow: policy: score %v for switch %s: %w", s, c.cfg.Topology.Switches[k], ErrBadScores)
+			return
+		}
+	}
+
+	c.gate.Admit(d)
+	if d.Target < 0 || d.Target == d.Current {
+		d.Target = -1
+		return
+	}
+	if d.Target >= c.cfg.Topology.NumSwitches() {
+		d.Reason = ReasonPolicy
+		d.Err = fmt.Errorf("proflow: gate: %w", &UnknownSwitchError{Index: d.Target, Known: c.cfg.Topology.Switches})
+		d.Target = -1
+		return
+	}
+	if err := c.enf.Place(ctx, c.cfg.Flow, d.Target); err != nil {
+		d.Reason = ReasonEnforcer
+		d.Err = fmt.Errorf("proflow: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[d.Target], err)
+		return
+	}
+	c.current.Store(int64(d.Target))
+	c.lastReroute = d.Time
+	d.Rerouted, d.Reason = true, ReasonRerouted
+}
+
+// checkFresh refuses a sample older than MaxSampleAge or not newer than the
+// previous one (counters that did not advance).
+func (c *Controller) checkFresh(now, sampled time.Time) error {
+	if c.cfg.MaxSampleAge > 0 {
+		if age := now.Sub(sampled); age > c.cfg.MaxSampleAge {
+			return fmt.Errorf("proflow: observation taken %v ago, want at most %v: %w", age, c.cfg.MaxSampleAge, ErrStale)
+		}
+	}
+	if !c.lastObsTime.IsZero() && !sampled.After(c.lastObsTime) {
+		return fmt.Errorf("proflow: observation time %v does not advance past %v: %w",
+			sampled.Format(time.RFC3339Nano), c.lastObsTime.Format(time.RFC3339Nano), ErrStale)
+	}
+	return nil
+}
+
+func (c *Controller) report(ctx context.Context, d *Decision) {
+	if c.m != nil {
+		c.m.observe(d)
+	}
+	if c.cfg.Observer != nil {
+		c.cfg.Observer(*d)
+	}
+	level := slog.LevelDebug
+	switch {
+	case d.Rerouted:
+		level = slog.LevelInfo
+	case d.Err != nil:
+		level = slog.LevelWarn
+	}
+	log := c.cfg.Logger
+	if !log.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.Uint64("seq", d.Seq),
+		slog.String("reason", string(d.Reason)),
+		slog.String("current", c.cfg.Topology.Switches[d.Current]),
+		slog.Any("scores", d.Scores),
+		slog.Float64("margin", d.Margin),
+		slog.Int("votes", d.Votes),
+		slog.Duration("cooldown", d.Cooldown),
+		slog.Duration("latency", d.Latency),
+	}
+	if d.Target >= 0 {
+		attrs = append(attrs, slog.String("target", c.cfg.Topology.Switches[d.Target]))
+	}
+	if d.Err != nil {
+		attrs = append(attrs, slog.String("error", d.Err.Error()))
+	}
+	log.LogAttrs(ctx, level, "proflow decision", attrs...)
+}
+
+// SendTo returns an Observer that sends a clone of every Decision to ch
+// without blocking: when ch is full the decision is dropped, so a slow reader
+// never stalls the control loop.
+func SendTo(ch chan<- Decision) func(Decision) {
+	return func(d Decision) {
+		select {
+		case ch <- d.Clone():
+		default:
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package proflow
+
+import (
+	"time"
+)
+
+// Reason says why a Decision ended the way it did.
+type Reason string
+
+// Reasons a Decision can carry. Rerouted is the only one that moved the flow.
+const (
+	// ReasonRerouted: the gate admitted a candidate and the enforcer moved the flow.
+	ReasonRerouted Reason = "rerouted"
+	// ReasonStay: the current switch scores best (or ties the best).
+	ReasonStay Reason = "stay"
+	// ReasonMargin: a better switch exists but ΔQ ≤ δ.
+	ReasonMargin Reason = "margin"
+	// ReasonVotes: the candidate has not yet won W consecutive steps.
+	ReasonVotes Reason = "votes"
+	// ReasonCooldown: a reroute happened less than the cooldown ago.
+	ReasonCooldown Reason = "cooldown"
+	// ReasonBaseline: the controller is still learning the episode baseline.
+	ReasonBaseline Reason = "baseline"
+	// ReasonTelemetry: telemetry failed; the placement is held.
+	ReasonTelemetry Reason = "telemetry-error"
+	// ReasonInvalid: the observation failed validation; the placement is held.
+	ReasonInvalid Reason = "invalid-observation"
+	// ReasonStale: the observation is older than allowed; the placement is held.
+	ReasonStale Reason = "stale-observation"
+	// ReasonEncoder: the state encoder failed; the placement is held.
+	ReasonEncoder Reason = "encoder-error"
+	// ReasonPolicy: the policy failed or returned unusable scores; the placement is held.
+	ReasonPolicy Reason = "policy-error"
+	// ReasonEnforcer: the enforcer failed to move the flow; the placement is held.
+	ReasonEnforcer Reason = "enforcer-error"
+)
+
+// Held reports whether the reason is one of the error reasons, for which the
+// controller held the placement because of bad input or a failure.
+func (r Reason) Held() bool {
+	switch r {
+	case ReasonTelemetry, ReasonInvalid, ReasonStale, ReasonEncoder, ReasonPolicy, ReasonEnforcer:
+		return true
+	}
+	return false
+}
+
+// Decision records one step of the control loop and why it ended as it did,
+// so operators can log and audit every reroute and every hold.
+//
+// A Decision handed to an observer shares Scores with the controller, which
+// reuses it on the next step; call Clone to keep it.
+type Decision struct {
+	// Seq numbers the steps of a controller from 1.
+	Seq uint64 `json:"seq"`
+	// Time is when the step ran (the controller's clock).
+	Time time.Time `json:"time"`
+	// Flow is the protected flow.
+	Flow FlowID `json:"flow"`
+	// Current is the switch index k* carrying the flow when the step began.
+	Current int `json:"current"`
+	// Scores holds the policy's score (Q-value) per switch; empty when the
+	// step ended before the policy ran.
+	Scores []float64 `json:"scores,omitempty"`
+	// Best is argmax of Scores (k_best), or -1 if the policy did not run.
+	Best int `json:"best"`
+	// Margin is ΔQ = Scores[Best] − Scores[Current].
+	Margin float64 `json:"margin"`
+	// Votes is how many consecutive steps Best has won with ΔQ > δ.
+	Votes int `json:"votes"`
+	// Cooldown is the time left before another reroute may happen.
+	Cooldown time.Duration `json:"cooldown"`
+	// LastReroute is when the flow was last moved; zero if never.
+	LastReroute time.Time `json:"last_reroute"`
+	// Target is the switch the gate admitted, or -1 when holding.
+	Target int `json:"target"`
+	// Rerouted reports that the enforcer moved the flow to Target.
+	Rerouted bool `json:"rerouted"`
+	// Reason says why the step ended this way.
+	Reason Reason `json:"reason"`
+	// Err is the error behind a held placement, nil otherwise.
+	Err error `json:"-"`
+	// Latency is the wall time the step took, telemetry to enforcement.
+	Latency time.Duration `json:"latency"`
+}
+
+// Clone returns a copy of d that does not share Scores.
+func (d Decision) Clone() Decision {
+	d.Scores = append([]float64(nil), d.Scores...)
+	return d
+}
+
+// reset prepares d for a new step, keeping the Scores storage.
+func (d *Decision) reset() {
+	scores := d.Scores[:0]
+	*d = Decision{Scores: scores, Best: -1, Target: -1}
+}

@@ -1,0 +1,60 @@
+// Package proflow keeps a performance-sensitive flow healthy in a
+// leaf/aggregation datacenter fabric by moving it to another aggregation
+// switch before congestion degrades it: the ProFlow method ("RL-Driven and
+// Performance-Aware Proactive Flow Placement in Datacenter Networks", 2026).
+//
+// # The loop
+//
+// Every interval (500 ms by default) a Controller runs one step:
+//
+//	Telemetry.Collect ─▶ Observation ─▶ StateEncoder.Encode ─▶ State ─▶ Policy.Score
+//	      ▲                                                                │
+//	      │                                                   Gate.Admit (δ, W votes, cooldown)
+//	  the fabric ◀─────────────── Enforcer.Place(flow, switch) ◀──────────┘
+//
+// Telemetry reads per-switch transmit, overflow, flow-count and elephant
+// rates, per-leaf rates and the protected flow's throughput (Observation).
+// The StateEncoder turns them into the state vector of the paper (package
+// telemetry provides the default). A Policy scores every aggregation switch
+// (package policy: the learned Q-network agent and the static, reactive and
+// crowd baselines). The Gate admits a move only when the best switch beats
+// the current one by more than δ for W consecutive steps outside a cooldown.
+// The Enforcer installs the new path for both directions (packages under
+// southbound: OpenFlow 1.3, P4Runtime and the simulated fabric).
+//
+// Every step yields a Decision that says what happened and why: the scores,
+// ΔQ, the gate's votes and cooldown, and, when the placement was held, the
+// error behind it. Bad input — a telemetry error, a missing switch, NaN,
+// infinite or negative rates, a stale sample, an enforcer failure — never
+// stops the loop: the controller holds the current placement and reports it.
+//
+// # Baselines
+//
+// The state encoding compares the current switch with per-episode baselines
+// (the protected flow's own overflow ξ̄, the flow count n̄ and its throughput
+// φ0). A controller learns them in an explicit baseline phase at start, while
+// the fabric is uncongested (Config.BaselineWarmup, Config.BaselineSamples),
+// or takes them from Config.Baseline.
+//
+// # Embedding
+//
+// The interfaces are small so a controller can plug in its own parts; each
+// one-method interface has a function adapter (TelemetryFunc, PolicyFunc,
+// GateFunc, EnforcerFunc). Optional capabilities are separate interfaces:
+// Locator (an enforcer that reads back the placement), Baseliner and
+// Resetter.
+//
+//	ctrl, err := proflow.NewController(cfg, myTelemetry, telemetry.NewEncoder(encCfg),
+//		agent, policy.NewGate(policy.DefaultGateConfig()), myEnforcer)
+//	if err != nil { ... }
+//	err = ctrl.Run(ctx) // until ctx is cancelled
+//
+// Time is injected through Config.Clock, so simulations drive Step on
+// virtual time. Metrics go to a Prometheus Registerer the caller passes in;
+// the package keeps no global state.
+//
+// # Concurrency
+//
+// A Controller's Run and Step must be called from one goroutine; Current and
+// Baseline are safe from any goroutine. The value types are not synchronised.
+package proflow

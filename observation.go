@@ -1,0 +1,161 @@
+package proflow
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// SwitchSample holds the telemetry of one aggregation switch k over the last
+// interval (SPEC §2, x_agg).
+type SwitchSample struct {
+	// TxRate is ρ_k, the transmit rate of the switch's uplinks, bytes/s.
+	TxRate float64 `json:"tx_rate"`
+	// OverflowRate is ξ_k, the token-bucket overflow rate (bytes/s that
+	// arrived while the bucket was empty: tc "overlimits" turned into a rate).
+	OverflowRate float64 `json:"overflow_rate"`
+	// FlowCount is n_k, the number of active flows through the switch, counted
+	// as flow-table entries (one per direction of a connection; see the
+	// southbound documentation for the exact definition).
+	FlowCount float64 `json:"flow_count"`
+	// ElephantRate is e_k, the summed rate of the elephant flows through the
+	// switch, bytes/s.
+	ElephantRate float64 `json:"elephant_rate"`
+}
+
+// LeafSample holds the telemetry of one congestion leaf ℓ ∈ L (SPEC §2, x_leaf).
+type LeafSample struct {
+	// IngressRate is λ_ℓ, the rate at which congestion traffic enters the
+	// leaf from its hosts, bytes/s.
+	IngressRate float64 `json:"ingress_rate"`
+	// TransmitRate is μ_ℓ, the leaf's transmit rate toward the aggregation
+	// layer, bytes/s.
+	TransmitRate float64 `json:"transmit_rate"`
+}
+
+// FlowSample holds what telemetry sees of the protected flow and of the
+// congestion traffic as a whole (SPEC §2, x_flow).
+type FlowSample struct {
+	// Throughput is φ_t, the protected flow's realised throughput, bytes/s.
+	Throughput float64 `json:"throughput"`
+	// CongestionRate is F_t, the aggregate rate of congestion flows, bytes/s.
+	CongestionRate float64 `json:"congestion_rate"`
+}
+
+// Observation is one telemetry sample o_t of the whole fabric. Switches and
+// Leaves are indexed like Topology.Switches and Topology.Leaves.
+//
+// A Telemetry fills an Observation the controller owns and reuses, so that a
+// steady-state loop does not allocate: implementations should write into the
+// existing slices (see Resize).
+type Observation struct {
+	// Time is when the sample was taken. The controller refuses samples older
+	// than Config.MaxSampleAge as stale.
+	Time     time.Time      `json:"time"`
+	Switches []SwitchSample `json:"switches"`
+	Leaves   []LeafSample   `json:"leaves"`
+	Flow     FlowSample     `json:"flow"`
+}
+
+// Resize sets the lengths of Switches and Leaves for the topology, reusing
+// their storage, and zeroes every field.
+func (o *Observation) Resize(t Topology) {
+	o.Switches = resize(o.Switches, t.NumSwitches())
+	o.Leaves = resize(o.Leaves, t.NumLeaves())
+	o.Time = time.Time{}
+	o.Flow = FlowSample{}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		s = make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// CopyFrom makes o a deep copy of src, reusing o's storage.
+func (o *Observation) CopyFrom(src *Observation) {
+	o.Time = src.Time
+	o.Flow = src.Flow
+	o.Switches = append(o.Switches[:0], src.Switches...)
+	o.Leaves = append(o.Leaves[:0], src.Leaves...)
+}
+
+// Clone returns a deep copy of o.
+func (o *Observation) Clone() *Observation {
+	c := new(Observation)
+	c.CopyFrom(o)
+	return c
+}
+
+// Validate checks o against the topology: one sample per aggregation switch
+// and per congestion leaf, a timestamp, and every rate and count finite and
+// non-negative. The error is an *InvalidObservationError naming the field.
+func (o *Observation) Validate(t Topology) error {
+	if o.Time.IsZero() {
+		return &InvalidObservationError{Field: "time", Problem: "unset, want the sampling time"}
+	}
+	if len(o.Switches) != t.NumSwitches() {
+		return &InvalidObservationError{Field: "switches",
+			Problem: fmt.Sprintf("%d samples, want one per aggregation switch (%d)", len(o.Switches), t.NumSwitches()),
+			Err:     ErrMissingSwitch}
+	}
+	if len(o.Leaves) != t.NumLeaves() {
+		return &InvalidObservationError{Field: "leaves",
+			Problem: fmt.Sprintf("%d samples, want one per congestion leaf (%d)", len(o.Leaves), t.NumLeaves())}
+	}
+	for k, s := range o.Switches {
+		name := t.Switches[k]
+		if err := checkValue("switches", name, "tx_rate", s.TxRate); err != nil {
+			return err
+		}
+		if err := checkValue("switches", name, "overflow_rate", s.OverflowRate); err != nil {
+			return err
+		}
+		if err := checkValue("switches", name, "flow_count", s.FlowCount); err != nil {
+			return err
+		}
+		if err := checkValue("switches", name, "elephant_rate", s.ElephantRate); err != nil {
+			return err
+		}
+	}
+	for l, s := range o.Leaves {
+		name := t.Leaves[l]
+		if err := checkValue("leaves", name, "ingress_rate", s.IngressRate); err != nil {
+			return err
+		}
+		if err := checkValue("leaves", name, "transmit_rate", s.TransmitRate); err != nil {
+			return err
+		}
+	}
+	if err := checkValue("flow", "", "throughput", o.Flow.Throughput); err != nil {
+		return err
+	}
+	return checkValue("flow", "", "congestion_rate", o.Flow.CongestionRate)
+}
+
+// checkValue builds the field name only on the error path, keeping the
+// steady-state loop free of allocations.
+func checkValue(group, name, field string, v float64) error {
+	if v >= 0 && !math.IsInf(v, 1) {
+		return nil
+	}
+	if name != "" {
+		field = group + "[" + name + "]." + field
+	} else {
+		field = group + "." + field
+	}
+	switch {
+	case math.IsNaN(v):
+		return &InvalidObservationError{Field: field, Problem: "NaN, want a finite non-negative number"}
+	case math.IsInf(v, 0):
+		return &InvalidObservationError{Field: field, Problem: fmt.Sprintf("%v, want a finite non-negative number", v)}
+	case v < 0:
+		return &InvalidObservationError{Field: field, Problem: fmt.Sprintf("%v is negative, want a finite non-negative number", v)}
+	}
+	return nil
+}
+
+func isInf(v float64) bool { return math.IsInf(v, 0) }
