@@ -44,7 +44,9 @@
 // Locator (an enforcer that reads back the placement), Baseliner and
 // Resetter.
 //
-//	ctrl, err := proflow.NewController(cfg, myTelemetry, telemetry.NewEncoder(encCfg),
+//	enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(cfg.Topology))
+//	if err != nil { ... }
+//	ctrl, err := proflow.NewController(cfg, myTelemetry, enc,
 //		agent, policy.NewGate(policy.DefaultGateConfig()), myEnforcer)
 //	if err != nil { ... }
 //	err = ctrl.Run(ctx) // until ctx is cancelled

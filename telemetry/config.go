@@ -36,7 +36,9 @@ type EncoderConfig struct {
 	DropWindow int `json:"drop_window"`
 }
 
-// Validate checks that every constant is positive and finite.
+// Validate checks the sizes (at least two switches, as a Topology needs; no
+// negative leaf count), that every scaling constant is positive and finite
+// and that the drop window holds at least one sample.
 func (c EncoderConfig) Validate() error {
 	var errs []error
 	if c.NumSwitches < 2 {

@@ -1,0 +1,91 @@
+// Package telemetry turns raw fabric telemetry into ProFlow's state vector:
+// Encoder is the default proflow.StateEncoder (SPEC §2, paper App. A), and
+// Merge combines several telemetry sources into one proflow.Observation.
+//
+// # What the encoder computes
+//
+// Every step the controller hands Encoder.Encode one observation o_t and the
+// index k* of the switch carrying the protected flow. The encoder scales each
+// signal by a constant so that its normal operating range maps to [0, 1],
+// clips what lies beyond, and writes the result as float32 (it computes in
+// float64). Two signals are rates of change and one is a drop from a recent
+// peak, so the encoder keeps a little history:
+//
+//   - ρ̇_k and Δφ_t are the differences to the previous encoded sample, per
+//     sample (one controller interval, 500 ms by default), not per second:
+//     both are differences of rates in bytes/s and are scaled like the rates
+//     themselves. They are 0 on the first sample after NewEncoder or Reset.
+//   - φ̄_t is the maximum of φ over the last DropWindow samples, the current
+//     one included; d_t = max(0, φ̄_t − φ_t)/φ̄_t, and 0 when φ̄_t = 0.
+//
+// The current switch's overflow and flow count are signed deviations from
+// the per-episode baseline (ξ̄, n̄) that the controller passes to SetBaseline;
+// every other switch gets plain normalised values. The signed encoding
+// follows k*: when the flow moves, the new switch is encoded against the
+// baseline and the old one becomes unsigned. Before SetBaseline is called
+// (the controller encodes during its baseline phase, which warms up the
+// history) and after Reset, the baseline is zero.
+//
+// # Layout
+//
+// The state has 6|S|+2|L|+4 entries (34 for the paper's |S| = 4, |L| = 3),
+// in the order [x_agg (5|S|), x_leaf (2|L|), h (|S|), x_flow (4)]; the
+// constant StateLayout names this layout in model files.
+//
+//	x_agg, per switch k in index order, at AggOffset(k):
+//	  FeatureTxRate           clip(ρ_k/Cρ, 0, 1)
+//	  FeatureTxRateChange     clip(ρ̇_k/Cρ, −1, 1)
+//	  FeatureOverflow         k = k*: clip((ξ_k − ξ̄)/Cξ, −1, 1)   else clip(ξ_k/Cξ, 0, 1)
+//	  FeatureFlowCount        k = k*: clip((n_k − n̄)/Cn, −0.5, 1) else clip(n_k/Cn, 0, 1)
+//	  FeatureElephant         clip(e_k/Cρ, 0, 1)
+//	x_leaf, per congestion leaf ℓ in index order, at LeafOffset(ℓ):
+//	  FeatureLeafIngress      clip(λ_ℓ/Cλ, 0, 1)
+//	  FeatureLeafTxRate       clip(μ_ℓ/Cρ, 0, 1)
+//	h, at PlacementOffset(): one-hot of k* (|S| entries)
+//	x_flow, at FlowOffset():
+//	  FeatureThroughput       clip(φ_t/Cφ, 0, 1)
+//	  FeatureCongestionRate   clip(F_t/Cρ, 0, 1)
+//	  FeatureThroughputChange clip(Δφ_t/Cφ, −1, 1)
+//	  FeatureDrop             d_t, in [0, 1]
+//
+// The paper clips "values exceeding the constant" to 1 and says nothing of a
+// lower bound; since every unsigned input is a non-negative rate or count,
+// the encoder clips them to [0, 1], which only ever bites at the top.
+//
+// # Scaling constants
+//
+// The paper gives a number only for Cρ. DefaultEncoderConfig derives the
+// others from the bucket rate C of the topology, so a fabric with another
+// rate keeps the same meaning; every one is a field of EncoderConfig.
+//
+//   - Cρ = C (RateScale): the paper normalises rates by the token-bucket
+//     rate; it scales ρ, ρ̇, e, μ and F.
+//   - Cξ = 2·10⁻³·C (OverflowScale), 50,000 B/s for a 200 Mbit/s bucket: the
+//     paper's overflow rates live between 20,000 and 40,000 B/s (the
+//     protected flow alone averages 23,093 B/s, the reactive threshold is
+//     27,000, the reactive baseline reroutes at a mean of 32,100 and the
+//     Q-probe's overflow sweep flips between 30,000 and 40,000), so they land
+//     in 0.4–0.8, clear of the clip.
+//   - Cn = 12 (FlowCountScale): the protected flow plus five congesting
+//     hosts at two flow-table entries each, the fully crowded switch of the
+//     testbed; more flows than that saturate the crowd signal.
+//   - Cλ = 2·C (IngressScale): a leaf has two hosts, each able to send at the
+//     bucket rate.
+//   - Cφ = C (ThroughputScale): the protected flow cannot exceed its bucket.
+//   - DropWindow = 10 samples, 5 s at 500 ms: long enough to hold the peak
+//     across TCP's sawtooth, short enough that d_t reports a drop within
+//     seconds and forgets a peak from before a reroute.
+//
+// # Merging sources
+//
+// In the paper's testbed the controller reads port and flow statistics over
+// OpenFlow and the token-bucket overflow from an agent on each node. Merge
+// runs a primary proflow.Telemetry, then Overlays that each write only the
+// fields they own, and reports any error naming the failing source.
+//
+// # Concurrency
+//
+// An Encoder is not safe for concurrent use: it holds the history of one
+// episode, so use one per controller. EncoderConfig and the offset methods
+// are plain values, safe everywhere.
+package telemetry

@@ -1,0 +1,69 @@
+package telemetry
+
+// Features of one aggregation switch's block of x_agg, in order. Read switch
+// k's feature f of a state s as s[cfg.AggOffset(k)+f].
+const (
+	// FeatureTxRate is ρ_k/Cρ, clipped to [0, 1].
+	FeatureTxRate = iota
+	// FeatureTxRateChange is clip(ρ̇_k/Cρ, −1, 1), ρ̇_k the change of ρ_k
+	// since the previous encoded sample.
+	FeatureTxRateChange
+	// FeatureOverflow is ξ̃_k: on the current switch the signed deviation
+	// clip((ξ_k − ξ̄)/Cξ, −1, 1), elsewhere clip(ξ_k/Cξ, 0, 1).
+	FeatureOverflow
+	// FeatureFlowCount is ñ_k: on the current switch the signed deviation
+	// clip((n_k − n̄)/Cn, −0.5, 1), elsewhere clip(n_k/Cn, 0, 1).
+	FeatureFlowCount
+	// FeatureElephant is e_k/Cρ, clipped to [0, 1].
+	FeatureElephant
+	// SwitchFeatures is the number of features per switch (5).
+	SwitchFeatures
+)
+
+// Features of one congestion leaf's block of x_leaf, in order. Read leaf l's
+// feature f of a state s as s[cfg.LeafOffset(l)+f].
+const (
+	// FeatureLeafIngress is λ_ℓ/Cλ, clipped to [0, 1].
+	FeatureLeafIngress = iota
+	// FeatureLeafTxRate is μ_ℓ/Cρ, clipped to [0, 1].
+	FeatureLeafTxRate
+	// LeafFeatures is the number of features per leaf (2).
+	LeafFeatures
+)
+
+// Features of x_flow, in order. Read feature f of a state s as
+// s[cfg.FlowOffset()+f].
+const (
+	// FeatureThroughput is φ_t/Cφ, clipped to [0, 1].
+	FeatureThroughput = iota
+	// FeatureCongestionRate is F_t/Cρ, clipped to [0, 1].
+	FeatureCongestionRate
+	// FeatureThroughputChange is clip(Δφ_t/Cφ, −1, 1), Δφ_t the change of
+	// φ since the previous encoded sample.
+	FeatureThroughputChange
+	// FeatureDrop is d_t = max(0, φ̄_t − φ_t)/φ̄_t, φ̄_t the rolling maximum
+	// of φ over the last DropWindow samples (0 when φ̄_t = 0).
+	FeatureDrop
+	// FlowFeatures is the number of features in x_flow (4).
+	FlowFeatures
+)
+
+// AggOffset returns the index in the state vector of switch k's first
+// feature (FeatureTxRate); k must be in [0, NumSwitches).
+func (c EncoderConfig) AggOffset(k int) int { return SwitchFeatures * k }
+
+// LeafOffset returns the index in the state vector of leaf l's first feature
+// (FeatureLeafIngress); l must be in [0, NumLeaves).
+func (c EncoderConfig) LeafOffset(l int) int {
+	return SwitchFeatures*c.NumSwitches + LeafFeatures*l
+}
+
+// PlacementOffset returns the index in the state vector of the one-hot h:
+// s[cfg.PlacementOffset()+k] is 1 when the protected flow is on switch k.
+func (c EncoderConfig) PlacementOffset() int {
+	return SwitchFeatures*c.NumSwitches + LeafFeatures*c.NumLeaves
+}
+
+// FlowOffset returns the index in the state vector of x_flow's first feature
+// (FeatureThroughput).
+func (c EncoderConfig) FlowOffset() int { return c.PlacementOffset() + c.NumSwitches }
