@@ -51,10 +51,19 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	var errs []error
+	var done []prometheus.Collector
 	for _, c := range []prometheus.Collector{m.decisions, m.reroutes, m.telErrors, m.votes, m.cooldown, m.current, m.loopLatency} {
-		errs = append(errs, reg.Register(c))
+		if err := reg.Register(c); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, c)
 	}
 	if err := errors.Join(errs...); err != nil {
+		// Leave nothing behind, so the caller can fix the conflict and retry.
+		for _, c := range done {
+			reg.Unregister(c)
+		}
 		return nil, err
 	}
 	return m, nil

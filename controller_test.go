@@ -1,0 +1,930 @@
+package proflow_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	epoch    = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	testFlow = proflow.FlowID{
+		Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.8"),
+		SrcPort: 5001, DstPort: 5201, Proto: proflow.ProtoTCP,
+	}
+	errBoom = errors.New("boom")
+
+	healthySwitch = proflow.SwitchSample{TxRate: 2e7, OverflowRate: 2e4, FlowCount: 2, ElephantRate: 1e7}
+	healthyLeaf   = proflow.LeafSample{IngressRate: 1e6, TransmitRate: 1e6}
+	healthyFlow   = proflow.FlowSample{Throughput: 2e7, CongestionRate: 3e6}
+	testBaseline  = proflow.Baseline{Overflow: 2e4, FlowCount: 2, Throughput: 2e7, Switch: 0}
+
+	// addrs lets go-cmp compare netip.Addr, whose fields are unexported.
+	addrs = cmpopts.EquateComparable(netip.Addr{})
+	// decisionOpts compares Decisions, ignoring the wall-clock latency.
+	decisionOpts = cmp.Options{addrs, cmpopts.IgnoreFields(proflow.Decision{}, "Latency")}
+)
+
+// fakeEncoder writes each switch's overflow rate into the state, so a test
+// can see what the policy was given, and records what the controller did to it.
+type fakeEncoder struct {
+	dim      int
+	err      error // returned by Encode when set
+	setErr   error // returned by SetBaseline when set
+	baseline *proflow.Baseline
+	resets   int
+	encodes  int
+}
+
+func (e *fakeEncoder) Dim() int { return e.dim }
+
+func (e *fakeEncoder) Encode(dst proflow.State, obs *proflow.Observation, current int) error {
+	e.encodes++
+	if e.err != nil {
+		return e.err
+	}
+	clear(dst)
+	for k, s := range obs.Switches {
+		dst[k] = float32(s.OverflowRate)
+	}
+	dst[len(obs.Switches)+current] = 1
+	return nil
+}
+
+func (e *fakeEncoder) SetBaseline(b proflow.Baseline) error {
+	if e.setErr != nil {
+		return e.setErr
+	}
+	e.baseline = &b
+	return nil
+}
+
+func (e *fakeEncoder) Reset() { e.resets++ }
+
+// rig is a controller on an in-memory fabric and a manual clock, with a
+// policy and gate whose behaviour each test sets.
+type rig struct {
+	t     *testing.T
+	clock *southboundtest.ManualClock
+	fab   *southboundtest.Fabric
+	enc   *fakeEncoder
+	cfg   proflow.Config
+	ctrl  *proflow.Controller
+
+	scores      []float64 // what the policy returns, one per switch
+	policyErr   error
+	policyCalls int
+	policyIn    proflow.Input // the last input the policy saw
+	gate        func(d *proflow.Decision)
+}
+
+// newRig returns a controller with a known baseline (no baseline phase), the
+// flow placed on switch 0 by Reconcile, a healthy fabric and a policy that
+// prefers switch 0. mod, if not nil, edits the config first.
+func newRig(t *testing.T, mod func(*proflow.Config)) *rig {
+	t.Helper()
+	r := &rig{t: t, clock: southboundtest.NewManualClock(epoch), enc: &fakeEncoder{dim: 8}}
+	topo := proflow.PaperTopology()
+	r.fab = southboundtest.NewFabric(topo, r.clock)
+	r.fab.SetSwitches(healthySwitch)
+	for l := range topo.NumLeaves() {
+		r.fab.SetLeaf(l, healthyLeaf)
+	}
+	r.fab.SetFlow(healthyFlow)
+	r.scores = []float64{1, 0, 0, 0}
+	r.gate = argmaxGate
+
+	cfg := proflow.DefaultConfig()
+	cfg.Flow = testFlow
+	cfg.Clock = r.clock
+	b := testBaseline
+	cfg.Baseline = &b
+	cfg.PlaceInitial = true
+	if mod != nil {
+		mod(&cfg)
+	}
+	r.cfg = cfg
+	pol := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
+		r.policyCalls++
+		r.policyIn = *in
+		copy(scores, r.scores)
+		return r.policyErr
+	})
+	gate := proflow.GateFunc(func(d *proflow.Decision) { r.gate(d) })
+	ctrl, err := proflow.NewController(cfg, r.fab, r.enc, pol, gate, r.fab)
+	if err != nil {
+		t.Fatalf("NewController: %v", err)
+	}
+	r.ctrl = ctrl
+	if err := ctrl.Reconcile(t.Context()); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	return r
+}
+
+// argmaxGate admits the best-scoring switch at once when it is not the
+// current one: a gate with δ = 0, W = 1 and no cooldown.
+func argmaxGate(d *proflow.Decision) {
+	best := 0
+	for k, s := range d.Scores {
+		if s > d.Scores[best] {
+			best = k
+		}
+	}
+	d.Best, d.Margin, d.Votes = best, d.Scores[best]-d.Scores[d.Current], 1
+	if best == d.Current {
+		d.Target, d.Reason, d.Votes = -1, proflow.ReasonStay, 0
+		return
+	}
+	d.Target = best
+}
+
+// step advances the clock one interval and runs one step.
+func (r *rig) step() proflow.Decision {
+	r.t.Helper()
+	r.clock.Advance(r.cfg.Interval)
+	return r.ctrl.Step(r.t.Context())
+}
+
+// placement returns where the fabric really forwards the flow.
+func (r *rig) placement() int {
+	r.t.Helper()
+	sw, ok := r.fab.Placement(testFlow)
+	if !ok {
+		r.t.Fatal("the fabric has no placement for the flow")
+	}
+	return sw
+}
+
+func TestControllerReroutesToBestSwitch(t *testing.T) {
+	r := newRig(t, nil)
+	d := r.step()
+	want := proflow.Decision{
+		Seq: 1, Time: epoch.Add(500 * time.Millisecond), Flow: testFlow, Current: 0,
+		Scores: []float64{1, 0, 0, 0}, Best: 0, Target: -1, Reason: proflow.ReasonStay,
+	}
+	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
+		t.Fatalf("first step (-want +got):\n%s", diff)
+	}
+
+	r.scores = []float64{0, 0, 3, 1}
+	d = r.step()
+	want = proflow.Decision{
+		Seq: 2, Time: epoch.Add(time.Second), Flow: testFlow, Current: 0,
+		Scores: []float64{0, 0, 3, 1}, Best: 2, Margin: 3, Votes: 1, Target: 2,
+		Rerouted: true, Reason: proflow.ReasonRerouted,
+	}
+	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
+		t.Fatalf("rerouting step (-want +got):\n%s", diff)
+	}
+	if got := r.ctrl.Current(); got != 2 {
+		t.Errorf("Current() = %d, want 2", got)
+	}
+	if got := r.placement(); got != 2 {
+		t.Errorf("fabric placement = %d, want 2", got)
+	}
+
+	d = r.step()
+	if d.Current != 2 || d.Reason != proflow.ReasonStay || !d.LastReroute.Equal(epoch.Add(time.Second)) {
+		t.Errorf("step after the reroute: current %d, reason %q, last reroute %v; want 2, stay, %v",
+			d.Current, d.Reason, d.LastReroute, epoch.Add(time.Second))
+	}
+	if r.policyIn.Current != 2 || r.policyIn.Obs == nil || len(r.policyIn.State) != r.enc.dim {
+		t.Errorf("policy input = current %d, obs %v, state of %d; want 2, set, %d",
+			r.policyIn.Current, r.policyIn.Obs != nil, len(r.policyIn.State), r.enc.dim)
+	}
+}
+
+// TestControllerHoldsOnBadInput injects every kind of bad input into a
+// controller whose policy wants to move the flow from switch 0 to 2: the
+// step must hold the placement, say why in the Decision, and the next step,
+// with the fault removed, must move the flow.
+func TestControllerHoldsOnBadInput(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	withSwitch := func(k int, s proflow.SwitchSample) func(*rig) {
+		return func(r *rig) { r.fab.SetSwitch(k, s) }
+	}
+	withLeaf := func(l int, s proflow.LeafSample) func(*rig) {
+		return func(r *rig) { r.fab.SetLeaf(l, s) }
+	}
+	withFlow := func(s proflow.FlowSample) func(*rig) {
+		return func(r *rig) { r.fab.SetFlow(s) }
+	}
+	for _, c := range []struct {
+		name    string
+		config  func(*proflow.Config)
+		inject  func(*rig)
+		restore func(*rig) // nil: the fault lasts one step
+		reason  proflow.Reason
+		is      error  // a sentinel the error must wrap, if any
+		field   string // the observation field the error must name, if any
+		policy  bool   // whether the policy runs on the faulty step
+	}{
+		{name: "telemetry error", inject: func(r *rig) { r.fab.FailCollect(1, errBoom) },
+			reason: proflow.ReasonTelemetry, is: errBoom},
+		{name: "telemetry reports stale counters", inject: func(r *rig) { r.fab.FailCollect(1, proflow.ErrStale) },
+			reason: proflow.ReasonStale, is: proflow.ErrStale},
+		{name: "missing switch",
+			inject:  func(r *rig) { r.fab.Tamper(func(o *proflow.Observation) { o.Switches = o.Switches[:3] }) },
+			restore: func(r *rig) { r.fab.Tamper(nil) },
+			reason:  proflow.ReasonInvalid, is: proflow.ErrMissingSwitch, field: "switches"},
+		{name: "missing leaf",
+			inject:  func(r *rig) { r.fab.Tamper(func(o *proflow.Observation) { o.Leaves = o.Leaves[:1] }) },
+			restore: func(r *rig) { r.fab.Tamper(nil) },
+			reason:  proflow.ReasonInvalid, field: "leaves"},
+		{name: "unset time",
+			inject:  func(r *rig) { r.fab.Tamper(func(o *proflow.Observation) { o.Time = time.Time{} }) },
+			restore: func(r *rig) { r.fab.Tamper(nil) },
+			reason:  proflow.ReasonInvalid, field: "time"},
+		{name: "NaN tx rate", inject: withSwitch(1, proflow.SwitchSample{TxRate: nan}),
+			restore: withSwitch(1, healthySwitch), reason: proflow.ReasonInvalid, field: "switches[agg2].tx_rate"},
+		{name: "+Inf overflow rate", inject: withSwitch(0, proflow.SwitchSample{OverflowRate: inf}),
+			restore: withSwitch(0, healthySwitch), reason: proflow.ReasonInvalid, field: "switches[agg1].overflow_rate"},
+		{name: "negative flow count", inject: withSwitch(3, proflow.SwitchSample{FlowCount: -2}),
+			restore: withSwitch(3, healthySwitch), reason: proflow.ReasonInvalid, field: "switches[agg4].flow_count"},
+		{name: "-Inf elephant rate", inject: withSwitch(2, proflow.SwitchSample{ElephantRate: math.Inf(-1)}),
+			restore: withSwitch(2, healthySwitch), reason: proflow.ReasonInvalid, field: "switches[agg3].elephant_rate"},
+		{name: "+Inf leaf ingress rate", inject: withLeaf(2, proflow.LeafSample{IngressRate: inf}),
+			restore: withLeaf(2, healthyLeaf), reason: proflow.ReasonInvalid, field: "leaves[leaf3].ingress_rate"},
+		{name: "negative leaf transmit rate", inject: withLeaf(0, proflow.LeafSample{TransmitRate: -1}),
+			restore: withLeaf(0, healthyLeaf), reason: proflow.ReasonInvalid, field: "leaves[leaf1].transmit_rate"},
+		{name: "NaN throughput", inject: withFlow(proflow.FlowSample{Throughput: nan}),
+			restore: withFlow(healthyFlow), reason: proflow.ReasonInvalid, field: "flow.throughput"},
+		{name: "negative congestion rate", inject: withFlow(proflow.FlowSample{Throughput: 1, CongestionRate: -5}),
+			restore: withFlow(healthyFlow), reason: proflow.ReasonInvalid, field: "flow.congestion_rate"},
+		{name: "sample older than MaxSampleAge",
+			inject:  func(r *rig) { r.fab.SetLag(r.cfg.Interval * 3) },
+			restore: func(r *rig) { r.fab.SetLag(0) },
+			reason:  proflow.ReasonStale, is: proflow.ErrStale},
+		{name: "sample time not advancing",
+			inject:  func(r *rig) { r.fab.SetStale(true) },
+			restore: func(r *rig) { r.fab.SetStale(false) },
+			reason:  proflow.ReasonStale, is: proflow.ErrStale},
+		{name: "encoder error",
+			inject:  func(r *rig) { r.enc.err = errBoom },
+			restore: func(r *rig) { r.enc.err = nil },
+			reason:  proflow.ReasonEncoder, is: errBoom},
+		{name: "policy error",
+			inject:  func(r *rig) { r.policyErr = errBoom },
+			restore: func(r *rig) { r.policyErr = nil },
+			reason:  proflow.ReasonPolicy, is: errBoom, policy: true},
+		{name: "NaN score",
+			inject: func(r *rig) { r.scores = []float64{0, nan, 3, 1} },
+			reason: proflow.ReasonPolicy, is: proflow.ErrBadScores, policy: true},
+		{name: "-Inf score",
+			inject: func(r *rig) { r.scores = []float64{0, 0, 3, math.Inf(-1)} },
+			reason: proflow.ReasonPolicy, is: proflow.ErrBadScores, policy: true},
+		{name: "gate target out of range",
+			inject:  func(r *rig) { r.gate = func(d *proflow.Decision) { argmaxGate(d); d.Target = 4 } },
+			restore: func(r *rig) { r.gate = argmaxGate },
+			reason:  proflow.ReasonPolicy, is: proflow.ErrMissingSwitch, policy: true},
+		{name: "enforcer error",
+			inject: func(r *rig) { r.fab.FailPlace(1, errBoom) },
+			reason: proflow.ReasonEnforcer, is: errBoom, policy: true},
+		{name: "enforcer hangs past the step timeout",
+			config:  func(c *proflow.Config) { c.StepTimeout = 20 * time.Millisecond },
+			inject:  func(r *rig) { r.fab.BlockPlace(true) },
+			restore: func(r *rig) { r.fab.BlockPlace(false) },
+			reason:  proflow.ReasonEnforcer, is: context.DeadlineExceeded, policy: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.config)
+			if d := r.step(); d.Reason != proflow.ReasonStay || d.Err != nil {
+				t.Fatalf("healthy step: reason %q, err %v; want stay, nil", d.Reason, d.Err)
+			}
+			r.scores = []float64{0, 0, 3, 1} // the policy now wants switch 2
+			calls := r.policyCalls
+
+			c.inject(r)
+			d := r.step()
+			if d.Reason != c.reason {
+				t.Errorf("faulty step: reason %q, want %q (err %v)", d.Reason, c.reason, d.Err)
+			}
+			if !d.Reason.Held() {
+				t.Errorf("reason %q: Held() = false, want true", d.Reason)
+			}
+			switch {
+			case d.Err == nil:
+				t.Errorf("faulty step: Err = nil, want the error behind the hold")
+			case c.is != nil && !errors.Is(d.Err, c.is):
+				t.Errorf("faulty step: Err = %v, want it to wrap %v", d.Err, c.is)
+			}
+			if c.field != "" {
+				var ioe *proflow.InvalidObservationError
+				if !errors.As(d.Err, &ioe) || ioe.Field != c.field {
+					t.Errorf("faulty step: Err = %v, want an InvalidObservationError on field %q", d.Err, c.field)
+				} else if !strings.Contains(d.Err.Error(), c.field) {
+					t.Errorf("error message %q does not name the field %q", d.Err, c.field)
+				}
+			}
+			if d.Rerouted || d.Current != 0 {
+				t.Errorf("faulty step: rerouted %v from %d, want a hold on 0", d.Rerouted, d.Current)
+			}
+			if c.reason != proflow.ReasonEnforcer && d.Target != -1 {
+				t.Errorf("faulty step: target %d, want -1", d.Target)
+			}
+			if got := r.ctrl.Current(); got != 0 {
+				t.Errorf("Current() after the faulty step = %d, want 0 (held)", got)
+			}
+			if got := r.placement(); got != 0 {
+				t.Errorf("fabric placement after the faulty step = %d, want 0 (held)", got)
+			}
+			if ran := r.policyCalls > calls; ran != c.policy {
+				t.Errorf("policy ran on the faulty step: %v, want %v", ran, c.policy)
+			}
+
+			if c.restore != nil {
+				c.restore(r)
+			}
+			r.scores = []float64{0, 0, 3, 1}
+			d = r.step()
+			if !d.Rerouted || d.Reason != proflow.ReasonRerouted || d.Err != nil {
+				t.Fatalf("step after the fault: rerouted %v, reason %q, err %v; want a reroute", d.Rerouted, d.Reason, d.Err)
+			}
+			if got, fab := r.ctrl.Current(), r.placement(); got != 2 || fab != 2 {
+				t.Errorf("after recovery Current() = %d, fabric placement %d; want 2, 2", got, fab)
+			}
+		})
+	}
+}
+
+func TestControllerBaselinePhase(t *testing.T) {
+	const warmup, samples = 2, 3
+	r := newRig(t, func(c *proflow.Config) {
+		c.Baseline = nil
+		c.BaselineWarmup, c.BaselineSamples = warmup, samples
+	})
+	var want proflow.Baseline
+	for i := 1; i <= warmup+samples; i++ {
+		s := healthySwitch
+		s.OverflowRate, s.FlowCount = float64(1000*i), float64(i)
+		r.fab.SetSwitch(0, s)
+		r.fab.SetSwitch(1, proflow.SwitchSample{OverflowRate: 1e9}) // other switches do not count
+		r.fab.SetFlow(proflow.FlowSample{Throughput: 1e6 * float64(i)})
+		if i > warmup {
+			want.Overflow += float64(1000*i) / samples
+			want.FlowCount += float64(i) / samples
+			want.Throughput += 1e6 * float64(i) / samples
+		}
+		if _, ok := r.ctrl.Baseline(); ok {
+			t.Fatalf("Baseline() known before step %d, want it learned after %d steps", i, warmup+samples)
+		}
+		d := r.step()
+		if d.Reason != proflow.ReasonBaseline || d.Err != nil || d.Best != -1 || len(d.Scores) != 0 {
+			t.Errorf("step %d: reason %q, err %v, best %d, scores %v; want baseline, nil, -1, none",
+				i, d.Reason, d.Err, d.Best, d.Scores)
+		}
+	}
+	if r.policyCalls != 0 {
+		t.Errorf("policy called %d times during the baseline phase, want 0", r.policyCalls)
+	}
+	got, ok := r.ctrl.Baseline()
+	if !ok {
+		t.Fatal("Baseline() unknown after the baseline phase")
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("learned baseline (-want +got):\n%s", diff)
+	}
+	if r.enc.baseline == nil || *r.enc.baseline != got {
+		t.Errorf("encoder baseline = %v, want %v", r.enc.baseline, got)
+	}
+	if d := r.step(); d.Reason != proflow.ReasonStay || r.policyCalls != 1 {
+		t.Errorf("first step after the phase: reason %q, policy calls %d; want stay, 1", d.Reason, r.policyCalls)
+	}
+}
+
+func TestControllerBaselinePhaseRestartsOnUnusableBaseline(t *testing.T) {
+	r := newRig(t, func(c *proflow.Config) {
+		c.Baseline = nil
+		c.BaselineWarmup, c.BaselineSamples = 0, 2
+	})
+	r.fab.SetFlow(proflow.FlowSample{}) // the protected flow is not running
+	r.step()
+	d := r.step()
+	if d.Reason != proflow.ReasonBaseline || d.Err == nil || !strings.Contains(d.Err.Error(), "throughput") {
+		t.Errorf("end of a phase with zero throughput: reason %q, err %v; want baseline with a throughput error", d.Reason, d.Err)
+	}
+	if _, ok := r.ctrl.Baseline(); ok {
+		t.Error("Baseline() known after a phase with zero throughput")
+	}
+	r.fab.SetFlow(healthyFlow)
+	r.step()
+	if d := r.step(); d.Reason != proflow.ReasonBaseline || d.Err != nil {
+		t.Errorf("restarted phase: reason %q, err %v; want baseline, nil", d.Reason, d.Err)
+	}
+	if b, ok := r.ctrl.Baseline(); !ok || b.Throughput != healthyFlow.Throughput {
+		t.Errorf("Baseline() after the restarted phase = %v, %v; want throughput %v", b, ok, healthyFlow.Throughput)
+	}
+	if r.policyCalls != 0 {
+		t.Errorf("policy called %d times during the phase, want 0", r.policyCalls)
+	}
+}
+
+func TestControllerConfiguredBaselineSkipsPhase(t *testing.T) {
+	r := newRig(t, nil)
+	if b, ok := r.ctrl.Baseline(); !ok || b != testBaseline {
+		t.Errorf("Baseline() = %v, %v; want %v, true", b, ok, testBaseline)
+	}
+	if r.enc.baseline == nil || *r.enc.baseline != testBaseline {
+		t.Errorf("encoder baseline = %v, want %v", r.enc.baseline, testBaseline)
+	}
+	if d := r.step(); d.Reason != proflow.ReasonStay || r.policyCalls != 1 {
+		t.Errorf("first step: reason %q, policy calls %d; want stay, 1", d.Reason, r.policyCalls)
+	}
+}
+
+func TestControllerResetStartsNewEpisode(t *testing.T) {
+	r := newRig(t, func(c *proflow.Config) { c.Baseline = nil; c.BaselineWarmup, c.BaselineSamples = 0, 1 })
+	r.step()
+	if _, ok := r.ctrl.Baseline(); !ok {
+		t.Fatal("baseline not learned after one sample")
+	}
+	resets := r.enc.resets
+	if err := r.ctrl.Reset(3); err != nil {
+		t.Fatal(err)
+	}
+	if r.ctrl.Current() != 3 || r.enc.resets != resets+1 {
+		t.Errorf("after Reset(3): Current() = %d, encoder resets %d; want 3, %d", r.ctrl.Current(), r.enc.resets, resets+1)
+	}
+	if _, ok := r.ctrl.Baseline(); ok {
+		t.Error("Baseline() still known after Reset, want it learned again")
+	}
+	if d := r.step(); d.Seq != 1 || d.Reason != proflow.ReasonBaseline {
+		t.Errorf("first step after Reset: seq %d, reason %q; want 1, baseline", d.Seq, d.Reason)
+	}
+	var use *proflow.UnknownSwitchError
+	if err := r.ctrl.Reset(4); !errors.As(err, &use) || use.Index != 4 {
+		t.Errorf("Reset(4) = %v, want an UnknownSwitchError for index 4", err)
+	}
+}
+
+func TestControllerRun(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	decisions := make(chan proflow.Decision, 16)
+	r := newRig(t, func(c *proflow.Config) { c.Observer = proflow.SendTo(decisions) })
+	if err := r.fab.Place(t.Context(), testFlow, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.scores = []float64{0, 1, 0, 0} // stay on 1
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.ctrl.Run(ctx) }()
+	if err := r.clock.BlockUntil(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case d := <-decisions:
+			t.Fatalf("decision %d before tick %d", d.Seq, i)
+		default:
+		}
+		r.clock.Advance(r.cfg.Interval)
+		d := receive(t, decisions)
+		if d.Seq != uint64(i) || d.Current != 1 || d.Reason != proflow.ReasonStay {
+			t.Errorf("tick %d: decision seq %d on %d, reason %q; want seq %d on 1 (reconciled), stay", i, d.Seq, d.Current, d.Reason, i)
+		}
+		if want := epoch.Add(time.Duration(i) * r.cfg.Interval); !d.Time.Equal(want) {
+			t.Errorf("tick %d: decision time %v, want %v", i, d.Time, want)
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if n := r.clock.Tickers(); n != 0 {
+		t.Errorf("%d tickers left after Run returned, want 0 (stopped)", n)
+	}
+}
+
+func TestControllerRunCancelledDuringHangingPlace(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := newRig(t, func(c *proflow.Config) { c.StepTimeout = time.Hour })
+	r.scores = []float64{0, 0, 3, 0}
+	r.fab.BlockPlace(true)
+	places := r.fab.Places()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.ctrl.Run(ctx) }()
+	if err := r.clock.BlockUntil(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(r.cfg.Interval)
+	waitFor(t, "Place to be called", func() bool { return r.fab.Places() > places })
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel while Place hung")
+	}
+	if got := r.placement(); got != 0 {
+		t.Errorf("placement after the abandoned Place = %d, want 0", got)
+	}
+}
+
+func TestControllerRunAlreadyCancelled(t *testing.T) {
+	r := newRig(t, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := r.ctrl.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+func receive(t *testing.T, ch <-chan proflow.Decision) proflow.Decision {
+	t.Helper()
+	select {
+	case d := <-ch:
+		return d
+	case <-time.After(5 * time.Second):
+		t.Fatal("no decision within 5 s of a tick")
+		return proflow.Decision{}
+	}
+}
+
+// waitFor polls cond every millisecond, for at most 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// locatingEnforcer is an Enforcer and Locator built from functions.
+type locatingEnforcer struct {
+	proflow.EnforcerFunc
+	locate func(ctx context.Context, flow proflow.FlowID) (int, error)
+}
+
+func (l locatingEnforcer) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
+	return l.locate(ctx, flow)
+}
+
+func TestControllerReconcile(t *testing.T) {
+	var placed []int
+	place := proflow.EnforcerFunc(func(_ context.Context, _ proflow.FlowID, sw int) error {
+		placed = append(placed, sw)
+		return nil
+	})
+	failPlace := proflow.EnforcerFunc(func(context.Context, proflow.FlowID, int) error { return errBoom })
+	locateAt := func(sw int, err error) func(context.Context, proflow.FlowID) (int, error) {
+		return func(context.Context, proflow.FlowID) (int, error) { return sw, err }
+	}
+	notPlaced := fmt.Errorf("sb: locate: %w", proflow.ErrNotPlaced)
+	for _, c := range []struct {
+		name         string
+		enf          proflow.Enforcer
+		placeInitial bool
+		wantCurrent  int
+		wantPlaced   []int
+		wantIs       error // nil: Reconcile succeeds
+	}{
+		{name: "locator wins over the configured switch", enf: locatingEnforcer{place, locateAt(3, nil)},
+			placeInitial: true, wantCurrent: 3},
+		{name: "not placed, keep the configured switch", enf: locatingEnforcer{place, locateAt(-1, notPlaced)},
+			wantCurrent: 1},
+		{name: "not placed, place initial", enf: locatingEnforcer{place, locateAt(-1, notPlaced)},
+			placeInitial: true, wantCurrent: 1, wantPlaced: []int{1}},
+		{name: "locate fails", enf: locatingEnforcer{place, locateAt(-1, errBoom)},
+			placeInitial: true, wantCurrent: 1, wantIs: errBoom},
+		{name: "located switch out of range", enf: locatingEnforcer{place, locateAt(7, nil)},
+			wantCurrent: 1, wantIs: proflow.ErrMissingSwitch},
+		{name: "no locator, place initial", enf: place, placeInitial: true, wantCurrent: 1, wantPlaced: []int{1}},
+		{name: "no locator, nothing to do", enf: place, wantCurrent: 1},
+		{name: "initial placement fails", enf: failPlace, placeInitial: true, wantCurrent: 1, wantIs: errBoom},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			placed = nil
+			cfg := proflow.DefaultConfig()
+			cfg.Flow, cfg.InitialSwitch, cfg.PlaceInitial = testFlow, 1, c.placeInitial
+			ctrl, err := proflow.NewController(cfg, southboundtest.NewFabric(cfg.Topology, nil), &fakeEncoder{dim: 8},
+				proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil }), proflow.GateFunc(argmaxGate), c.enf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = ctrl.Reconcile(t.Context())
+			switch {
+			case c.wantIs == nil && err != nil:
+				t.Errorf("Reconcile = %v, want nil", err)
+			case c.wantIs != nil && !errors.Is(err, c.wantIs):
+				t.Errorf("Reconcile = %v, want an error wrapping %v", err, c.wantIs)
+			}
+			if got := ctrl.Current(); got != c.wantCurrent {
+				t.Errorf("Current() = %d, want %d", got, c.wantCurrent)
+			}
+			if diff := cmp.Diff(c.wantPlaced, placed); diff != "" {
+				t.Errorf("placements (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func validConfig() proflow.Config {
+	cfg := proflow.DefaultConfig()
+	cfg.Flow = testFlow
+	return cfg
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := validConfig().Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(*proflow.Config)
+		want []string // substrings of the error
+	}{
+		{"one switch", func(c *proflow.Config) { c.Topology.Switches = []string{"agg1"} },
+			[]string{"1 aggregation switches, want at least 2"}},
+		{"duplicate switch names", func(c *proflow.Config) { c.Topology.Switches = []string{"a", "b", "a"} },
+			[]string{`switch name "a" used at index 0 and 2`}},
+		{"duplicate leaf names", func(c *proflow.Config) { c.Topology.Leaves = []string{"l", "l"} },
+			[]string{`leaf name "l" used at index 0 and 1`}},
+		{"zero bucket rate", func(c *proflow.Config) { c.Topology.BucketRate = 0 },
+			[]string{"bucket rate 0 bytes/s"}},
+		{"zero flow", func(c *proflow.Config) { c.Flow = proflow.FlowID{} },
+			[]string{"flow: proflow: flow source address is unset"}},
+		{"flow with unknown protocol", func(c *proflow.Config) { c.Flow.Proto = 1 },
+			[]string{"protocol 1 is not supported"}},
+		{"negative initial switch", func(c *proflow.Config) { c.InitialSwitch = -1 },
+			[]string{"initial switch -1 out of range, want 0..3"}},
+		{"initial switch past the end", func(c *proflow.Config) { c.InitialSwitch = 4 },
+			[]string{"initial switch 4 out of range, want 0..3"}},
+		{"negative interval", func(c *proflow.Config) { c.Interval = -time.Second },
+			[]string{"interval -1s"}},
+		{"negative step timeout", func(c *proflow.Config) { c.StepTimeout = -time.Second },
+			[]string{"step timeout -1s"}},
+		{"negative baseline window", func(c *proflow.Config) { c.BaselineSamples = -1 },
+			[]string{"window -1 samples"}},
+		{"invalid baseline", func(c *proflow.Config) { c.Baseline = &proflow.Baseline{Throughput: math.NaN()} },
+			[]string{"baseline throughput is NaN"}},
+		{"several problems at once", func(c *proflow.Config) {
+			c.Topology.BucketRate = math.Inf(1)
+			c.InitialSwitch = 9
+		}, []string{"bucket rate +Inf", "initial switch 9"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := validConfig()
+			c.mod(&cfg)
+			err := cfg.Validate()
+			if err == nil {
+				t.Fatal("Validate = nil, want an error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %q, want it to contain %q", err, w)
+				}
+			}
+			if !strings.HasPrefix(err.Error(), "proflow: invalid controller config: ") {
+				t.Errorf("Validate = %q, want the component prefix", err)
+			}
+			if _, err := proflow.NewController(cfg, southboundtest.NewFabric(proflow.PaperTopology(), nil),
+				&fakeEncoder{dim: 8}, proflow.PolicyFunc(nil), proflow.GateFunc(nil), proflow.EnforcerFunc(nil)); err == nil {
+				t.Error("NewController accepted the invalid config")
+			}
+		})
+	}
+}
+
+func TestNewControllerCollaborators(t *testing.T) {
+	fab := southboundtest.NewFabric(proflow.PaperTopology(), nil)
+	enc := &fakeEncoder{dim: 8}
+	pol := proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil })
+	gate := proflow.GateFunc(argmaxGate)
+	for _, c := range []struct {
+		name string
+		tel  proflow.Telemetry
+		enc  proflow.StateEncoder
+		pol  proflow.Policy
+		gate proflow.Gate
+		enf  proflow.Enforcer
+		want string
+	}{
+		{"nil telemetry", nil, enc, pol, gate, fab, "telemetry is nil"},
+		{"nil encoder", fab, nil, pol, gate, fab, "state encoder is nil"},
+		{"nil policy", fab, enc, nil, gate, fab, "policy is nil"},
+		{"nil gate", fab, enc, pol, nil, fab, "gate is nil"},
+		{"nil enforcer", fab, enc, pol, gate, nil, "enforcer is nil"},
+		{"zero-dimension encoder", fab, &fakeEncoder{}, pol, gate, fab, "dimension 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctrl, err := proflow.NewController(validConfig(), c.tel, c.enc, c.pol, c.gate, c.enf)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewController = %v, %v; want an error containing %q", ctrl, err, c.want)
+			}
+		})
+	}
+
+	cfg := validConfig()
+	cfg.Baseline = &testBaseline
+	if _, err := proflow.NewController(cfg, fab, &fakeEncoder{dim: 8, setErr: errBoom}, pol, gate, fab); !errors.Is(err, errBoom) {
+		t.Errorf("NewController with an encoder refusing the baseline = %v, want %v", err, errBoom)
+	}
+}
+
+func TestControllerPrometheus(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := newRig(t, func(c *proflow.Config) { c.Registerer = reg })
+	r.step() // stay
+	r.scores = []float64{0, 0, 3, 1}
+	r.step() // reroute to 2
+	r.fab.FailCollect(2, errBoom)
+	r.step() // telemetry error
+	r.step() // telemetry error
+	r.scores = []float64{0, 5, 3, 1}
+	r.step() // reroute to 1
+
+	const want = `
+# HELP proflow_decisions_total Control-loop steps, by the reason the step ended.
+# TYPE proflow_decisions_total counter
+proflow_decisions_total{reason="rerouted"} 2
+proflow_decisions_total{reason="stay"} 1
+proflow_decisions_total{reason="telemetry-error"} 2
+# HELP proflow_reroutes_total Reroutes of the protected flow that the enforcer carried out.
+# TYPE proflow_reroutes_total counter
+proflow_reroutes_total 2
+# HELP proflow_telemetry_errors_total Steps held because telemetry failed, was invalid or stale.
+# TYPE proflow_telemetry_errors_total counter
+proflow_telemetry_errors_total 2
+# HELP proflow_current_switch Index of the aggregation switch carrying the protected flow.
+# TYPE proflow_current_switch gauge
+proflow_current_switch 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"proflow_decisions_total", "proflow_reroutes_total", "proflow_telemetry_errors_total", "proflow_current_switch"); err != nil {
+		t.Error(err)
+	}
+	if n, err := testutil.GatherAndCount(reg, "proflow_loop_latency_seconds"); err != nil || n != 1 {
+		t.Errorf("latency histogram series = %d, %v; want 1", n, err)
+	}
+	if got := gatheredCount(t, reg, "proflow_loop_latency_seconds"); got != 5 {
+		t.Errorf("latency observations = %d, want 5", got)
+	}
+
+}
+
+func TestControllerPrometheusRegistration(t *testing.T) {
+	newCtrl := func(reg prometheus.Registerer) error {
+		cfg := validConfig()
+		cfg.Registerer = reg
+		fab := southboundtest.NewFabric(cfg.Topology, nil)
+		pol := proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil })
+		_, err := proflow.NewController(cfg, fab, &fakeEncoder{dim: 8}, pol, proflow.GateFunc(argmaxGate), fab)
+		return err
+	}
+
+	// Two controllers on one registry collide unless each is wrapped.
+	reg := prometheus.NewRegistry()
+	if err := newCtrl(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := newCtrl(reg); err == nil {
+		t.Error("second controller on one registry: NewController = nil error, want a registration error")
+	}
+	reg = prometheus.NewRegistry()
+	for _, flow := range []string{"first", "second"} {
+		if err := newCtrl(prometheus.WrapRegistererWith(prometheus.Labels{"flow": flow}, reg)); err != nil {
+			t.Errorf("controller %s on a wrapped registerer: %v", flow, err)
+		}
+	}
+
+	// A failed registration leaves nothing behind, so a retry can succeed.
+	reg = prometheus.NewRegistry()
+	squatter := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "proflow_reroutes_total", Help: "Reroutes of the protected flow that the enforcer carried out.",
+	})
+	reg.MustRegister(squatter)
+	if err := newCtrl(reg); err == nil {
+		t.Fatal("NewController with a conflicting metric = nil error, want a registration error")
+	}
+	reg.Unregister(squatter)
+	if err := newCtrl(reg); err != nil {
+		t.Errorf("NewController after the conflict is gone: %v", err)
+	}
+}
+
+// gatheredCount returns the sample count of the histogram called name.
+func gatheredCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+func TestControllerLogs(t *testing.T) {
+	var buf bytes.Buffer
+	r := newRig(t, func(c *proflow.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	r.step() // stay: Debug, filtered out
+	r.scores = []float64{0, 0, 3, 1}
+	r.fab.FailPlace(1, errBoom)
+	r.step() // enforcer error: Warn
+	r.step() // reroute: Info
+
+	type record struct {
+		Level, Msg, Reason, Target, Error string
+		Seq                               uint64
+	}
+	var got []record
+	dec := json.NewDecoder(&buf)
+	for dec.More() {
+		var rec record
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec)
+	}
+	want := []record{
+		{Level: "WARN", Msg: "proflow decision", Seq: 2, Reason: "enforcer-error", Target: "agg3",
+			Error: "proflow: place tcp 10.0.0.1:5001->10.0.0.8:5201 on agg3: southboundtest: place tcp 10.0.0.1:5001->10.0.0.8:5201 on agg3: injected failure: boom"},
+		{Level: "INFO", Msg: "proflow decision", Seq: 3, Reason: "rerouted", Target: "agg3"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log records (-want +got):\n%s", diff)
+	}
+}
+
+func TestSendToDropsWhenFullAndClones(t *testing.T) {
+	ch := make(chan proflow.Decision, 1)
+	send := proflow.SendTo(ch)
+	scores := []float64{1, 2}
+	send(proflow.Decision{Seq: 1, Scores: scores})
+	send(proflow.Decision{Seq: 2}) // dropped: ch is full
+	scores[0] = 99
+	d := <-ch
+	if d.Seq != 1 || d.Scores[0] != 1 {
+		t.Errorf("received seq %d with scores %v, want seq 1 with its own copy [1 2]", d.Seq, d.Scores)
+	}
+	select {
+	case d := <-ch:
+		t.Errorf("received seq %d, want it dropped", d.Seq)
+	default:
+	}
+}
+
+func TestDecisionClone(t *testing.T) {
+	d := proflow.Decision{Seq: 3, Scores: []float64{1, 2, 3}, Reason: proflow.ReasonStay}
+	c := d.Clone()
+	d.Scores[0] = -1
+	if diff := cmp.Diff(proflow.Decision{Seq: 3, Scores: []float64{1, 2, 3}, Reason: proflow.ReasonStay}, c, addrs); diff != "" {
+		t.Errorf("clone shares storage (-want +got):\n%s", diff)
+	}
+}
+
+func TestReasonHeld(t *testing.T) {
+	held := map[proflow.Reason]bool{
+		proflow.ReasonRerouted: false, proflow.ReasonStay: false, proflow.ReasonMargin: false,
+		proflow.ReasonVotes: false, proflow.ReasonCooldown: false, proflow.ReasonBaseline: false,
+		proflow.ReasonTelemetry: true, proflow.ReasonInvalid: true, proflow.ReasonStale: true,
+		proflow.ReasonEncoder: true, proflow.ReasonPolicy: true, proflow.ReasonEnforcer: true,
+	}
+	for r, want := range held {
+		if got := r.Held(); got != want {
+			t.Errorf("Reason(%q).Held() = %v, want %v", r, got, want)
+		}
+	}
+}

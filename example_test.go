@@ -1,0 +1,108 @@
+package proflow_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
+)
+
+// flowCounts is a minimal StateEncoder for the example: the state is the
+// flow count of every aggregation switch.
+type flowCounts struct{}
+
+func (flowCounts) Dim() int { return 4 }
+
+func (flowCounts) Encode(dst proflow.State, obs *proflow.Observation, current int) error {
+	for k, s := range obs.Switches {
+		dst[k] = float32(s.FlowCount)
+	}
+	return nil
+}
+
+// A Controller driven step by step over an in-memory fabric on virtual
+// time. The policy prefers the switch with the fewest flows (a crowd
+// policy); the gate admits a move when the best switch beats the current
+// one by more than 3.
+func ExampleController_Step() {
+	ctx := context.Background()
+	clock := southboundtest.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	topo := proflow.PaperTopology()
+	fabric := southboundtest.NewFabric(topo, clock)
+	fabric.SetSwitches(proflow.SwitchSample{TxRate: 23e6, OverflowRate: 20e3, FlowCount: 2})
+	fabric.SetFlow(proflow.FlowSample{Throughput: 23e6})
+
+	crowd := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
+		for k := range scores {
+			scores[k] = -float64(in.State[k])
+		}
+		return nil
+	})
+	gate := proflow.GateFunc(func(d *proflow.Decision) {
+		d.Best = 0
+		for k, s := range d.Scores {
+			if s > d.Scores[d.Best] {
+				d.Best = k
+			}
+		}
+		d.Margin = d.Scores[d.Best] - d.Scores[d.Current]
+		switch {
+		case d.Best == d.Current:
+			d.Reason = proflow.ReasonStay
+		case d.Margin <= 3:
+			d.Reason = proflow.ReasonMargin
+		default:
+			d.Target = d.Best
+		}
+	})
+
+	cfg := proflow.DefaultConfig()
+	cfg.Topology = topo
+	cfg.Flow = proflow.FlowID{
+		Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.8"),
+		SrcPort: 5001, DstPort: 5201, Proto: proflow.ProtoTCP,
+	}
+	cfg.Clock = clock
+	cfg.Baseline = &proflow.Baseline{Overflow: 20e3, FlowCount: 2, Throughput: 23e6}
+	cfg.PlaceInitial = true
+	ctrl, err := proflow.NewController(cfg, fabric, flowCounts{}, crowd, gate, fabric)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := ctrl.Reconcile(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	step := func() {
+		clock.Advance(cfg.Interval)
+		d := ctrl.Step(ctx)
+		fmt.Printf("%d %s on %s: %s", d.Seq, d.Time.Format("15:04:05.0"), topo.Switches[d.Current], d.Reason)
+		if d.Rerouted {
+			fmt.Printf(" to %s", topo.Switches[d.Target])
+		}
+		if d.Err != nil {
+			fmt.Printf(" (%v)", d.Err)
+		}
+		fmt.Println()
+	}
+	step()
+	fabric.SetSwitch(0, proflow.SwitchSample{TxRate: 25e6, OverflowRate: 21e3, FlowCount: 4}) // a crowd gathers
+	step()
+	fabric.SetSwitch(0, proflow.SwitchSample{TxRate: 25e6, OverflowRate: 22e3, FlowCount: 8})
+	step()
+	fabric.FailCollect(1, errors.New("agent down"))
+	step()
+	step()
+	// Output:
+	// 1 12:00:00.5 on agg1: stay
+	// 2 12:00:01.0 on agg1: margin
+	// 3 12:00:01.5 on agg1: rerouted to agg2
+	// 4 12:00:02.0 on agg2: telemetry-error (proflow: telemetry: southboundtest: collect: injected failure: agent down)
+	// 5 12:00:02.5 on agg2: stay
+}
