@@ -44,10 +44,14 @@
 // Locator (an enforcer that reads back the placement), Baseliner and
 // Resetter.
 //
-//	enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(cfg.Topology))
+//	encCfg := telemetry.DefaultEncoderConfig(cfg.Topology)
+//	enc, err := telemetry.NewEncoder(encCfg)
 //	if err != nil { ... }
-//	ctrl, err := proflow.NewController(cfg, myTelemetry, enc,
-//		agent, policy.NewGate(policy.DefaultGateConfig()), myEnforcer)
+//	agent, err := policy.LoadAgent("model.safetensors", encCfg)
+//	if err != nil { ... }
+//	gate, err := policy.NewGate(policy.DefaultGateConfig())
+//	if err != nil { ... }
+//	ctrl, err := proflow.NewController(cfg, myTelemetry, enc, agent, gate, myEnforcer)
 //	if err != nil { ... }
 //	err = ctrl.Run(ctx) // until ctx is cancelled
 //

@@ -1,0 +1,152 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy/qnet"
+	"github.com/proflow-sdn/proflow/telemetry"
+)
+
+// ErrModelMismatch is matched by a *ModelMismatchError.
+var ErrModelMismatch = errors.New("model does not match the deployment")
+
+// ModelMismatchError reports a model trained for other states than the
+// deployment encodes.
+type ModelMismatchError struct {
+	// Field names what differs, for example "num_switches" or
+	// "encoder.overflow_scale".
+	Field string
+	// Model is the model's value and Deployment the deployment's.
+	Model, Deployment string
+}
+
+// Error names the field and both values.
+func (e *ModelMismatchError) Error() string {
+	return fmt.Sprintf("policy: model does not match the deployment's state encoder: %s is %s in the model, %s in the deployment",
+		e.Field, e.Model, e.Deployment)
+}
+
+// Is makes ModelMismatchError match ErrModelMismatch.
+func (e *ModelMismatchError) Is(target error) bool { return target == ErrModelMismatch }
+
+// Agent is ProFlow's learned policy: a frozen Q-network Q_θ (qnet.Model)
+// whose outputs are the scores.
+//
+// # Rule
+//
+// Score evaluates Q_θ(s_t, ·) on Input.State and writes one Q-value per
+// aggregation switch. It reads nothing else: no raw observation, no
+// threshold. Everything the agent does comes from its trained weights; the
+// stability gate (Gate) then decides whether to act on the Q-values.
+//
+// # Parameters
+//
+// None at run time. The model file carries the state layout and the encoder
+// scaling constants it was trained with; NewAgent refuses a model whose
+// num_switches, num_leaves, state_layout, state_dim or encoder constants
+// differ from the deployment's encoder configuration, because the same
+// telemetry would then encode to states the network never saw.
+//
+// Score does not allocate. An Agent is not safe for concurrent use; Clone
+// gives another goroutine its own.
+type Agent struct {
+	m    *qnet.Model
+	meta qnet.Metadata
+	q    []float32
+}
+
+var _ proflow.Policy = (*Agent)(nil)
+
+// NewAgent returns an agent for model m, described by meta, deployed with
+// the state encoder configuration enc. It returns a *ModelMismatchError when
+// the model was trained for other states.
+func NewAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig) (*Agent, error) {
+	if m == nil {
+		return nil, errors.New("policy: new agent: nil model")
+	}
+	if err := enc.Validate(); err != nil {
+		return nil, fmt.Errorf("policy: new agent: %w", err)
+	}
+	if m.InputDim() != meta.StateDim {
+		return nil, fmt.Errorf("policy: new agent: the network takes %d inputs but its metadata says state_dim %d", m.InputDim(), meta.StateDim)
+	}
+	if m.OutputDim() != meta.NumSwitches {
+		return nil, fmt.Errorf("policy: new agent: the network has %d outputs but its metadata says num_switches %d", m.OutputDim(), meta.NumSwitches)
+	}
+	itoa := strconv.Itoa
+	ftoa := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	me := meta.Encoder
+	for _, c := range [...]struct {
+		field             string
+		model, deployment string
+	}{
+		{"num_switches", itoa(meta.NumSwitches), itoa(enc.NumSwitches)},
+		{"num_leaves", itoa(meta.NumLeaves), itoa(enc.NumLeaves)},
+		{"state_layout", strconv.Quote(meta.StateLayout), strconv.Quote(telemetry.StateLayout)},
+		{"state_dim", itoa(meta.StateDim), itoa(enc.Dim())},
+		{"encoder.num_switches", itoa(me.NumSwitches), itoa(enc.NumSwitches)},
+		{"encoder.num_leaves", itoa(me.NumLeaves), itoa(enc.NumLeaves)},
+		{"encoder.rate_scale", ftoa(me.RateScale), ftoa(enc.RateScale)},
+		{"encoder.overflow_scale", ftoa(me.OverflowScale), ftoa(enc.OverflowScale)},
+		{"encoder.flow_count_scale", ftoa(me.FlowCountScale), ftoa(enc.FlowCountScale)},
+		{"encoder.ingress_scale", ftoa(me.IngressScale), ftoa(enc.IngressScale)},
+		{"encoder.throughput_scale", ftoa(me.ThroughputScale), ftoa(enc.ThroughputScale)},
+		{"encoder.drop_window", itoa(me.DropWindow), itoa(enc.DropWindow)},
+	} {
+		if c.model != c.deployment {
+			return nil, &ModelMismatchError{Field: c.field, Model: c.model, Deployment: c.deployment}
+		}
+	}
+	// A mismatch in a field added to EncoderConfig later must not slip through.
+	if me != enc {
+		return nil, &ModelMismatchError{Field: "encoder", Model: fmt.Sprintf("%+v", me), Deployment: fmt.Sprintf("%+v", enc)}
+	}
+	return &Agent{m: m.Clone(), meta: meta, q: make([]float32, m.OutputDim())}, nil
+}
+
+// LoadAgent loads the model file at path (see package qnet) and returns an
+// agent for it, deployed with the state encoder configuration enc.
+func LoadAgent(path string, enc telemetry.EncoderConfig) (*Agent, error) {
+	m, meta, err := qnet.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	a, err := NewAgent(m, meta, enc)
+	if err != nil {
+		return nil, fmt.Errorf("%w (model %s)", err, path)
+	}
+	return a, nil
+}
+
+// Metadata returns the model's metadata (provenance included).
+func (a *Agent) Metadata() qnet.Metadata { return a.meta }
+
+// Model returns the agent's Q-network. It shares its activation buffers
+// with the agent: Clone it before use in another goroutine.
+func (a *Agent) Model() *qnet.Model { return a.m }
+
+// Clone returns an agent sharing the weights but not the buffers, for use in
+// another goroutine.
+func (a *Agent) Clone() *Agent {
+	return &Agent{m: a.m.Clone(), meta: a.meta, q: make([]float32, len(a.q))}
+}
+
+// Score writes Q_θ(in.State, k) into scores[k] for every switch k.
+func (a *Agent) Score(scores []float64, in *proflow.Input) error {
+	if in == nil {
+		return errors.New("policy: agent: nil input")
+	}
+	if len(scores) != len(a.q) {
+		return fmt.Errorf("policy: agent: %d scores, but the model scores %d switches", len(scores), len(a.q))
+	}
+	if err := a.m.Forward(a.q, in.State); err != nil {
+		return fmt.Errorf("policy: agent: %w", err)
+	}
+	for k, q := range a.q {
+		scores[k] = float64(q)
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+// Package policy holds ProFlow's placement policies and its stability gate.
+//
+// # Policies
+//
+// A proflow.Policy scores every aggregation switch as a destination for the
+// protected flow; a higher score is a better placement.
+//
+//   - Agent: the learned Q-network (package qnet), loaded from a model file.
+//     Its scores are Q-values computed from the encoded state alone.
+//   - Static: never reroutes.
+//   - Reactive: reroutes once the overflow rate of the flow's switch has
+//     exceeded a threshold (27,000 B/s) for three consecutive samples.
+//   - Crowd: reroutes once the flow count of the flow's switch exceeds a
+//     threshold (5 flow-table entries).
+//
+// Each type's documentation states its rule, its destination choice and its
+// parameters with their defaults.
+//
+// # The gate
+//
+// Gate implements proflow.Gate, the three-part stability mechanism of the
+// paper: a candidate switch must beat the current one by more than a margin
+// δ, win W consecutive steps, and wait out a cooldown after the previous
+// reroute. Use NewGate(DefaultGateConfig()) with the Agent, and Immediate()
+// with the reference policies, which debounce by themselves:
+//
+//	agent, err := policy.LoadAgent("model.safetensors", encCfg)
+//	gate, err := policy.NewGate(policy.DefaultGateConfig())
+//	ctrl, err := proflow.NewController(cfg, tel, enc, agent, gate, enf)
+//
+//	reactive, err := policy.NewReactive(policy.DefaultReactiveConfig())
+//	ctrl, err := proflow.NewController(cfg, tel, enc, reactive, policy.Immediate(), enf)
+//
+// # Concurrency
+//
+// Static is safe for concurrent use. Reactive, Crowd, Gate and Agent keep
+// state or buffers between steps and must be used by one controller (one
+// goroutine) at a time; Agent.Clone gives another goroutine its own agent
+// sharing the weights. Score and Admit do not allocate in the steady state.
+package policy

@@ -1,0 +1,62 @@
+// Package qnet is the pure-Go inference side of ProFlow's Q-network: a
+// multilayer perceptron (Model) and the model file format the trainer
+// exports and controllers load. It uses no cgo; a controller that only
+// deploys a model never needs libtorch.
+//
+// # The network
+//
+// Q_θ maps a state vector s ∈ R^ds to one Q-value per aggregation switch:
+// dense layers y = W·x + b with ReLU after every hidden layer and a linear
+// output layer. Weights are float32, stored row-major as [out][in], the
+// PyTorch nn.Linear convention. The default architecture has two hidden
+// layers of 256 (34→256→256→4 for the paper's four switches and three
+// congestion leaves).
+//
+// # The model file
+//
+// A model file is a safetensors file (https://huggingface.co/docs/safetensors):
+//
+//	8 bytes     N, the header length, unsigned little-endian
+//	N bytes     JSON header, padded with spaces
+//	the rest    tensor data, little-endian, exactly as indexed by the header
+//
+// The header maps every tensor name to
+// {"dtype":"F32","shape":[…],"data_offsets":[begin,end]} (offsets relative
+// to the start of the data, contiguous from 0, covering all of it) and
+// "__metadata__" to a map of strings. Layer l of the network is the pair of
+// tensors "layers.l.weight" (shape [out, in]) and "layers.l.bias" (shape
+// [out]); a PyTorch nn.Sequential of Linear and ReLU exports to these names
+// once the indices are renumbered over the Linear layers only.
+//
+// The metadata keys, all strings:
+//
+//	format          "proflow-qnet"
+//	format_version  "1"
+//	num_switches    |S|, the number of outputs, e.g. "4"
+//	num_leaves      |L|, e.g. "3"
+//	state_layout    the state vector layout, e.g. "proflow-state-v1" (telemetry.StateLayout)
+//	state_dim       the number of inputs, e.g. "34"
+//	encoder         the telemetry.EncoderConfig as JSON (the scaling constants)
+//	architecture    JSON {"hidden":[256,256],"activation":"relu"}
+//	made_by, corpus, seed, commit, created   provenance, free-form, optional
+//
+// Other keys are kept in Metadata.Extra. Read refuses, naming the problem, a
+// truncated file, a header longer than 100 MiB, invalid JSON or duplicate
+// keys, a dtype other than F32, shapes that disagree with their offsets,
+// overlapping or non-contiguous offsets, trailing bytes, missing or extra
+// tensors, layers that do not chain or disagree with the architecture, NaN or
+// infinite values, missing metadata keys, an unknown format or version,
+// state_dim other than the first layer's input and num_switches other than
+// the output size. Errors are *FormatError and *NonFiniteError; both match
+// ErrInvalidModel, and truncation also matches ErrTruncated.
+//
+// Save writes a temporary file and renames it, so a controller loading a
+// model never sees half of one.
+//
+// # Concurrency
+//
+// A Model's weights never change, but Forward writes into activation buffers
+// the Model owns: one Model must not be used by two goroutines at once. Clone
+// is cheap (it shares the weights) and gives each goroutine its own buffers.
+// Read, Write, Load and Save are safe to call concurrently.
+package qnet

@@ -1,0 +1,722 @@
+package qnet
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/proflow-sdn/proflow/telemetry"
+)
+
+// The model file format: a safetensors file whose metadata identifies it.
+const (
+	// Format is the value of the "format" metadata key.
+	Format = "proflow-qnet"
+	// FormatVersion is the value of the "format_version" metadata key that
+	// this package reads and writes.
+	FormatVersion = "1"
+	// MaxHeaderBytes is the largest JSON header Read accepts (100 MiB).
+	MaxHeaderBytes = 100 << 20
+	// MaxDataBytes is the largest tensor data section Read accepts (1 GiB).
+	MaxDataBytes = 1 << 30
+	// Activation is the hidden-layer activation recorded in "architecture";
+	// it is the only one supported.
+	Activation = "relu"
+)
+
+// Metadata keys of a model file.
+const (
+	KeyFormat        = "format"
+	KeyFormatVersion = "format_version"
+	KeyNumSwitches   = "num_switches"
+	KeyNumLeaves     = "num_leaves"
+	KeyStateLayout   = "state_layout"
+	KeyStateDim      = "state_dim"
+	KeyEncoder       = "encoder"
+	KeyArchitecture  = "architecture"
+	KeyMadeBy        = "made_by"
+	KeyCorpus        = "corpus"
+	KeySeed          = "seed"
+	KeyCommit        = "commit"
+	KeyCreated       = "created"
+)
+
+const metadataKey = "__metadata__"
+
+// requiredKeys must be present in every model file.
+var requiredKeys = []string{KeyFormat, KeyFormatVersion, KeyNumSwitches, KeyNumLeaves, KeyStateLayout,
+	KeyStateDim, KeyEncoder, KeyArchitecture}
+
+// Metadata describes what a model was trained for and where it came from.
+// The first five fields must match the state encoder of the deployment that
+// loads the model; the provenance fields are free-form.
+type Metadata struct {
+	// NumSwitches is |S|, the number of outputs.
+	NumSwitches int
+	// NumLeaves is |L|.
+	NumLeaves int
+	// StateLayout names the state vector layout (telemetry.StateLayout).
+	StateLayout string
+	// StateDim is the state dimension, the number of inputs.
+	StateDim int
+	// Encoder holds the scaling constants the training states were encoded with.
+	Encoder telemetry.EncoderConfig
+
+	// MadeBy names the program that made the model ("proflow train …").
+	MadeBy string
+	// Corpus identifies the training data.
+	Corpus string
+	// Seed is the training seed.
+	Seed string
+	// Commit is the source revision of the trainer.
+	Commit string
+	// Created is when the model was made (RFC 3339 by convention).
+	Created string
+
+	// Extra holds any other metadata keys, preserved on read and written
+	// back; it must not use the keys above.
+	Extra map[string]string
+}
+
+// NewMetadata returns the metadata of a model for states encoded with enc
+// in the default layout (telemetry.StateLayout); fill in the provenance.
+func NewMetadata(enc telemetry.EncoderConfig) Metadata {
+	return Metadata{
+		NumSwitches: enc.NumSwitches,
+		NumLeaves:   enc.NumLeaves,
+		StateLayout: telemetry.StateLayout,
+		StateDim:    enc.Dim(),
+		Encoder:     enc,
+	}
+}
+
+// architecture is the JSON value of the "architecture" key.
+type architecture struct {
+	Hidden     []int  `json:"hidden"`
+	Activation string `json:"activation"`
+}
+
+// tensorInfo is a safetensors header entry.
+type tensorInfo struct {
+	Dtype       string  `json:"dtype"`
+	Shape       []int64 `json:"shape"`
+	DataOffsets []int64 `json:"data_offsets"`
+}
+
+// Write writes m and meta to w as a model file (see the package
+// documentation). It refuses metadata that does not describe m.
+func Write(w io.Writer, m *Model, meta Metadata) error {
+	if m == nil {
+		return errors.New("qnet: write model: nil model")
+	}
+	if err := checkMetadata(meta, m.Hidden()); err != nil {
+		return fmt.Errorf("qnet: write model: %w", err)
+	}
+	if err := checkAgainstModel(meta, m.InputDim(), m.OutputDim()); err != nil {
+		return fmt.Errorf("qnet: write model: %w", err)
+	}
+	md, err := encodeMetadata(meta, m)
+	if err != nil {
+		return fmt.Errorf("qnet: write model: %w", err)
+	}
+
+	header := map[string]any{metadataKey: md}
+	var data []byte
+	for l := range m.w {
+		in, out := int64(m.sizes[l]), int64(m.sizes[l+1])
+		if i := nonFinite(m.w[l]); i >= 0 {
+			return fmt.Errorf("qnet: write model: %w", &NonFiniteError{Tensor: weightName(l), Index: i, Value: m.w[l][i], Cols: int(in)})
+		}
+		if i := nonFinite(m.b[l]); i >= 0 {
+			return fmt.Errorf("qnet: write model: %w", &NonFiniteError{Tensor: biasName(l), Index: i, Value: m.b[l][i]})
+		}
+		begin := int64(len(data))
+		data = appendFloats(data, m.w[l])
+		header[weightName(l)] = tensorInfo{Dtype: "F32", Shape: []int64{out, in}, DataOffsets: []int64{begin, int64(len(data))}}
+		begin = int64(len(data))
+		data = appendFloats(data, m.b[l])
+		header[biasName(l)] = tensorInfo{Dtype: "F32", Shape: []int64{out}, DataOffsets: []int64{begin, int64(len(data))}}
+	}
+	hdr, err := json.Marshal(header)
+	if err != nil {
+		return fmt.Errorf("qnet: write model: header: %w", err)
+	}
+	// Pad the header with spaces so the data starts 8-byte aligned, as the
+	// safetensors reference implementation does.
+	for (8+len(hdr))%8 != 0 {
+		hdr = append(hdr, ' ')
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(hdr)))
+	for _, part := range [][]byte{n[:], hdr, data} {
+		if _, err := w.Write(part); err != nil {
+			return fmt.Errorf("qnet: write model: %w", err)
+		}
+	}
+	return nil
+}
+
+func appendFloats(b []byte, v []float32) []byte {
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
+func encodeMetadata(meta Metadata, m *Model) (map[string]string, error) {
+	enc, err := json.Marshal(meta.Encoder)
+	if err != nil {
+		return nil, fmt.Errorf("encoder: %w", err)
+	}
+	arch, err := json.Marshal(architecture{Hidden: m.Hidden(), Activation: Activation})
+	if err != nil {
+		return nil, fmt.Errorf("architecture: %w", err)
+	}
+	md := map[string]string{
+		KeyFormat:        Format,
+		KeyFormatVersion: FormatVersion,
+		KeyNumSwitches:   strconv.Itoa(meta.NumSwitches),
+		KeyNumLeaves:     strconv.Itoa(meta.NumLeaves),
+		KeyStateLayout:   meta.StateLayout,
+		KeyStateDim:      strconv.Itoa(meta.StateDim),
+		KeyEncoder:       string(enc),
+		KeyArchitecture:  string(arch),
+	}
+	for _, p := range [...]struct{ key, v string }{
+		{KeyMadeBy, meta.MadeBy}, {KeyCorpus, meta.Corpus}, {KeySeed, meta.Seed},
+		{KeyCommit, meta.Commit}, {KeyCreated, meta.Created},
+	} {
+		if p.v != "" {
+			md[p.key] = p.v
+		}
+	}
+	for k, v := range meta.Extra {
+		if isKnownKey(k) {
+			return nil, fmt.Errorf("metadata extra key %q is reserved", k)
+		}
+		md[k] = v
+	}
+	return md, nil
+}
+
+func isKnownKey(k string) bool {
+	switch k {
+	case KeyFormat, KeyFormatVersion, KeyNumSwitches, KeyNumLeaves, KeyStateLayout, KeyStateDim,
+		KeyEncoder, KeyArchitecture, KeyMadeBy, KeyCorpus, KeySeed, KeyCommit, KeyCreated:
+		return true
+	}
+	return false
+}
+
+// checkMetadata checks the fields of meta against each other and the
+// architecture's hidden widths.
+func checkMetadata(meta Metadata, hidden []int) error {
+	if meta.NumSwitches < 1 {
+		return formatErr("metadata."+KeyNumSwitches, "%d, want a positive integer", meta.NumSwitches)
+	}
+	if meta.NumLeaves < 0 {
+		return formatErr("metadata."+KeyNumLeaves, "%d, want a non-negative integer", meta.NumLeaves)
+	}
+	if meta.StateDim < 1 {
+		return formatErr("metadata."+KeyStateDim, "%d, want a positive integer", meta.StateDim)
+	}
+	if meta.StateLayout == "" {
+		return formatErr("metadata."+KeyStateLayout, "empty, want the state layout name (%s)", telemetry.StateLayout)
+	}
+	if err := meta.Encoder.Validate(); err != nil {
+		return formatErr("metadata."+KeyEncoder, "%v", err)
+	}
+	if meta.Encoder.NumSwitches != meta.NumSwitches {
+		return formatErr("metadata."+KeyEncoder, "num_switches %d, but metadata num_switches is %d", meta.Encoder.NumSwitches, meta.NumSwitches)
+	}
+	if meta.Encoder.NumLeaves != meta.NumLeaves {
+		return formatErr("metadata."+KeyEncoder, "num_leaves %d, but metadata num_leaves is %d", meta.Encoder.NumLeaves, meta.NumLeaves)
+	}
+	if meta.StateLayout == telemetry.StateLayout && meta.Encoder.Dim() != meta.StateDim {
+		return formatErr("metadata."+KeyStateDim, "%d, but layout %s with %d switches and %d leaves has dimension %d",
+			meta.StateDim, meta.StateLayout, meta.NumSwitches, meta.NumLeaves, meta.Encoder.Dim())
+	}
+	if len(hidden)+1 > MaxLayers {
+		return formatErr("metadata."+KeyArchitecture, "%d hidden layers, want at most %d", len(hidden), MaxLayers-1)
+	}
+	for i, h := range hidden {
+		if h < 1 {
+			return formatErr("metadata."+KeyArchitecture, "hidden[%d] is %d, want >= 1", i, h)
+		}
+	}
+	return nil
+}
+
+// checkAgainstModel checks the metadata dimensions against the network's.
+func checkAgainstModel(meta Metadata, in, out int) error {
+	if meta.StateDim != in {
+		return formatErr("metadata."+KeyStateDim, "%d, but %s takes %d inputs", meta.StateDim, weightName(0), in)
+	}
+	if meta.NumSwitches != out {
+		return formatErr("metadata."+KeyNumSwitches, "%d, but the network has %d outputs", meta.NumSwitches, out)
+	}
+	return nil
+}
+
+// Read reads a model file written by Write (or by any safetensors writer
+// that follows the package documentation). It refuses, with a *FormatError
+// or *NonFiniteError that says what is wrong, any file that is truncated,
+// malformed, inconsistent, or not a proflow Q-network of a known version.
+func Read(r io.Reader) (*Model, Metadata, error) {
+	var n [8]byte
+	if got, err := io.ReadFull(r, n[:]); err != nil {
+		if isEOF(err) {
+			return nil, Metadata{}, truncatedErr("header", "file has %d bytes, want at least 8 (the header length)", got)
+		}
+		return nil, Metadata{}, fmt.Errorf("qnet: read model: %w", err)
+	}
+	hlen := binary.LittleEndian.Uint64(n[:])
+	if hlen > MaxHeaderBytes {
+		return nil, Metadata{}, formatErr("header", "length %d bytes is absurd, want at most %d (100 MiB)", hlen, MaxHeaderBytes)
+	}
+	hdr, err := io.ReadAll(io.LimitReader(r, int64(hlen)))
+	if err != nil {
+		return nil, Metadata{}, fmt.Errorf("qnet: read model: %w", err)
+	}
+	if uint64(len(hdr)) < hlen {
+		return nil, Metadata{}, truncatedErr("header", "length %d bytes, but only %d bytes follow", hlen, len(hdr))
+	}
+
+	members, err := parseObject(hdr, "header")
+	if err != nil {
+		return nil, Metadata{}, err
+	}
+	var (
+		md      map[string]string
+		tensors = make(map[string]tensorInfo, len(members))
+	)
+	for _, mem := range members {
+		if mem.key == metadataKey {
+			if md, err = parseMetadataObject(mem.value); err != nil {
+				return nil, Metadata{}, err
+			}
+			continue
+		}
+		info, err := parseTensorInfo(mem.key, mem.value)
+		if err != nil {
+			return nil, Metadata{}, err
+		}
+		tensors[mem.key] = info
+	}
+	if md == nil {
+		return nil, Metadata{}, formatErr("metadata", "no %s in the header, want the proflow-qnet metadata", metadataKey)
+	}
+	meta, arch, err := decodeMetadata(md)
+	if err != nil {
+		return nil, Metadata{}, err
+	}
+	total, err := checkOffsets(tensors)
+	if err != nil {
+		return nil, Metadata{}, err
+	}
+	sizes, err := checkTensors(tensors, meta, arch)
+	if err != nil {
+		return nil, Metadata{}, err
+	}
+
+	if total > MaxDataBytes {
+		return nil, Metadata{}, formatErr("data", "%d bytes, more than the %d-byte limit", total, MaxDataBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, total+1))
+	if err != nil {
+		return nil, Metadata{}, fmt.Errorf("qnet: read model: %w", err)
+	}
+	if int64(len(data)) < total {
+		return nil, Metadata{}, truncatedErr("data", "%d bytes, but the tensors' data_offsets need %d", len(data), total)
+	}
+	if int64(len(data)) > total {
+		return nil, Metadata{}, formatErr("data", "bytes follow the last tensor (at %d), want the buffer entirely indexed by data_offsets", total)
+	}
+
+	layers := make([]Layer, len(sizes)-1)
+	for l := range layers {
+		in, out := sizes[l], sizes[l+1]
+		layer := Layer{In: in, Out: out}
+		wi, bi := tensors[weightName(l)], tensors[biasName(l)]
+		layer.Weight = decodeFloats(data[wi.DataOffsets[0]:wi.DataOffsets[1]])
+		layer.Bias = decodeFloats(data[bi.DataOffsets[0]:bi.DataOffsets[1]])
+		if i := nonFinite(layer.Weight); i >= 0 {
+			return nil, Metadata{}, &NonFiniteError{Tensor: weightName(l), Index: i, Value: layer.Weight[i], Cols: in}
+		}
+		if i := nonFinite(layer.Bias); i >= 0 {
+			return nil, Metadata{}, &NonFiniteError{Tensor: biasName(l), Index: i, Value: layer.Bias[i]}
+		}
+		layers[l] = layer
+	}
+	return build(sizes, layers), meta, nil
+}
+
+func isEOF(err error) bool { return err == io.EOF || err == io.ErrUnexpectedEOF }
+
+func decodeFloats(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// parseObject splits a JSON object into its members in order, refusing
+// duplicate keys and anything after the object but spaces.
+func parseObject(data []byte, section string) ([]member, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, formatErr(section, "invalid JSON: want an object starting with '{'")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil, formatErr(section, "invalid JSON: %v", err)
+	}
+	var members []member
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, formatErr(section, "invalid JSON: %v", err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, formatErr(section, "invalid JSON: object key %v is not a string", tok)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, formatErr(section, "invalid JSON: value of %q: %v", key, err)
+		}
+		if seen[key] {
+			return nil, formatErr(section, "duplicate key %q", key)
+		}
+		seen[key] = true
+		members = append(members, member{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, formatErr(section, "invalid JSON: %v", err)
+	}
+	if rest := bytes.TrimRight(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, formatErr(section, "invalid JSON: %d bytes of trailing data after the object", len(rest))
+	}
+	return members, nil
+}
+
+func parseMetadataObject(raw json.RawMessage) (map[string]string, error) {
+	members, err := parseObject(raw, "metadata")
+	if err != nil {
+		return nil, err
+	}
+	md := make(map[string]string, len(members))
+	for _, m := range members {
+		var s string
+		if err := json.Unmarshal(m.value, &s); err != nil {
+			return nil, formatErr("metadata", "value of %q is %s, want a string", m.key, m.value)
+		}
+		md[m.key] = s
+	}
+	return md, nil
+}
+
+// knownDtypes are the safetensors dtypes; only F32 is supported.
+var knownDtypes = []string{"BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64"}
+
+func parseTensorInfo(name string, raw json.RawMessage) (tensorInfo, error) {
+	section := "tensor " + name
+	var info tensorInfo
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&info); err != nil {
+		return info, formatErr(section, "invalid entry %s: %v, want {\"dtype\",\"shape\",\"data_offsets\"}", raw, err)
+	}
+	switch {
+	case info.Dtype == "F32":
+	case info.Dtype == "":
+		return info, formatErr(section, "no dtype, want F32")
+	case slices.Contains(knownDtypes, info.Dtype):
+		return info, formatErr(section, "dtype %s not supported, want F32", info.Dtype)
+	default:
+		return info, formatErr(section, "unknown dtype %q, want F32", info.Dtype)
+	}
+	if info.Shape == nil {
+		return info, formatErr(section, "no shape")
+	}
+	if len(info.DataOffsets) != 2 {
+		return info, formatErr(section, "data_offsets %v, want [begin, end]", info.DataOffsets)
+	}
+	begin, end := info.DataOffsets[0], info.DataOffsets[1]
+	if begin < 0 || end < begin {
+		return info, formatErr(section, "data_offsets [%d, %d], want 0 <= begin <= end", begin, end)
+	}
+	elems := int64(1)
+	for _, d := range info.Shape {
+		if d < 0 {
+			return info, formatErr(section, "shape %v has a negative dimension", info.Shape)
+		}
+		if d != 0 && elems > (end-begin)/d {
+			// More elements than the offsets can hold; report without overflowing.
+			return info, formatErr(section, "shape %v does not fit data_offsets [%d, %d] (%d bytes)", info.Shape, begin, end, end-begin)
+		}
+		elems *= d
+	}
+	if 4*elems != end-begin {
+		return info, formatErr(section, "shape %v needs %d bytes of F32 but data_offsets [%d, %d] span %d bytes",
+			info.Shape, 4*elems, begin, end, end-begin)
+	}
+	return info, nil
+}
+
+// checkOffsets checks that the tensors tile the data section from 0 without
+// gaps or overlaps, and returns its length.
+func checkOffsets(tensors map[string]tensorInfo) (int64, error) {
+	names := make([]string, 0, len(tensors))
+	for name := range tensors {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		oa, ob := tensors[a].DataOffsets, tensors[b].DataOffsets
+		if oa[0] != ob[0] {
+			return int(min(max(oa[0]-ob[0], -1), 1))
+		}
+		if oa[1] != ob[1] {
+			return int(min(max(oa[1]-ob[1], -1), 1))
+		}
+		return strings.Compare(a, b)
+	})
+	var end int64
+	prev := ""
+	for _, name := range names {
+		o := tensors[name].DataOffsets
+		switch {
+		case o[0] < end:
+			return 0, formatErr("tensors", "%s [%d, %d] overlaps %s, which ends at %d", name, o[0], o[1], prev, end)
+		case o[0] > end && prev == "":
+			return 0, formatErr("tensors", "data_offsets are not contiguous: %s begins at %d, want the first tensor at 0", name, o[0])
+		case o[0] > end:
+			return 0, formatErr("tensors", "data_offsets are not contiguous: %d-byte gap between %s (ends at %d) and %s (begins at %d)",
+				o[0]-end, prev, end, name, o[0])
+		}
+		end, prev = o[1], name
+	}
+	return end, nil
+}
+
+// checkTensors checks that the tensors are exactly the layers of the
+// architecture, that their shapes chain and agree with the metadata, and
+// returns the layer sizes.
+func checkTensors(tensors map[string]tensorInfo, meta Metadata, arch architecture) ([]int, error) {
+	nl := len(arch.Hidden) + 1
+	want := make(map[string]bool, 2*nl)
+	var missing []string
+	for l := range nl {
+		for _, name := range []string{weightName(l), biasName(l)} {
+			want[name] = true
+			if _, ok := tensors[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return nil, formatErr("tensors", "missing %s (architecture has %d layers)", strings.Join(missing, ", "), nl)
+	}
+	var extra []string
+	for name := range tensors {
+		if !want[name] {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return nil, formatErr("tensors", "unexpected %s (architecture has %d layers: layers.0 to layers.%d)", strings.Join(extra, ", "), nl, nl-1)
+	}
+
+	sizes := make([]int, 0, nl+1)
+	for l := range nl {
+		wname, bname := weightName(l), biasName(l)
+		ws, bs := tensors[wname].Shape, tensors[bname].Shape
+		if len(ws) != 2 || ws[0] < 1 || ws[1] < 1 {
+			return nil, formatErr("tensor "+wname, "shape %v, want [out, in] with positive sizes", ws)
+		}
+		if len(bs) != 1 || bs[0] != ws[0] {
+			return nil, formatErr("tensor "+bname, "shape %v, want [%d] to match %s %v", bs, ws[0], wname, ws)
+		}
+		out, in := int(ws[0]), int(ws[1])
+		if l == 0 {
+			sizes = append(sizes, in)
+		} else if in != sizes[l] {
+			return nil, formatErr("tensor "+wname, "shape %v takes %d inputs, but %s gives %d outputs: layer shapes do not chain",
+				ws, in, weightName(l-1), sizes[l])
+		}
+		if l < nl-1 && out != arch.Hidden[l] {
+			return nil, formatErr("tensor "+wname, "shape %v has %d outputs, but architecture hidden[%d] is %d", ws, out, l, arch.Hidden[l])
+		}
+		sizes = append(sizes, out)
+	}
+	if err := checkAgainstModel(meta, sizes[0], sizes[len(sizes)-1]); err != nil {
+		return nil, err
+	}
+	return sizes, nil
+}
+
+// decodeMetadata parses and checks the metadata strings.
+func decodeMetadata(md map[string]string) (Metadata, architecture, error) {
+	var meta Metadata
+	var arch architecture
+	f, ok := md[KeyFormat]
+	if !ok {
+		return meta, arch, formatErr("metadata", "no %q key, want %q: not a proflow Q-network file", KeyFormat, Format)
+	}
+	if f != Format {
+		return meta, arch, formatErr("metadata."+KeyFormat, "unknown format %q, want %q", f, Format)
+	}
+	v, ok := md[KeyFormatVersion]
+	if !ok {
+		return meta, arch, formatErr("metadata", "missing key %s", KeyFormatVersion)
+	}
+	if v != FormatVersion {
+		return meta, arch, formatErr("metadata."+KeyFormatVersion, "unknown version %q, want %q", v, FormatVersion)
+	}
+	var missing []string
+	for _, k := range requiredKeys {
+		if _, ok := md[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return meta, arch, formatErr("metadata", "missing key(s) %s", strings.Join(missing, ", "))
+	}
+
+	var err error
+	if meta.NumSwitches, err = atoi(md, KeyNumSwitches); err != nil {
+		return meta, arch, err
+	}
+	if meta.NumLeaves, err = atoi(md, KeyNumLeaves); err != nil {
+		return meta, arch, err
+	}
+	if meta.StateDim, err = atoi(md, KeyStateDim); err != nil {
+		return meta, arch, err
+	}
+	meta.StateLayout = md[KeyStateLayout]
+	if err := strictJSON(md[KeyEncoder], &meta.Encoder); err != nil {
+		return meta, arch, formatErr("metadata."+KeyEncoder, "invalid encoder config %q: %v", md[KeyEncoder], err)
+	}
+	if err := strictJSON(md[KeyArchitecture], &arch); err != nil {
+		return meta, arch, formatErr("metadata."+KeyArchitecture, "invalid %q: %v, want {\"hidden\":[…],\"activation\":\"relu\"}", md[KeyArchitecture], err)
+	}
+	if arch.Activation != Activation {
+		return meta, arch, formatErr("metadata."+KeyArchitecture, "activation %q not supported, want %q", arch.Activation, Activation)
+	}
+	if err := checkMetadata(meta, arch.Hidden); err != nil {
+		return meta, arch, err
+	}
+	meta.MadeBy, meta.Corpus, meta.Seed = md[KeyMadeBy], md[KeyCorpus], md[KeySeed]
+	meta.Commit, meta.Created = md[KeyCommit], md[KeyCreated]
+	for k, v := range md {
+		if !isKnownKey(k) {
+			if meta.Extra == nil {
+				meta.Extra = make(map[string]string)
+			}
+			meta.Extra[k] = v
+		}
+	}
+	return meta, arch, nil
+}
+
+func atoi(md map[string]string, key string) (int, error) {
+	n, err := strconv.Atoi(md[key])
+	if err != nil || n < 0 {
+		return 0, formatErr("metadata."+key, "%q, want a non-negative decimal integer", md[key])
+	}
+	return n, nil
+}
+
+func strictJSON(s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// Load reads the model file at path.
+func Load(path string) (*Model, Metadata, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Metadata{}, fmt.Errorf("qnet: load model: %w", err)
+	}
+	defer f.Close()
+	m, meta, err := Read(bufio.NewReader(f))
+	if err != nil {
+		var fe *FormatError
+		var ne *NonFiniteError
+		switch {
+		case errors.As(err, &fe):
+			fe.Path = path
+		case errors.As(err, &ne):
+			ne.Path = path
+		default:
+			err = fmt.Errorf("qnet: load model %s: %w", path, err)
+		}
+		return nil, Metadata{}, err
+	}
+	return m, meta, nil
+}
+
+// Save writes m and meta to path atomically: it writes a temporary file in
+// the same directory, syncs it and renames it over path, so a reader never
+// sees a partial model.
+func Save(path string, m *Model, meta Metadata) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("qnet: save model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err := Write(bw, m, meta); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("qnet: save model %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("qnet: save model %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("qnet: save model %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("qnet: save model %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("qnet: save model %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package qnet
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// MaxLayers bounds the number of dense layers of a Model (and of a model file).
+const MaxLayers = 64
+
+// Layer is one dense layer y = W·x + b of a Model, in the PyTorch nn.Linear
+// convention: Weight holds Out rows of In columns, row-major, so the weight
+// of input i in output o is Weight[o*In+i].
+type Layer struct {
+	In, Out int
+	Weight  []float32 // len Out*In
+	Bias    []float32 // len Out
+}
+
+// Model is a multilayer perceptron Q-network: dense layers with ReLU after
+// every hidden layer and a linear output, one output (Q-value) per
+// aggregation switch. Its weights never change after construction.
+//
+// Forward writes into preallocated activation buffers, so a Model is not safe
+// for concurrent use; give each goroutine its own Clone, which shares the
+// weights.
+type Model struct {
+	sizes []int       // [input, hidden..., output]
+	w, b  [][]float32 // per layer
+	act   [][]float32 // activation buffer of each hidden layer
+}
+
+// New returns a model with the given layer sizes (input, hidden..., output)
+// and weights and biases drawn uniformly from ±1/√in of each layer, PyTorch's
+// nn.Linear default. All randomness comes from rng.
+func New(sizes []int, rng *rand.Rand) (*Model, error) {
+	if rng == nil {
+		return nil, fmt.Errorf("qnet: new model: nil rng")
+	}
+	if err := checkSizes(sizes); err != nil {
+		return nil, fmt.Errorf("qnet: new model: %w", err)
+	}
+	layers := make([]Layer, len(sizes)-1)
+	for l := range layers {
+		in, out := sizes[l], sizes[l+1]
+		bound := float32(1 / math.Sqrt(float64(in)))
+		layer := Layer{In: in, Out: out, Weight: make([]float32, out*in), Bias: make([]float32, out)}
+		for i := range layer.Weight {
+			layer.Weight[i] = (2*rng.Float32() - 1) * bound
+		}
+		for i := range layer.Bias {
+			layer.Bias[i] = (2*rng.Float32() - 1) * bound
+		}
+		layers[l] = layer
+	}
+	return build(sizes, layers), nil
+}
+
+// FromLayers returns a model with copies of the given layers, which must
+// chain (each layer's In is the previous layer's Out) and hold only finite
+// numbers.
+func FromLayers(layers []Layer) (*Model, error) {
+	if len(layers) == 0 {
+		return nil, fmt.Errorf("qnet: from layers: no layers, want at least one")
+	}
+	if len(layers) > MaxLayers {
+		return nil, fmt.Errorf("qnet: from layers: %d layers, want at most %d", len(layers), MaxLayers)
+	}
+	sizes := []int{layers[0].In}
+	cp := make([]Layer, len(layers))
+	for l, layer := range layers {
+		if layer.In < 1 || layer.Out < 1 {
+			return nil, fmt.Errorf("qnet: from layers: layer %d is %d→%d, want positive sizes", l, layer.In, layer.Out)
+		}
+		if layer.In != sizes[l] {
+			return nil, fmt.Errorf("qnet: from layers: layer %d takes %d inputs but layer %d gives %d outputs", l, layer.In, l-1, sizes[l])
+		}
+		if len(layer.Weight) != layer.In*layer.Out {
+			return nil, fmt.Errorf("qnet: from layers: layer %d weight has %d values, want %d×%d = %d", l, len(layer.Weight), layer.Out, layer.In, layer.In*layer.Out)
+		}
+		if len(layer.Bias) != layer.Out {
+			return nil, fmt.Errorf("qnet: from layers: layer %d bias has %d values, want %d", l, len(layer.Bias), layer.Out)
+		}
+		if i := nonFinite(layer.Weight); i >= 0 {
+			return nil, fmt.Errorf("qnet: from layers: %w", &NonFiniteError{Tensor: weightName(l), Index: i, Value: layer.Weight[i], Cols: layer.In})
+		}
+		if i := nonFinite(layer.Bias); i >= 0 {
+			return nil, fmt.Errorf("qnet: from layers: %w", &NonFiniteError{Tensor: biasName(l), Index: i, Value: layer.Bias[i]})
+		}
+		cp[l] = Layer{In: layer.In, Out: layer.Out,
+			Weight: append([]float32(nil), layer.Weight...), Bias: append([]float32(nil), layer.Bias...)}
+		sizes = append(sizes, layer.Out)
+	}
+	return build(sizes, cp), nil
+}
+
+func checkSizes(sizes []int) error {
+	if len(sizes) < 2 {
+		return fmt.Errorf("layer sizes %v, want at least input and output", sizes)
+	}
+	if len(sizes)-1 > MaxLayers {
+		return fmt.Errorf("%d layers, want at most %d", len(sizes)-1, MaxLayers)
+	}
+	for i, n := range sizes {
+		if n < 1 {
+			return fmt.Errorf("layer sizes %v: size %d is %d, want >= 1", sizes, i, n)
+		}
+	}
+	return nil
+}
+
+// build assembles a model that takes ownership of layers.
+func build(sizes []int, layers []Layer) *Model {
+	m := &Model{sizes: append([]int(nil), sizes...), w: make([][]float32, len(layers)), b: make([][]float32, len(layers))}
+	for l, layer := range layers {
+		m.w[l], m.b[l] = layer.Weight, layer.Bias
+	}
+	m.allocBuffers()
+	return m
+}
+
+func (m *Model) allocBuffers() {
+	m.act = make([][]float32, len(m.sizes)-2)
+	for i := range m.act {
+		m.act[i] = make([]float32, m.sizes[i+1])
+	}
+}
+
+// Clone returns a model that shares m's weights but has its own activation
+// buffers, for use in another goroutine.
+func (m *Model) Clone() *Model {
+	c := &Model{sizes: m.sizes, w: m.w, b: m.b}
+	c.allocBuffers()
+	return c
+}
+
+// InputDim returns the length of the input vector (the state dimension).
+func (m *Model) InputDim() int { return m.sizes[0] }
+
+// OutputDim returns the number of outputs (one Q-value per switch).
+func (m *Model) OutputDim() int { return m.sizes[len(m.sizes)-1] }
+
+// Hidden returns the widths of the hidden layers.
+func (m *Model) Hidden() []int { return append([]int(nil), m.sizes[1:len(m.sizes)-1]...) }
+
+// Sizes returns the layer sizes: input, hidden..., output.
+func (m *Model) Sizes() []int { return append([]int(nil), m.sizes...) }
+
+// NumLayers returns the number of dense layers.
+func (m *Model) NumLayers() int { return len(m.w) }
+
+// Layer returns a copy of dense layer l (0 ≤ l < NumLayers).
+func (m *Model) Layer(l int) Layer {
+	return Layer{In: m.sizes[l], Out: m.sizes[l+1],
+		Weight: append([]float32(nil), m.w[l]...), Bias: append([]float32(nil), m.b[l]...)}
+}
+
+// Forward computes the network's output for input x into dst. len(x) must be
+// InputDim and len(dst) OutputDim, and dst must not overlap x. It does not
+// allocate (except for the error on a length mismatch).
+//
+// Sums are accumulated in float32, four partial sums per row; the result
+// agrees with libtorch on the same weights up to float32 rounding, not bit
+// for bit.
+func (m *Model) Forward(dst []float32, x []float32) error {
+	if len(x) != m.sizes[0] {
+		return fmt.Errorf("qnet: forward: input has %d values, want %d", len(x), m.sizes[0])
+	}
+	if out := m.sizes[len(m.sizes)-1]; len(dst) != out {
+		return fmt.Errorf("qnet: forward: output has room for %d values, want %d", len(dst), out)
+	}
+	in := x
+	last := len(m.w) - 1
+	for l := range m.w {
+		out := dst
+		if l < last {
+			out = m.act[l]
+		}
+		dense(out, m.w[l], m.b[l], in)
+		if l < last {
+			for i, v := range out {
+				if v < 0 {
+					out[i] = 0
+				}
+			}
+		}
+		in = out
+	}
+	return nil
+}
+
+// dense computes out = w·in + b for w of len(out) rows and len(in) columns.
+func dense(out, w, b, in []float32) {
+	n := len(in)
+	b = b[:len(out)]
+	for o := range out {
+		row := w[o*n : o*n+n]
+		var s0, s1, s2, s3 float32
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			r, x := row[i:i+4:i+4], in[i:i+4:i+4]
+			s0 += r[0] * x[0]
+			s1 += r[1] * x[1]
+			s2 += r[2] * x[2]
+			s3 += r[3] * x[3]
+		}
+		for ; i < n; i++ {
+			s0 += row[i] * in[i]
+		}
+		out[o] = b[o] + ((s0 + s1) + (s2 + s3))
+	}
+}
+
+// nonFinite returns the index of the first NaN or infinite value, or -1.
+func nonFinite(v []float32) int {
+	for i, x := range v {
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+func weightName(l int) string { return fmt.Sprintf("layers.%d.weight", l) }
+func biasName(l int) string   { return fmt.Sprintf("layers.%d.bias", l) }
