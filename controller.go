@@ -412,6 +412,7 @@ func (c *Controller) report(ctx context.Context, d *Decision) {
 	}
 	attrs := []slog.Attr{
 		slog.Uint64("seq", d.Seq),
+		slog.Time("at", d.Time),
 		slog.String("reason", string(d.Reason)),
 		slog.String("current", c.cfg.Topology.Switches[d.Current]),
 		slog.Any("scores", d.Scores),

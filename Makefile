@@ -1,0 +1,52 @@
+# proflow — the two commands a newcomer needs:
+#   make demo   evaluates the policies on the simulated fabric and writes a report
+#   make test   installs what the tests need (Debian, as root) and runs every test
+#
+# Other targets: make bench (benchmarks for the README's performance section),
+# make model (collect → train → export the default agent), make fmt, make vet.
+
+SHELL := /bin/bash
+GO ?= go
+OUT ?= out
+
+-include mk/torch.mk
+-include mk/ovs.mk
+
+.PHONY: all build vet fmt-check test test-go test-fuzz demo bench deps
+
+all: build
+
+build:
+	$(GO) build ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted:"; echo "$$unformatted"; exit 1; fi
+
+# deps installs the system packages the tests need on a fresh Debian machine.
+deps: $(DEPS_TARGETS)
+
+test: deps build vet fmt-check test-go test-fuzz $(TEST_EXTRA)
+
+test-go:
+	$(GO) test -count=1 ./...
+
+# A short run of every fuzz target over its committed seed corpus and a few
+# seconds of new inputs.
+FUZZTIME ?= 5s
+test-fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+demo:
+	$(GO) run ./examples/customtelemetry
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./policy/...

@@ -1,0 +1,8 @@
+package main
+
+// commands lists every subcommand. Torch-tagged builds add train and probe
+// through torchCommands.
+func commands() []command {
+	cs := []command{}
+	return append(cs, torchCommands()...)
+}
