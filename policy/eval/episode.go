@@ -1,0 +1,112 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+)
+
+// Episode is what the evaluation needs of one episode: the protected flow's
+// throughput over the evaluation window and the reroutes that happened. It
+// is independent of where the episode ran (simulator or real fabric); see
+// FromTrace for episodes recorded in the trace format.
+type Episode struct {
+	Scenario string `json:"scenario"`
+	Policy   string `json:"policy"`
+	Repeat   int    `json:"repeat"`
+	Seed     uint64 `json:"seed"`
+	// Baseline is the protected flow's pre-congestion throughput φ0, bytes/s.
+	Baseline float64 `json:"baseline"`
+	// T holds the sample times in seconds since congestion start; the
+	// window is [0, Window).
+	T []float64 `json:"t"`
+	// Throughput holds φ at each sample, bytes/s.
+	Throughput []float64 `json:"throughput"`
+	// Overflow holds ξ on the switch carrying the flow at each sample, bytes/s.
+	Overflow []float64 `json:"overflow"`
+	// Reroutes lists the moves of the protected flow in time order.
+	Reroutes []Reroute `json:"reroutes"`
+}
+
+// Reroute is one move of the protected flow.
+type Reroute struct {
+	// At is the decision time in seconds since congestion start.
+	At float64 `json:"at"`
+	// From and To are switch indexes.
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Overflow is ξ on the old switch in the sample that triggered the move, bytes/s.
+	Overflow float64 `json:"overflow"`
+}
+
+// Validate checks that the series line up and hold usable numbers.
+func (e *Episode) Validate() error {
+	id := fmt.Sprintf("eval: episode %s/%s/%d", e.Scenario, e.Policy, e.Repeat)
+	switch {
+	case e.Scenario == "" || e.Policy == "":
+		return fmt.Errorf("%s: scenario and policy names are required", id)
+	case len(e.T) == 0:
+		return fmt.Errorf("%s: no samples", id)
+	case len(e.Throughput) != len(e.T) || len(e.Overflow) != len(e.T):
+		return fmt.Errorf("%s: %d times, %d throughput and %d overflow samples, want equal lengths",
+			id, len(e.T), len(e.Throughput), len(e.Overflow))
+	case !(e.Baseline > 0) || math.IsInf(e.Baseline, 0):
+		return fmt.Errorf("%s: baseline throughput %v, want a positive rate", id, e.Baseline)
+	}
+	for i := range e.T {
+		if i > 0 && !(e.T[i] > e.T[i-1]) {
+			return fmt.Errorf("%s: sample %d at %vs does not follow %vs", id, i, e.T[i], e.T[i-1])
+		}
+		for _, v := range [...]float64{e.T[i], e.Throughput[i], e.Overflow[i]} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: sample %d holds %v, want finite values", id, i, v)
+			}
+		}
+	}
+	for i := 1; i < len(e.Reroutes); i++ {
+		if e.Reroutes[i].At < e.Reroutes[i-1].At {
+			return fmt.Errorf("%s: reroute %d at %vs precedes reroute %d at %vs", id, i, e.Reroutes[i].At, i-1, e.Reroutes[i-1].At)
+		}
+	}
+	return nil
+}
+
+// meanThroughput is the mean of φ over [0, window), bytes/s.
+func (e *Episode) meanThroughput(window float64) float64 {
+	sum, n := 0.0, 0
+	for i, t := range e.T {
+		if t >= 0 && t < window {
+			sum += e.Throughput[i]
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// reroute returns the i-th reroute inside [0, window), or false.
+func (e *Episode) reroute(i int, window float64) (Reroute, bool) {
+	n := 0
+	for _, r := range e.Reroutes {
+		if r.At < 0 || r.At >= window {
+			continue
+		}
+		if n == i {
+			return r, true
+		}
+		n++
+	}
+	return Reroute{}, false
+}
+
+// degradation returns the first time in [0, window) at which φ falls below
+// frac of the baseline, or false if it never does.
+func (e *Episode) degradation(frac, window float64) (float64, bool) {
+	for i, t := range e.T {
+		if t >= 0 && t < window && e.Throughput[i] < frac*e.Baseline {
+			return t, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,358 @@
+package eval
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Figure file names written by WritePlots.
+const (
+	FigThroughput = "throughput.png"      // per-scenario throughput panels (paper Fig. 4)
+	FigMeans      = "mean-throughput.png" // mean throughput bars with min–max error bars (Fig. 5)
+	FigReroutes   = "reroute-times.png"   // first reroute time per scenario (Fig. 6)
+	FigOverflow   = "overflow-at-reroute.png"
+)
+
+// policyColor gives the paper's colours to the known policies (Fig. 12:
+// static green, reactive blue, crowd orange, agent navy) and a palette to
+// any other.
+func policyColor(name string, i int) color.Color {
+	switch name {
+	case "static":
+		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	case "reactive":
+		return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	case "crowd":
+		return color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+	case "agent":
+		return color.RGBA{R: 0x00, G: 0x1f, B: 0x5c, A: 0xff}
+	}
+	palette := []color.RGBA{{0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff}, {0xe3, 0x77, 0xc2, 0xff}, {0x7f, 0x7f, 0x7f, 0xff}}
+	return palette[i%len(palette)]
+}
+
+func policyDashes(name string) []vg.Length {
+	switch name {
+	case "static":
+		return []vg.Length{vg.Points(2), vg.Points(2)}
+	case "reactive":
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	case "crowd":
+		return []vg.Length{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}
+	}
+	return nil
+}
+
+func withAlpha(c color.Color, a uint8) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: a}
+}
+
+// WritePlots writes the four figures into dir.
+func (s *Summary) WritePlots(dir string) error {
+	for name, draw := range map[string]func(string) error{
+		FigThroughput: s.plotThroughput,
+		FigMeans:      s.plotMeans,
+		FigReroutes:   s.plotReroutes,
+		FigOverflow:   s.plotOverflow,
+	} {
+		if err := draw(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("eval: plot %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// median returns the episode whose mean throughput is the median of the
+// group, and the others.
+func (s *Summary) median(group []*Episode) (*Episode, []*Episode) {
+	sorted := append([]*Episode(nil), group...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[i].meanThroughput(s.Options.Window) < sorted[j].meanThroughput(s.Options.Window)
+	})
+	m := (len(sorted) - 1) / 2
+	rest := append(append([]*Episode(nil), sorted[:m]...), sorted[m+1:]...)
+	return sorted[m], rest
+}
+
+func (s *Summary) plotThroughput(path string) error {
+	cols := min(4, len(s.Scenarios))
+	rows := (len(s.Scenarios) + cols - 1) / cols
+	plots := make([][]*plot.Plot, rows)
+	for r := range plots {
+		plots[r] = make([]*plot.Plot, cols)
+	}
+	for i, sc := range s.Scenarios {
+		p := plot.New()
+		p.Title.Text = sc
+		p.X.Label.Text = "time since congestion start (s)"
+		p.Y.Label.Text = "throughput (MB/s)"
+		p.X.Min, p.X.Max = 0, s.Options.Window
+		p.Y.Min = 0
+		p.Add(plotter.NewGrid())
+		for j, pol := range s.Policies {
+			group := s.Episodes[[2]string{sc, pol}]
+			if len(group) == 0 {
+				continue
+			}
+			med, rest := s.median(group)
+			col := policyColor(pol, j)
+			if band := s.band(med, rest); band != nil {
+				band.Color = withAlpha(col, 50)
+				band.LineStyle.Width = 0
+				p.Add(band)
+			}
+			line, err := plotter.NewLine(s.series(med))
+			if err != nil {
+				return err
+			}
+			line.Color = col
+			line.Width = vg.Points(1.2)
+			line.Dashes = policyDashes(pol)
+			p.Add(line)
+			if i == 0 {
+				p.Legend.Add(pol, line)
+			}
+			if r, ok := med.reroute(0, s.Options.Window); ok {
+				mark, err := plotter.NewLine(plotter.XYs{{X: r.At, Y: 0}, {X: r.At, Y: med.Baseline / 1e6 * 1.1}})
+				if err != nil {
+					return err
+				}
+				mark.Color = col
+				mark.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+				p.Add(mark)
+			}
+		}
+		p.Legend.Top = false
+		p.Legend.Left = true
+		plots[i/cols][i%cols] = p
+	}
+	return writeGrid(path, plots, vg.Length(cols)*4*vg.Inch, vg.Length(rows)*3*vg.Inch)
+}
+
+// series returns an episode's throughput in MB/s over the window.
+func (s *Summary) series(e *Episode) plotter.XYs {
+	var xy plotter.XYs
+	for i, t := range e.T {
+		if t >= 0 && t < s.Options.Window {
+			xy = append(xy, plotter.XY{X: t, Y: e.Throughput[i] / 1e6})
+		}
+	}
+	return xy
+}
+
+// band returns the min–max envelope of the other repeats around the median
+// episode's time line, or nil when there is no other repeat.
+func (s *Summary) band(med *Episode, rest []*Episode) *plotter.Polygon {
+	if len(rest) == 0 {
+		return nil
+	}
+	base := s.series(med)
+	lo := make(plotter.XYs, len(base))
+	hi := make(plotter.XYs, len(base))
+	for i, pt := range base {
+		lo[i], hi[i] = plotter.XY{X: pt.X, Y: pt.Y}, plotter.XY{X: pt.X, Y: pt.Y}
+		for _, e := range rest {
+			v, ok := valueAt(e, pt.X)
+			if !ok {
+				continue
+			}
+			lo[i].Y = math.Min(lo[i].Y, v/1e6)
+			hi[i].Y = math.Max(hi[i].Y, v/1e6)
+		}
+	}
+	ring := append(lo, reverse(hi)...)
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil
+	}
+	return poly
+}
+
+// valueAt returns the episode's throughput at the sample nearest to t.
+func valueAt(e *Episode, t float64) (float64, bool) {
+	i := sort.SearchFloat64s(e.T, t)
+	switch {
+	case i < len(e.T) && (i == 0 || e.T[i]-t <= t-e.T[i-1]):
+		return e.Throughput[i], true
+	case i > 0:
+		return e.Throughput[i-1], true
+	}
+	return 0, false
+}
+
+func reverse(xy plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, len(xy))
+	for i := range xy {
+		out[len(xy)-1-i] = xy[i]
+	}
+	return out
+}
+
+// errBars are bar tops with asymmetric error bars.
+type errBars struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+func (s *Summary) groupedBars(title, ylabel string, value func(Cell) (v, lo, hi float64, ok bool)) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = ylabel
+	p.X.Label.Text = "scenario"
+	p.Add(plotter.NewGrid())
+	n := float64(len(s.Policies))
+	width := vg.Points(math.Max(4, 60/n))
+	for j, pol := range s.Policies {
+		vals := make(plotter.Values, len(s.Scenarios))
+		var eb errBars
+		for i, sc := range s.Scenarios {
+			c, ok := s.Cell(sc, pol)
+			if !ok {
+				continue
+			}
+			v, lo, hi, ok := value(c)
+			if !ok {
+				continue
+			}
+			vals[i] = v
+			if !math.IsNaN(lo) {
+				eb.XYs = append(eb.XYs, plotter.XY{X: float64(i), Y: v})
+				eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{v - lo, hi - v})
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = policyColor(pol, j)
+		bars.LineStyle.Width = 0
+		bars.Offset = vg.Length(float64(j)-(n-1)/2) * width
+		p.Add(bars)
+		p.Legend.Add(pol, bars)
+		if len(eb.XYs) > 0 {
+			// Shift the error bars onto their bar: bar offsets are in
+			// canvas units, so place them through a matching offset.
+			yerr, err := plotter.NewYErrorBars(eb)
+			if err != nil {
+				return nil, err
+			}
+			yerr.LineStyle.Width = vg.Points(0.8)
+			p.Add(offsetErrors{yerr, bars.Offset})
+		}
+	}
+	p.NominalX(s.Scenarios...)
+	p.Legend.Top = true
+	return p, nil
+}
+
+// offsetErrors draws error bars shifted horizontally by a canvas offset,
+// so that they sit on grouped bars.
+type offsetErrors struct {
+	*plotter.YErrorBars
+	offset vg.Length
+}
+
+func (o offsetErrors) Plot(c draw.Canvas, p *plot.Plot) {
+	c.Rectangle.Min.X += o.offset
+	c.Rectangle.Max.X += o.offset
+	o.YErrorBars.Plot(c, p)
+}
+
+func (s *Summary) plotMeans(path string) error {
+	p, err := s.groupedBars("Mean throughput of the protected flow (error bars: min–max over repeats)", "throughput (MB/s)",
+		func(c Cell) (float64, float64, float64, bool) {
+			return c.MeanThroughput / 1e6, c.MinThroughput / 1e6, c.MaxThroughput / 1e6, true
+		})
+	if err != nil {
+		return err
+	}
+	p.Y.Min = 0
+	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(math.Max(8, float64(len(s.Scenarios))))*vg.Inch, 4*vg.Inch)
+}
+
+func (s *Summary) plotReroutes(path string) error {
+	p := plot.New()
+	p.Title.Text = "First reroute time per repeat (no mark: never rerouted)"
+	p.Y.Label.Text = "time since congestion start (s)"
+	p.X.Label.Text = "scenario"
+	p.Add(plotter.NewGrid())
+	n := float64(len(s.Policies))
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
+	for j, pol := range s.Policies {
+		var pts plotter.XYs
+		for i, sc := range s.Scenarios {
+			for _, e := range s.Episodes[[2]string{sc, pol}] {
+				if r, ok := e.reroute(0, s.Options.Window); ok {
+					pts = append(pts, plotter.XY{X: float64(i) + 0.6*(float64(j)-(n-1)/2)/n, Y: r.At})
+				}
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color = policyColor(pol, j)
+		sc.GlyphStyle.Shape = shapes[j%len(shapes)]
+		sc.GlyphStyle.Radius = vg.Points(3)
+		p.Add(sc)
+		p.Legend.Add(pol, sc)
+	}
+	p.NominalX(s.Scenarios...)
+	p.Y.Min, p.Y.Max = 0, s.Options.Window
+	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(math.Max(8, float64(len(s.Scenarios))))*vg.Inch, 4*vg.Inch)
+}
+
+func (s *Summary) plotOverflow(path string) error {
+	p, err := s.groupedBars("Overflow on the old switch at the first reroute (mean over repeats that rerouted)", "overflow ξ (bytes/s)",
+		func(c Cell) (float64, float64, float64, bool) {
+			if c.Fired == 0 {
+				return 0, 0, 0, false
+			}
+			return c.OverflowAtReroute, math.NaN(), math.NaN(), true
+		})
+	if err != nil {
+		return err
+	}
+	p.Y.Min = 0
+	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(math.Max(8, float64(len(s.Scenarios))))*vg.Inch, 4*vg.Inch)
+}
+
+func writeGrid(path string, plots [][]*plot.Plot, width, height vg.Length) error {
+	img := vgimg.New(width, height)
+	dc := draw.New(img)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	tiles := draw.Tiles{Rows: len(plots), Cols: len(plots[0]), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align(plots, tiles, dc)
+	for r := range plots {
+		for c := range plots[r] {
+			if plots[r][c] != nil {
+				plots[r][c].Draw(canvases[r][c])
+			}
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

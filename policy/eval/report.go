@@ -1,0 +1,195 @@
+package eval
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// mbps formats a rate in bytes/s as MB/s (10^6 bytes per second), the unit
+// of the paper's tables.
+func mbps(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(v/1e6, 'f', 2, 64)
+}
+
+func secs(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func bps(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// WriteMarkdown writes the report: the per-scenario throughput table (the
+// paper's Table V), reroute timing and overflow at reroute, and the
+// dataset-wide comparison with the baseline (Table IV).
+func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
+	var b strings.Builder
+	o := s.Options
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "Window: %g s after congestion start. Throughput in MB/s (10^6 bytes/s), times in seconds since congestion start, "+
+		"overflow in bytes/s. Baseline policy: %s; lead times relative to the %s policy's degradation onset (throughput below %g%% of baseline). "+
+		"Intervals at %g%%.\n\n", o.Window, o.Baseline, o.Reference, 100*o.DegradationFraction, 100*o.Confidence)
+
+	b.WriteString("## Mean throughput of the protected flow per scenario\n\n")
+	b.WriteString("Mean over repeats of each episode's mean throughput in the window; [min–max] across repeats.\n\n")
+	b.WriteString("| scenario |")
+	for _, p := range s.Policies {
+		fmt.Fprintf(&b, " %s |", p)
+	}
+	b.WriteString("\n|---|")
+	b.WriteString(strings.Repeat("---|", len(s.Policies)))
+	b.WriteString("\n")
+	for _, sc := range s.Scenarios {
+		fmt.Fprintf(&b, "| %s |", sc)
+		for _, p := range s.Policies {
+			if c, ok := s.Cell(sc, p); ok {
+				fmt.Fprintf(&b, " %s [%s–%s] |", mbps(c.MeanThroughput), mbps(c.MinThroughput), mbps(c.MaxThroughput))
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| **mean** |")
+	for _, p := range s.Policies {
+		var ms []float64
+		for _, sc := range s.Scenarios {
+			if c, ok := s.Cell(sc, p); ok {
+				ms = append(ms, c.MeanThroughput)
+			}
+		}
+		fmt.Fprintf(&b, " **%s** |", mbps(mean(ms)))
+	}
+	b.WriteString("\n\n")
+
+	b.WriteString("## Reroutes\n\n")
+	b.WriteString("First reroute time (repeats that rerouted / repeats), second reroute time, lead time (positive: moved before the flow would degrade), " +
+		"overflow ξ on the old switch at the first reroute.\n\n")
+	b.WriteString("| scenario | policy | first reroute (s) | second (s) | lead (s) | ξ at reroute (B/s) | degraded |\n|---|---|---|---|---|---|---|\n")
+	for _, c := range s.Cells {
+		fmt.Fprintf(&b, "| %s | %s | %s (%d/%d) | %s (%d) | %s | %s | %d/%d |\n", c.Scenario, c.Policy,
+			secs(c.FirstReroute), c.Fired, c.Repeats, secs(c.SecondReroute), c.SecondFired, secs(c.Lead),
+			bps(c.OverflowAtReroute), c.Degraded, c.Repeats)
+	}
+	b.WriteString("\n")
+
+	if len(s.Comparisons) > 0 {
+		fmt.Fprintf(&b, "## Comparison with %s\n\n", o.Baseline)
+		b.WriteString("Gain = ratio of dataset-wide mean throughputs, with a scenario-bootstrap interval; paired t-test across scenarios; " +
+			"lead = baseline's first reroute − candidate's, over scenarios where the baseline rerouted on every repeat, with a t interval.\n\n")
+		b.WriteString("| candidate | scenarios | mean (MB/s) | baseline mean (MB/s) | gain | gain CI | Δ (MB/s) | t | p | lead (s) | lead CI | lead n |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, c := range s.Comparisons {
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | [%s, %s] | %s | %s | %s | %s | [%s, %s] | %d |\n",
+				c.Candidate, len(c.Scenarios), mbps(c.CandidateMean), mbps(c.BaselineMean),
+				ratio(c.Gain), ratio(c.GainLo), ratio(c.GainHi), mbps(c.MeanDiff),
+				num(c.T, 2), pval(c.P), secs(c.Lead), secs(c.LeadLo), secs(c.LeadHi), len(c.LeadScenarios))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ratio(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+func num(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func pval(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "–"
+	case p < 1e-4:
+		return fmt.Sprintf("%.1e", p)
+	}
+	return fmt.Sprintf("%.4f", p)
+}
+
+// WriteCSV writes cells.csv, comparisons.csv and episodes.csv into dir.
+func (s *Summary) WriteCSV(dir string) error {
+	cells := [][]string{{"scenario", "policy", "repeats", "mean_throughput_Bps", "min_throughput_Bps", "max_throughput_Bps",
+		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s"}}
+	for _, c := range s.Cells {
+		cells = append(cells, []string{c.Scenario, c.Policy, strconv.Itoa(c.Repeats), f(c.MeanThroughput), f(c.MinThroughput),
+			f(c.MaxThroughput), strconv.Itoa(c.Fired), f(c.FirstReroute), strconv.Itoa(c.SecondFired), f(c.SecondReroute),
+			f(c.OverflowAtReroute), strconv.Itoa(c.Degraded), f(c.Degradation), f(c.Lead)})
+	}
+	cmps := [][]string{{"candidate", "baseline", "scenarios", "candidate_mean_Bps", "baseline_mean_Bps", "gain", "gain_lo", "gain_hi",
+		"mean_diff_Bps", "t", "p", "lead_s", "lead_lo_s", "lead_hi_s", "lead_scenarios"}}
+	for _, c := range s.Comparisons {
+		cmps = append(cmps, []string{c.Candidate, c.Baseline, strings.Join(c.Scenarios, " "), f(c.CandidateMean), f(c.BaselineMean),
+			f(c.Gain), f(c.GainLo), f(c.GainHi), f(c.MeanDiff), f(c.T), f(c.P), f(c.Lead), f(c.LeadLo), f(c.LeadHi),
+			strings.Join(c.LeadScenarios, " ")})
+	}
+	eps := [][]string{{"scenario", "policy", "repeat", "seed", "baseline_Bps", "mean_throughput_Bps", "first_reroute_s", "overflow_at_reroute_Bps", "degradation_s"}}
+	for _, sc := range s.Scenarios {
+		for _, p := range s.Policies {
+			for _, e := range s.Episodes[[2]string{sc, p}] {
+				first, ovf := math.NaN(), math.NaN()
+				if r, ok := e.reroute(0, s.Options.Window); ok {
+					first, ovf = r.At, r.Overflow
+				}
+				onset := math.NaN()
+				if t, ok := e.degradation(s.Options.DegradationFraction, s.Options.Window); ok {
+					onset = t
+				}
+				eps = append(eps, []string{sc, p, strconv.Itoa(e.Repeat), strconv.FormatUint(e.Seed, 10), f(e.Baseline),
+					f(e.meanThroughput(s.Options.Window)), f(first), f(ovf), f(onset)})
+			}
+		}
+	}
+	for name, rows := range map[string][][]string{"cells.csv": cells, "comparisons.csv": cmps, "episodes.csv": eps} {
+		if err := writeCSV(filepath.Join(dir, name), rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func f(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 8, 64)
+}
+
+func writeCSV(path string, rows [][]string) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	w := csv.NewWriter(file)
+	if err := w.WriteAll(rows); err != nil {
+		file.Close()
+		return fmt.Errorf("eval: write %s: %w", path, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("eval: write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package eval
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// sampleSD is the standard deviation with n−1 in the denominator.
+func sampleSD(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	m := mean(xs)
+	s := 0.0
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return math.Sqrt(s / float64(len(xs)-1))
+}
+
+// quantile returns the q-quantile of xs by linear interpolation between
+// order statistics (the "type 7" definition).
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+}
+
+// bootstrapRatioCI returns a percentile bootstrap confidence interval for
+// mean(a)/mean(b) where a[i], b[i] belong to the same scenario: scenarios
+// are resampled with replacement, keeping the pairs together.
+func bootstrapRatioCI(a, b []float64, level float64, resamples int, rng *rand.Rand) (lo, hi float64) {
+	n := len(a)
+	if n == 0 || resamples < 1 {
+		return math.NaN(), math.NaN()
+	}
+	ratios := make([]float64, 0, resamples)
+	for r := 0; r < resamples; r++ {
+		var sa, sb float64
+		for i := 0; i < n; i++ {
+			j := rng.IntN(n)
+			sa += a[j]
+			sb += b[j]
+		}
+		if sb > 0 {
+			ratios = append(ratios, sa/sb)
+		}
+	}
+	alpha := (1 - level) / 2
+	return quantile(ratios, alpha), quantile(ratios, 1-alpha)
+}
+
+// pairedT is a two-sided paired t-test of a against b.
+type pairedT struct {
+	N        int
+	MeanDiff float64 // mean(a−b)
+	T        float64
+	P        float64
+}
+
+func pairedTTest(a, b []float64) pairedT {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	res := pairedT{N: len(d), MeanDiff: mean(d), T: math.NaN(), P: math.NaN()}
+	if len(d) < 2 {
+		return res
+	}
+	sd := sampleSD(d)
+	if sd == 0 {
+		if res.MeanDiff == 0 {
+			res.T, res.P = 0, 1
+		} else {
+			res.T, res.P = math.Copysign(math.Inf(1), res.MeanDiff), 0
+		}
+		return res
+	}
+	res.T = res.MeanDiff / (sd / math.Sqrt(float64(len(d))))
+	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(d) - 1)}
+	res.P = 2 * dist.Survival(math.Abs(res.T))
+	return res
+}
+
+// tInterval returns the mean of xs and its two-sided t confidence interval.
+func tInterval(xs []float64, level float64) (m, lo, hi float64) {
+	m = mean(xs)
+	if len(xs) < 2 {
+		return m, math.NaN(), math.NaN()
+	}
+	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}
+	half := dist.Quantile(1-(1-level)/2) * sampleSD(xs) / math.Sqrt(float64(len(xs)))
+	return m, m - half, m + half
+}

@@ -1,0 +1,269 @@
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Options controls how episodes are summarised. Start from DefaultOptions.
+type Options struct {
+	// Window is the evaluation window after congestion start, seconds (120).
+	Window float64 `json:"window"`
+	// DegradationFraction: an episode is degraded from the first sample whose
+	// throughput is below this fraction of its baseline (0.5).
+	DegradationFraction float64 `json:"degradation_fraction"`
+	// Baseline is the policy every other policy is compared with ("reactive").
+	Baseline string `json:"baseline"`
+	// Reference is the policy whose degradation onset defines a policy's
+	// lead time, i.e. when the flow degrades if nobody moves it ("static").
+	// When the reference policy was not run, an episode's own onset is used.
+	Reference string `json:"reference"`
+	// Confidence is the level of every interval (0.95).
+	Confidence float64 `json:"confidence"`
+	// Resamples is the number of scenario bootstrap resamples (10,000).
+	Resamples int `json:"resamples"`
+	// Seed seeds the bootstrap, so reports are reproducible.
+	Seed uint64 `json:"seed"`
+}
+
+// DefaultOptions returns the settings of the paper's evaluation (SPEC §9).
+func DefaultOptions() Options {
+	return Options{Window: 120, DegradationFraction: 0.5, Baseline: "reactive", Reference: "static",
+		Confidence: 0.95, Resamples: 10000, Seed: 1}
+}
+
+// Validate checks the options.
+func (o Options) Validate() error {
+	var errs []error
+	if !(o.Window > 0) {
+		errs = append(errs, fmt.Errorf("window %vs, want > 0", o.Window))
+	}
+	if !(o.DegradationFraction > 0 && o.DegradationFraction < 1) {
+		errs = append(errs, fmt.Errorf("degradation fraction %v, want in (0, 1)", o.DegradationFraction))
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		errs = append(errs, fmt.Errorf("confidence %v, want in (0, 1)", o.Confidence))
+	}
+	if o.Resamples < 1 {
+		errs = append(errs, fmt.Errorf("resamples %d, want >= 1", o.Resamples))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("eval: invalid options: %w", err)
+	}
+	return nil
+}
+
+// Cell summarises the repeats of one policy on one scenario. Times are in
+// seconds since congestion start, rates in bytes/s; NaN marks "no value"
+// (for example no repeat rerouted).
+type Cell struct {
+	Scenario string `json:"scenario"`
+	Policy   string `json:"policy"`
+	Repeats  int    `json:"repeats"`
+	// MeanThroughput is the mean over repeats of each episode's mean φ in the window.
+	MeanThroughput float64 `json:"mean_throughput"`
+	MinThroughput  float64 `json:"min_throughput"`
+	MaxThroughput  float64 `json:"max_throughput"`
+	// Fired counts repeats with a reroute in the window; FirstReroute is the
+	// mean time of their first one.
+	Fired        int     `json:"fired"`
+	FirstReroute float64 `json:"first_reroute"`
+	// SecondFired and SecondReroute do the same for a second reroute.
+	SecondFired   int     `json:"second_fired"`
+	SecondReroute float64 `json:"second_reroute"`
+	// OverflowAtReroute is the mean ξ on the old switch at the first reroute.
+	OverflowAtReroute float64 `json:"overflow_at_reroute"`
+	// Degraded counts repeats whose throughput fell below the degradation
+	// fraction of baseline; Degradation is the mean onset.
+	Degraded    int     `json:"degraded"`
+	Degradation float64 `json:"degradation"`
+	// Lead is the mean over fired repeats of (reference degradation onset −
+	// first reroute): positive = the flow moved before it would degrade.
+	Lead float64 `json:"lead"`
+}
+
+// Comparison compares a candidate policy with the baseline policy over the
+// scenarios both ran.
+type Comparison struct {
+	Candidate string   `json:"candidate"`
+	Baseline  string   `json:"baseline"`
+	Scenarios []string `json:"scenarios"`
+	// CandidateMean and BaselineMean are dataset-wide means of the
+	// per-scenario mean throughputs, bytes/s.
+	CandidateMean float64 `json:"candidate_mean"`
+	BaselineMean  float64 `json:"baseline_mean"`
+	// Gain is CandidateMean/BaselineMean with its scenario-bootstrap interval.
+	Gain   float64 `json:"gain"`
+	GainLo float64 `json:"gain_lo"`
+	GainHi float64 `json:"gain_hi"`
+	// MeanDiff, T and P are the paired t-test across scenarios of
+	// candidate − baseline mean throughput (bytes/s).
+	MeanDiff float64 `json:"mean_diff"`
+	T        float64 `json:"t"`
+	P        float64 `json:"p"`
+	// LeadScenarios are the scenarios where the baseline rerouted on every
+	// repeat and the candidate at least once; Lead is the mean of
+	// (baseline first reroute − candidate first reroute) over them, with a
+	// t interval.
+	LeadScenarios []string `json:"lead_scenarios"`
+	Lead          float64  `json:"lead"`
+	LeadLo        float64  `json:"lead_lo"`
+	LeadHi        float64  `json:"lead_hi"`
+}
+
+// Summary is the evaluation of a set of episodes.
+type Summary struct {
+	Options     Options      `json:"options"`
+	Scenarios   []string     `json:"scenarios"` // in first-seen order
+	Policies    []string     `json:"policies"`  // in first-seen order
+	Cells       []Cell       `json:"cells"`     // scenario-major, policy-minor; missing pairs omitted
+	Comparisons []Comparison `json:"comparisons"`
+	// Episodes are the inputs, grouped by scenario and policy, for plotting.
+	Episodes map[[2]string][]*Episode `json:"-"`
+}
+
+// Cell returns the cell of a scenario and policy.
+func (s *Summary) Cell(scenario, policy string) (Cell, bool) {
+	for _, c := range s.Cells {
+		if c.Scenario == scenario && c.Policy == policy {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// Comparison returns the comparison of a candidate with the baseline.
+func (s *Summary) Comparison(candidate string) (Comparison, bool) {
+	for _, c := range s.Comparisons {
+		if c.Candidate == candidate {
+			return c, true
+		}
+	}
+	return Comparison{}, false
+}
+
+// Summarize computes per-scenario cells and the comparisons with the
+// baseline policy (SPEC §9).
+func Summarize(eps []*Episode, opt Options) (*Summary, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("eval: no episodes to summarise")
+	}
+	s := &Summary{Options: opt, Episodes: map[[2]string][]*Episode{}}
+	seenS, seenP := map[string]bool{}, map[string]bool{}
+	for _, e := range eps {
+		if err := e.Validate(); err != nil {
+			return nil, err
+		}
+		if !seenS[e.Scenario] {
+			seenS[e.Scenario] = true
+			s.Scenarios = append(s.Scenarios, e.Scenario)
+		}
+		if !seenP[e.Policy] {
+			seenP[e.Policy] = true
+			s.Policies = append(s.Policies, e.Policy)
+		}
+		k := [2]string{e.Scenario, e.Policy}
+		s.Episodes[k] = append(s.Episodes[k], e)
+	}
+	for _, sc := range s.Scenarios {
+		ref := math.NaN()
+		if refEps := s.Episodes[[2]string{sc, opt.Reference}]; len(refEps) > 0 {
+			ref = meanOnset(refEps, opt)
+		}
+		for _, p := range s.Policies {
+			if group := s.Episodes[[2]string{sc, p}]; len(group) > 0 {
+				s.Cells = append(s.Cells, summariseCell(sc, p, group, ref, opt))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x70726f666c6f77))
+	for _, p := range s.Policies {
+		if p != opt.Baseline && seenP[opt.Baseline] {
+			s.Comparisons = append(s.Comparisons, s.compare(p, rng))
+		}
+	}
+	return s, nil
+}
+
+// meanOnset is the mean degradation onset of the episodes that degraded,
+// counting one that never degraded as degrading at the end of the window.
+func meanOnset(eps []*Episode, opt Options) float64 {
+	var ts []float64
+	for _, e := range eps {
+		t, ok := e.degradation(opt.DegradationFraction, opt.Window)
+		if !ok {
+			t = opt.Window
+		}
+		ts = append(ts, t)
+	}
+	return mean(ts)
+}
+
+func summariseCell(sc, p string, eps []*Episode, refOnset float64, opt Options) Cell {
+	c := Cell{Scenario: sc, Policy: p, Repeats: len(eps), MinThroughput: math.Inf(1), MaxThroughput: math.Inf(-1)}
+	var means, first, second, ovf, onset, lead []float64
+	for _, e := range eps {
+		m := e.meanThroughput(opt.Window)
+		means = append(means, m)
+		c.MinThroughput = math.Min(c.MinThroughput, m)
+		c.MaxThroughput = math.Max(c.MaxThroughput, m)
+		own, degraded := e.degradation(opt.DegradationFraction, opt.Window)
+		if degraded {
+			onset = append(onset, own)
+		}
+		if r, ok := e.reroute(0, opt.Window); ok {
+			first = append(first, r.At)
+			ovf = append(ovf, r.Overflow)
+			ref := refOnset
+			if math.IsNaN(ref) {
+				ref = own
+				if !degraded {
+					ref = opt.Window
+				}
+			}
+			lead = append(lead, ref-r.At)
+		}
+		if r, ok := e.reroute(1, opt.Window); ok {
+			second = append(second, r.At)
+		}
+	}
+	c.MeanThroughput = mean(means)
+	c.Fired, c.FirstReroute = len(first), mean(first)
+	c.SecondFired, c.SecondReroute = len(second), mean(second)
+	c.OverflowAtReroute = mean(ovf)
+	c.Degraded, c.Degradation = len(onset), mean(onset)
+	c.Lead = mean(lead)
+	return c
+}
+
+func (s *Summary) compare(candidate string, rng *rand.Rand) Comparison {
+	opt := s.Options
+	cmp := Comparison{Candidate: candidate, Baseline: opt.Baseline}
+	var a, b, leads []float64
+	for _, sc := range s.Scenarios {
+		cc, ok1 := s.Cell(sc, candidate)
+		bc, ok2 := s.Cell(sc, opt.Baseline)
+		if !ok1 || !ok2 {
+			continue
+		}
+		cmp.Scenarios = append(cmp.Scenarios, sc)
+		a = append(a, cc.MeanThroughput)
+		b = append(b, bc.MeanThroughput)
+		if bc.Fired == bc.Repeats && cc.Fired > 0 {
+			cmp.LeadScenarios = append(cmp.LeadScenarios, sc)
+			leads = append(leads, bc.FirstReroute-cc.FirstReroute)
+		}
+	}
+	cmp.CandidateMean, cmp.BaselineMean = mean(a), mean(b)
+	cmp.Gain = cmp.CandidateMean / cmp.BaselineMean
+	cmp.GainLo, cmp.GainHi = bootstrapRatioCI(a, b, opt.Confidence, opt.Resamples, rng)
+	t := pairedTTest(a, b)
+	cmp.MeanDiff, cmp.T, cmp.P = t.MeanDiff, t.T, t.P
+	cmp.Lead, cmp.LeadLo, cmp.LeadHi = tInterval(leads, opt.Confidence)
+	return cmp
+}

@@ -1,0 +1,58 @@
+// Package p4runtime is proflow's P4Runtime southbound: it moves the
+// protected flow between aggregation switches by programming the leaf
+// switches (leaf.p4, package p4) and reads their counters as telemetry.
+//
+// # Placement
+//
+// Client is a proflow.Enforcer: Place(flow, k) installs, for each direction,
+// a path_select entry (exact IPv4 source and destination, ternary protocol
+// and ports, action set_uplink) on the leaf where that direction enters the
+// fabric, sending it toward the leaf's uplink to aggregation switch k. A
+// reroute is one MODIFY per leaf, so each direction switches atomically and
+// the old uplink carries the flow until the new one does; both leaves are
+// written in parallel and a half-done reroute is rolled back. Entries carry
+// Config.Owner in the TableEntry metadata field: the ownership mark. Client
+// is also a proflow.Locator: Locate reads the owned entries back, so a
+// restarted or newly promoted controller resumes from the switches' real
+// state (and repairs a half-placed flow).
+//
+// # Telemetry
+//
+// Client is a proflow.Telemetry: Collect reads per-port counters and the
+// path entries' direct counters, one Read RPC per leaf, and turns them into
+// the signals a leaf can provide — transmit rates toward each aggregation
+// switch, the congestion leaves' ingress and transmit rates, the protected
+// flow's throughput. Overflow rates, flow counts and elephants are not
+// visible to a leaf; merge the Client with a source that has them
+// (telemetry.Merge), or use Client.Overlay on top of one.
+//
+// # Sessions
+//
+// Dial opens one StreamChannel per device and arbitrates with
+// Config.ElectionID; the highest election ID is primary and only the primary
+// writes. The streams are watched: a broken stream is reopened with backoff
+// and arbitrated again. A refusal with PERMISSION_DENIED, or a stream
+// notification that another client is primary, is loss of primary:
+// errors.Is(err, ErrNotPrimary). With Config.TakeOver a backup takes over
+// when the server reports that no primary is left. The forwarding pipeline
+// (Config.Pipeline, leaf.p4 by default) is pushed to a device only when its
+// cookie differs. Every unary RPC has a deadline (Config.CallTimeout).
+// Config.TLS secures the connections.
+//
+//	cfg := p4runtime.DefaultConfig()
+//	cfg.Leaves = leaves // device IDs, addresses, hosts, ports
+//	cfg.Flow = flow
+//	cfg.ElectionID = p4runtime.ElectionID{Low: 10}
+//	c, err := p4runtime.Dial(ctx, cfg)
+//	if err != nil { ... }
+//	defer c.Close()
+//	ctrl, err := proflow.NewController(ctrlCfg, c, enc, pol, gate, c)
+//
+// Package target is a P4Runtime server that enforces the P4Info and the
+// arbitration rules, fronting an in-memory or simulated data plane; the
+// tests run this package against it over loopback TCP.
+//
+// # Concurrency
+//
+// A Client is safe for concurrent use; placements are serialised.
+package p4runtime

@@ -1,0 +1,470 @@
+package p4runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+
+	"github.com/antoninbas/p4runtime-go-client/pkg/client"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/p4runtime/p4"
+)
+
+// direction is one half of a placement: the flow's 5-tuple as seen by the
+// leaf where it enters the fabric.
+type direction struct {
+	s    *session
+	leaf int
+	flow proflow.FlowID
+}
+
+// directions returns the forward direction (on the source host's leaf) and
+// the reverse direction (on the destination host's leaf).
+func (c *Client) directions(flow proflow.FlowID) ([2]direction, error) {
+	var d [2]direction
+	if err := flow.Validate(); err != nil {
+		return d, fmt.Errorf("p4runtime: %w", err)
+	}
+	if !flow.Src.Is4() {
+		return d, fmt.Errorf("p4runtime: flow %v is IPv6; leaf.p4 matches IPv4 only", flow)
+	}
+	src, err := c.cfg.leafOf(flow.Src)
+	if err != nil {
+		return d, fmt.Errorf("p4runtime: flow %v: %w", flow, err)
+	}
+	dst, err := c.cfg.leafOf(flow.Dst)
+	if err != nil {
+		return d, fmt.Errorf("p4runtime: flow %v: %w", flow, err)
+	}
+	if src == dst {
+		return d, fmt.Errorf("p4runtime: flow %v stays on leaf %s; it crosses no aggregation switch", flow, c.cfg.Leaves[src].Name)
+	}
+	d[0] = direction{s: c.sessions[src], leaf: src, flow: flow}
+	d[1] = direction{s: c.sessions[dst], leaf: dst, flow: flow.Reverse()}
+	return d, nil
+}
+
+// Place puts flow on aggregation switch sw for both directions: on the
+// source host's leaf the forward 5-tuple, on the destination host's leaf the
+// reverse 5-tuple, each a path_select entry with action set_uplink toward
+// that leaf's uplink to sw, tagged with Config.Owner as metadata.
+//
+// Each direction changes with one atomic update: a MODIFY of the existing
+// entry (the old uplink carries the flow until the new one does, and the
+// direct counter keeps counting), or an INSERT where there was none (base
+// forwarding until then). The two leaves are written in parallel. Place is
+// idempotent: a direction already on sw is not written. If one direction
+// fails, the other is restored to what it was, so the old placement still
+// carries the flow; the error names the leaf and the refusal (a
+// *DeviceError; errors.Is(err, ErrNotPrimary) when this client is not
+// primary).
+func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
+	if n := c.cfg.Topology.NumSwitches(); sw < 0 || sw >= n {
+		return fmt.Errorf("p4runtime: place %v: %w", flow, &proflow.UnknownSwitchError{Index: sw, Known: c.cfg.Topology.Switches})
+	}
+	dirs, err := c.directions(flow)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("p4runtime: place %v: %w", flow, err)
+	}
+	c.placeMu.Lock()
+	defer c.placeMu.Unlock()
+	type result struct {
+		prev    pathState
+		changed bool
+		err     error
+	}
+	var res [2]result
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			port := c.cfg.Leaves[d.leaf].Uplinks[sw]
+			res[i].prev, res[i].changed, res[i].err = c.setPath(ctx, d, port)
+		}()
+	}
+	wg.Wait()
+	if res[0].err == nil && res[1].err == nil {
+		return nil
+	}
+	errs := []error{}
+	for i, r := range res {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		if !r.changed {
+			continue
+		}
+		// Undo the direction that moved, with a context of its own: ctx may
+		// be the reason the other direction failed.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.CallTimeout)
+		err := c.restore(rctx, dirs[i], r.prev)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("restore %s: %w", c.cfg.Leaves[dirs[i].leaf].Name, err))
+			c.logger().Error("p4runtime: could not restore a half-moved flow", slog.String("flow", flow.String()), slog.String("error", err.Error()))
+		}
+	}
+	return fmt.Errorf("p4runtime: place %v on %s: %w", flow, c.cfg.Topology.Switches[sw], errors.Join(errs...))
+}
+
+// restore puts one direction back to prev (an entry with prev.port, or none).
+func (c *Client) restore(ctx context.Context, d direction, prev pathState) error {
+	if prev.present {
+		_, _, err := c.setPath(ctx, d, prev.port)
+		return err
+	}
+	return c.clearPath(ctx, d)
+}
+
+// matchFields are path_select's match fields for flow, built with
+// p4runtime-go-client's match types (canonical bytestrings).
+func matchFields(flow proflow.FlowID) map[string]client.MatchInterface {
+	src, dst := flow.Src.As4(), flow.Dst.As4()
+	mfs := map[string]client.MatchInterface{
+		p4.FieldIPv4Src: &client.ExactMatch{Value: src[:]},
+		p4.FieldIPv4Dst: &client.ExactMatch{Value: dst[:]},
+	}
+	if flow.Proto != 0 {
+		mfs[p4.FieldIPProto] = &client.TernaryMatch{Value: []byte{flow.Proto}, Mask: []byte{0xff}}
+	}
+	if flow.SrcPort != 0 {
+		mfs[p4.FieldL4SrcPort] = &client.TernaryMatch{Value: be16(flow.SrcPort), Mask: []byte{0xff, 0xff}}
+	}
+	if flow.DstPort != 0 {
+		mfs[p4.FieldL4DstPort] = &client.TernaryMatch{Value: be16(flow.DstPort), Mask: []byte{0xff, 0xff}}
+	}
+	return mfs
+}
+
+func be16(v uint16) []byte { return []byte{byte(v >> 8), byte(v)} }
+
+// portBytes encodes a port number as a canonical bytestring.
+func portBytes(port uint32) []byte {
+	var b []byte
+	for v := port; v != 0; v >>= 8 {
+		b = append([]byte{byte(v)}, b...)
+	}
+	if len(b) == 0 {
+		b = []byte{0}
+	}
+	return b
+}
+
+func (c *Client) pathEntry(lib *client.Client, flow proflow.FlowID, port uint32) *p4v1.TableEntry {
+	var act *p4v1.TableAction
+	if port != noPort {
+		act = lib.NewTableActionDirect(p4.SetUplinkAction, [][]byte{portBytes(port)})
+	}
+	te := lib.NewTableEntry(p4.PathTable, matchFields(flow), act, &client.TableEntryOptions{Priority: c.cfg.Priority})
+	te.Metadata = c.cfg.Owner
+	return te
+}
+
+const noPort = ^uint32(0)
+
+// keyEntry is the path_select entry key of flow, for reads (generated
+// client: the read carries only the key and the metadata filter).
+func (c *Client) keyEntry(flow proflow.FlowID) *p4v1.TableEntry {
+	src, dst := flow.Src.As4(), flow.Dst.As4()
+	te := &p4v1.TableEntry{TableId: c.ids.pathTable, Priority: c.cfg.Priority, Match: []*p4v1.FieldMatch{
+		{FieldId: c.ids.fSrc, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: client.ToCanonicalIf(src[:], true)}}},
+		{FieldId: c.ids.fDst, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: client.ToCanonicalIf(dst[:], true)}}},
+	}}
+	tern := func(id uint32, v, mask []byte) {
+		te.Match = append(te.Match, &p4v1.FieldMatch{FieldId: id, FieldMatchType: &p4v1.FieldMatch_Ternary_{
+			Ternary: &p4v1.FieldMatch_Ternary{Value: client.ToCanonicalIf(v, true), Mask: mask}}})
+	}
+	if flow.Proto != 0 {
+		tern(c.ids.fProto, []byte{flow.Proto}, []byte{0xff})
+	}
+	if flow.SrcPort != 0 {
+		tern(c.ids.fSport, be16(flow.SrcPort), []byte{0xff, 0xff})
+	}
+	if flow.DstPort != 0 {
+		tern(c.ids.fDport, be16(flow.DstPort), []byte{0xff, 0xff})
+	}
+	return te
+}
+
+// current returns what the device holds for d's entry, from the session's
+// cache when it is valid for gen, else read back.
+func (c *Client) current(ctx context.Context, d direction, gen uint64) (pathState, error) {
+	s := d.s
+	s.mu.Lock()
+	st, ok := s.cache[d.flow]
+	ok = ok && s.gen == gen
+	s.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	st, err := c.readPath(ctx, d)
+	if err != nil {
+		return st, err
+	}
+	s.remember(gen, d.flow, st)
+	return st, nil
+}
+
+func (s *session) remember(gen uint64, flow proflow.FlowID, st pathState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen == gen && s.cache != nil {
+		s.cache[flow] = st
+	}
+}
+
+func (s *session) forget(flow proflow.FlowID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cache, flow)
+}
+
+// readPath reads back d's entry by its key.
+func (c *Client) readPath(ctx context.Context, d direction) (pathState, error) {
+	ents, err := d.s.read(ctx, "read path entry "+d.flow.String(), &p4v1.ReadRequest{DeviceId: d.s.leaf.DeviceID,
+		Role: c.cfg.Role, Entities: []*p4v1.Entity{{Entity: &p4v1.Entity_TableEntry{TableEntry: c.keyEntry(d.flow)}}}})
+	if err != nil {
+		return pathState{}, err
+	}
+	for _, e := range ents {
+		te := e.GetTableEntry()
+		if te == nil {
+			continue
+		}
+		if string(te.GetMetadata()) != string(c.cfg.Owner) {
+			return pathState{}, &DeviceError{Leaf: d.s.leaf.Name, Device: d.s.leaf.DeviceID, Op: "read path entry " + d.flow.String(),
+				Code: codes.FailedPrecondition, Message: fmt.Sprintf("entry has metadata %q, not this client's %q", te.GetMetadata(), c.cfg.Owner), Err: ErrForeignEntry}
+		}
+		port, ok := c.uplinkPort(te)
+		if !ok {
+			return pathState{}, &DeviceError{Leaf: d.s.leaf.Name, Device: d.s.leaf.DeviceID, Op: "read path entry " + d.flow.String(),
+				Code: codes.FailedPrecondition, Message: fmt.Sprintf("entry's action is %v, want %s(port)", te.GetAction(), p4.SetUplinkAction)}
+		}
+		return pathState{present: true, port: port}, nil
+	}
+	return pathState{}, nil
+}
+
+// uplinkPort returns the port of a set_uplink entry.
+func (c *Client) uplinkPort(te *p4v1.TableEntry) (uint32, bool) {
+	a := te.GetAction().GetAction()
+	if a.GetActionId() != c.ids.setUplink {
+		return 0, false
+	}
+	for _, p := range a.GetParams() {
+		if p.GetParamId() == c.ids.portParam && len(p.GetValue()) <= 4 {
+			var v uint32
+			for _, b := range p.GetValue() {
+				v = v<<8 | uint32(b)
+			}
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// setPath makes d's entry send toward port and returns what was there.
+func (c *Client) setPath(ctx context.Context, d direction, port uint32) (prev pathState, changed bool, err error) {
+	s := d.s
+	lib, gen, err := s.ensureReady(ctx)
+	if err != nil {
+		return prev, false, err
+	}
+	if prev, err = c.current(ctx, d, gen); err != nil {
+		return prev, false, err
+	}
+	if prev.present && prev.port == port {
+		return prev, false, nil
+	}
+	te := c.pathEntry(lib, d.flow, port)
+	modify := prev.present
+	for attempt := 0; ; attempt++ {
+		op := fmt.Sprintf("write: insert %s entry %v -> port %d", p4.PathTable, d.flow, port)
+		write := lib.InsertTableEntry
+		if modify {
+			op = fmt.Sprintf("write: modify %s entry %v -> port %d", p4.PathTable, d.flow, port)
+			write = lib.ModifyTableEntry
+		}
+		cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+		err = write(cctx, te)
+		cancel()
+		if err == nil {
+			s.remember(gen, d.flow, pathState{present: true, port: port})
+			return prev, true, nil
+		}
+		err = s.fail(gen, op, err)
+		var de *DeviceError
+		if attempt > 0 || !errors.As(err, &de) {
+			break
+		}
+		// A stale view of the device (another primary changed it): flip
+		// INSERT and MODIFY once.
+		if de.Code == codes.AlreadyExists && !modify || de.Code == codes.NotFound && modify {
+			s.forget(d.flow)
+			if st, rerr := c.readPath(ctx, d); rerr == nil {
+				prev, modify = st, st.present
+				continue
+			}
+		}
+		break
+	}
+	s.forget(d.flow)
+	return prev, false, err
+}
+
+// clearPath deletes d's entry; a missing entry is fine.
+func (c *Client) clearPath(ctx context.Context, d direction) error {
+	s := d.s
+	lib, gen, err := s.ensureReady(ctx)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	err = lib.DeleteTableEntry(cctx, c.pathEntry(lib, d.flow, noPort))
+	if err != nil {
+		err = s.fail(gen, fmt.Sprintf("write: delete %s entry %v", p4.PathTable, d.flow), err)
+		var de *DeviceError
+		if !errors.As(err, &de) || de.Code != codes.NotFound {
+			s.forget(d.flow)
+			return err
+		}
+	}
+	s.remember(gen, d.flow, pathState{})
+	return nil
+}
+
+// Remove deletes the flow's entries in both directions, returning it to
+// base forwarding (ECMP). Entries already gone are not an error.
+func (c *Client) Remove(ctx context.Context, flow proflow.FlowID) error {
+	dirs, err := c.directions(flow)
+	if err != nil {
+		return err
+	}
+	c.placeMu.Lock()
+	defer c.placeMu.Unlock()
+	var errs []error
+	for _, d := range dirs {
+		if err := c.clearPath(ctx, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("p4runtime: remove %v: %w", flow, err)
+	}
+	return nil
+}
+
+// Locate reads back the flow's owned entries on both leaves and returns the
+// aggregation switch they send it to; proflow.ErrNotPlaced when neither
+// exists. Reads need no primary, so a backup can locate. When the two
+// directions disagree or one is missing (a primary that failed half-way),
+// the forward direction wins and, if this client is primary, the other is
+// repaired to match.
+func (c *Client) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
+	dirs, err := c.directions(flow)
+	if err != nil {
+		return -1, err
+	}
+	c.placeMu.Lock()
+	defer c.placeMu.Unlock()
+	var sts [2]pathState
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.s.mu.Lock()
+			gen := d.s.gen
+			d.s.mu.Unlock()
+			if sts[i], errs[i] = c.readPath(ctx, d); errs[i] == nil {
+				d.s.remember(gen, d.flow, sts[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return -1, fmt.Errorf("p4runtime: locate %v: %w", flow, err)
+	}
+	var sw [2]int
+	for i, st := range sts {
+		sw[i] = -1
+		if !st.present {
+			continue
+		}
+		if sw[i] = c.switchOf(dirs[i].leaf, st.port); sw[i] < 0 {
+			return -1, fmt.Errorf("p4runtime: locate %v: leaf %s sends it to port %d, which is not an uplink (%v)",
+				flow, c.cfg.Leaves[dirs[i].leaf].Name, st.port, c.cfg.Leaves[dirs[i].leaf].Uplinks)
+		}
+	}
+	k, fix := sw[0], 1
+	if k < 0 {
+		k, fix = sw[1], 0
+	}
+	if k < 0 {
+		return -1, fmt.Errorf("p4runtime: locate %v: %w", flow, proflow.ErrNotPlaced)
+	}
+	if sw[fix] != k {
+		d := dirs[fix]
+		if p, _, _ := d.s.state(); p {
+			if _, _, err := c.setPath(ctx, d, c.cfg.Leaves[d.leaf].Uplinks[k]); err != nil {
+				c.logger().Warn("p4runtime: could not repair a half-placed flow", slog.String("flow", d.flow.String()), slog.String("error", err.Error()))
+			} else {
+				c.logger().Info("p4runtime: repaired a half-placed flow", slog.String("flow", d.flow.String()), slog.String("switch", c.cfg.Topology.Switches[k]))
+			}
+		}
+	}
+	return k, nil
+}
+
+func (c *Client) switchOf(leaf int, port uint32) int {
+	for k, p := range c.cfg.Leaves[leaf].Uplinks {
+		if p == port {
+			return k
+		}
+	}
+	return -1
+}
+
+// flowOf decodes a path_select entry's match into a FlowID.
+func (c *Client) flowOf(te *p4v1.TableEntry) (proflow.FlowID, bool) {
+	var f proflow.FlowID
+	u := func(b []byte) uint64 {
+		var v uint64
+		for _, x := range b {
+			v = v<<8 | uint64(x)
+		}
+		return v
+	}
+	addr := func(b []byte) netip.Addr {
+		v := u(b)
+		return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	}
+	for _, fm := range te.GetMatch() {
+		switch fm.GetFieldId() {
+		case c.ids.fSrc:
+			f.Src = addr(fm.GetExact().GetValue())
+		case c.ids.fDst:
+			f.Dst = addr(fm.GetExact().GetValue())
+		case c.ids.fProto:
+			f.Proto = uint8(u(fm.GetTernary().GetValue()))
+		case c.ids.fSport:
+			f.SrcPort = uint16(u(fm.GetTernary().GetValue()))
+		case c.ids.fDport:
+			f.DstPort = uint16(u(fm.GetTernary().GetValue()))
+		}
+	}
+	return f, f.Src.IsValid() && f.Dst.IsValid()
+}

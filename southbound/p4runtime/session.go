@@ -1,0 +1,356 @@
+package p4runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/antoninbas/p4runtime-go-client/pkg/client"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/genproto/googleapis/rpc/code"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// session is the client's connection to one leaf device: a watched stream
+// with arbitration, and the primary-only state (pipeline checked, owned
+// entries known).
+//
+// The stream uses the generated p4.v1 client directly, not
+// p4runtime-go-client's Client.Run: Run opens the stream with a context that
+// is never cancelled, ignores io.EOF (a broken stream goes unreported), and
+// its receive goroutine blocks forever on an unbuffered channel once Run
+// returns — no reconnection, and a goroutine leak. Writes, table-entry
+// construction and the pipeline push go through p4runtime-go-client.
+type session struct {
+	cfg  *Config
+	leaf Leaf
+	rpc  p4v1.P4RuntimeClient
+	log  *slog.Logger
+
+	readyMu sync.Mutex // serialises ensureReady
+
+	mu         sync.Mutex
+	lib        *client.Client // valid while ready
+	election   ElectionID     // the ID this session arbitrates with now
+	primary    bool
+	arbitrated bool // an arbitration answer arrived on the current stream
+	ready      bool // primary, pipeline checked, lib loaded
+	gen        uint64
+	changed    chan struct{} // closed and replaced on every role change
+	lastErr    error
+	cache      map[proflow.FlowID]pathState // owned entries known to exist, valid for gen
+}
+
+// pathState is what the client knows of one path_select entry it owns.
+type pathState struct {
+	present bool
+	port    uint32
+}
+
+func newSession(cfg *Config, leaf Leaf, rpc p4v1.P4RuntimeClient) *session {
+	return &session{cfg: cfg, leaf: leaf, rpc: rpc, election: cfg.ElectionID, changed: make(chan struct{}),
+		log: cfg.Logger.With(slog.String("leaf", leaf.Name), slog.Uint64("device", leaf.DeviceID))}
+}
+
+// setRoleLocked records a role change. Call with s.mu held.
+func (s *session) setRoleLocked(primary bool, err error) {
+	if s.primary != primary || err != nil {
+		s.gen++
+		s.ready, s.cache = false, nil
+	}
+	s.primary = primary
+	if err != nil {
+		s.lastErr = err
+	}
+	s.notifyLocked()
+}
+
+// notifyLocked wakes everyone waiting for a state change. Call with s.mu held.
+func (s *session) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// prepare makes a newly primary session ready at once (pipeline checked and
+// pushed if needed), so reads of devices the client never writes to find a
+// pipeline, and the first reroute pays no extra round trips.
+func (s *session) prepare(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		primary, ready, changed := s.primary, s.ready, s.changed
+		s.mu.Unlock()
+		if primary && !ready {
+			pctx, cancel := context.WithTimeout(ctx, 2*s.cfg.CallTimeout)
+			if _, _, err := s.ensureReady(pctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("p4runtime: preparing the device failed", slog.String("error", err.Error()))
+				cancel()
+				t := time.NewTimer(s.cfg.MinBackoff)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				continue
+			}
+			cancel()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// run keeps a stream open until ctx ends, reconnecting with backoff.
+func (s *session) run(ctx context.Context) {
+	backoff := s.cfg.MinBackoff
+	for {
+		start := time.Now()
+		err := s.stream(ctx)
+		s.mu.Lock()
+		s.arbitrated = false
+		s.setRoleLocked(false, err)
+		s.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > s.cfg.MaxBackoff {
+			backoff = s.cfg.MinBackoff
+		}
+		s.log.Warn("p4runtime stream lost; reconnecting", slog.String("error", err.Error()), slog.Duration("backoff", backoff))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, s.cfg.MaxBackoff)
+	}
+}
+
+func toProto(e ElectionID) *p4v1.Uint128 { return &p4v1.Uint128{High: e.High, Low: e.Low} }
+
+// stream runs one StreamChannel until it breaks and returns why.
+func (s *session) stream(ctx context.Context) error {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := s.rpc.StreamChannel(sctx)
+	if err != nil {
+		return fmt.Errorf("open stream: %w", err)
+	}
+	var sendMu sync.Mutex
+	send := func(id ElectionID) error {
+		upd := &p4v1.MasterArbitrationUpdate{DeviceId: s.leaf.DeviceID, ElectionId: toProto(id)}
+		if s.cfg.Role != "" {
+			upd.Role = &p4v1.Role{Name: s.cfg.Role}
+		}
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return st.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{Arbitration: upd}})
+	}
+	s.mu.Lock()
+	id := s.election
+	s.mu.Unlock()
+	if err := send(id); err != nil {
+		return fmt.Errorf("send arbitration: %w", err)
+	}
+	// No answer within CallTimeout: treat the stream as broken.
+	timedOut := false
+	var tmu sync.Mutex
+	timer := time.AfterFunc(s.cfg.CallTimeout, func() { tmu.Lock(); timedOut = true; tmu.Unlock(); cancel() })
+	defer timer.Stop()
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			tmu.Lock()
+			to := timedOut
+			tmu.Unlock()
+			switch {
+			case to:
+				return fmt.Errorf("no arbitration answer within %v", s.cfg.CallTimeout)
+			case errors.Is(err, io.EOF):
+				return errors.New("stream closed by the server")
+			}
+			return s.deviceError("stream", err)
+		}
+		switch u := m.GetUpdate().(type) {
+		case *p4v1.StreamMessageResponse_Arbitration:
+			timer.Stop()
+			if next, again := s.onArbitration(u.Arbitration); again {
+				if err := send(next); err != nil {
+					return fmt.Errorf("send arbitration: %w", err)
+				}
+			}
+		case *p4v1.StreamMessageResponse_Error:
+			s.log.Warn("p4runtime stream error", slog.String("code", codes.Code(u.Error.GetCanonicalCode()).String()),
+				slog.String("message", u.Error.GetMessage()))
+		}
+	}
+}
+
+// onArbitration applies an arbitration notification and says whether to
+// arbitrate again (TakeOver) and with which ID.
+func (s *session) onArbitration(a *p4v1.MasterArbitrationUpdate) (ElectionID, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.arbitrated = true
+	st := code.Code(a.GetStatus().GetCode())
+	highest, known := ElectionID{High: a.GetElectionId().GetHigh(), Low: a.GetElectionId().GetLow()}, a.GetElectionId() != nil
+	if st == code.Code_OK {
+		if known {
+			s.election = highest
+		}
+		if !s.primary {
+			s.log.Info("p4runtime: primary", slog.String("election_id", s.election.String()))
+		}
+		s.setRoleLocked(true, nil)
+		return ElectionID{}, false
+	}
+	if s.primary {
+		s.log.Warn("p4runtime: lost primary", slog.String("status", st.String()), slog.String("highest", highest.String()))
+	}
+	s.setRoleLocked(false, nil)
+	if st == code.Code_NOT_FOUND && s.cfg.TakeOver {
+		next := s.cfg.ElectionID
+		if known {
+			next = highest.Add(s.cfg.ElectionID)
+		}
+		s.log.Info("p4runtime: no primary; taking over", slog.String("election_id", next.String()))
+		s.election = next
+		return next, true
+	}
+	return ElectionID{}, false
+}
+
+// state returns the role and the channel closed at the next change.
+func (s *session) state() (primary, arbitrated bool, changed <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.primary, s.arbitrated, s.changed
+}
+
+// settled reports whether the session has an arbitration answer and, when
+// primary, is ready; and returns the channel closed at the next change.
+func (s *session) settled() (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.arbitrated && (!s.primary || s.ready), s.changed
+}
+
+func (s *session) notPrimary(op string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg := fmt.Sprintf("election id %s is a backup", s.election)
+	if !s.arbitrated {
+		msg = "no arbitration on the stream yet"
+		if s.lastErr != nil {
+			msg += " (last stream error: " + s.lastErr.Error() + ")"
+		}
+	}
+	return &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: op, Code: codes.PermissionDenied, Message: msg, Err: ErrNotPrimary}
+}
+
+// ensureReady makes sure this session is primary and the device runs the
+// configured pipeline (pushing it when the cookie differs), and returns the
+// go-client bound to the current election ID with the pipeline's P4Info.
+func (s *session) ensureReady(ctx context.Context) (*client.Client, uint64, error) {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	s.mu.Lock()
+	primary, ready, lib, gen, id := s.primary, s.ready, s.lib, s.gen, s.election
+	s.mu.Unlock()
+	if !primary {
+		return nil, 0, s.notPrimary("prepare")
+	}
+	if ready {
+		return lib, gen, nil
+	}
+	var role *p4v1.Role
+	if s.cfg.Role != "" {
+		role = &p4v1.Role{Name: s.cfg.Role}
+	}
+	lib = client.NewClientForRole(s.rpc, s.leaf.DeviceID, toProto(id), role)
+	want := s.cfg.Pipeline.cookie()
+	// The cookie check uses the generated client: p4runtime-go-client's
+	// GetFwdPipe formats the gRPC error with %v, losing its status code.
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	resp, err := s.rpc.GetForwardingPipelineConfig(cctx, &p4v1.GetForwardingPipelineConfigRequest{
+		DeviceId: s.leaf.DeviceID, ResponseType: p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY})
+	cancel()
+	if err != nil {
+		return nil, 0, s.deviceError("get pipeline cookie", err)
+	}
+	cctx, cancel = context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	if c := resp.GetConfig().GetCookie(); c == nil || c.GetCookie() != want {
+		text, err := prototext.Marshal(s.cfg.Pipeline.P4Info)
+		if err != nil {
+			return nil, 0, fmt.Errorf("p4runtime: encode p4info: %w", err)
+		}
+		if _, err := lib.SetFwdPipeFromBytes(cctx, s.cfg.Pipeline.DeviceConfig, text, want); err != nil {
+			return nil, 0, s.fail(gen, "set pipeline config", err)
+		}
+		s.log.Info("p4runtime: pushed pipeline config", slog.Uint64("cookie", want), slog.Uint64("device_cookie", c.GetCookie()))
+	} else if _, err := lib.GetFwdPipe(cctx, client.GetFwdPipeP4InfoAndCookie); err != nil {
+		// Same pipeline: load its P4Info into the go-client (its only way in).
+		return nil, 0, &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: "get pipeline p4info", Code: codes.Unavailable, Message: err.Error(), Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen != gen || !s.primary {
+		return nil, 0, s.notPrimaryLocked("prepare")
+	}
+	s.lib, s.ready, s.cache = lib, true, map[proflow.FlowID]pathState{}
+	s.notifyLocked()
+	return lib, gen, nil
+}
+
+func (s *session) notPrimaryLocked(op string) error {
+	return &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: op, Code: codes.PermissionDenied,
+		Message: fmt.Sprintf("lost primary (election id %s) while preparing", s.election), Err: ErrNotPrimary}
+}
+
+// fail converts an RPC error and, for PERMISSION_DENIED, records the loss
+// of primary.
+func (s *session) fail(gen uint64, op string, err error) error {
+	de := s.deviceError(op, err)
+	if errors.Is(de, ErrNotPrimary) {
+		s.mu.Lock()
+		if s.gen == gen {
+			s.setRoleLocked(false, de)
+		}
+		s.mu.Unlock()
+	}
+	return de
+}
+
+// read runs one Read RPC and returns every entity.
+func (s *session) read(ctx context.Context, op string, req *p4v1.ReadRequest) ([]*p4v1.Entity, error) {
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	rs, err := s.rpc.Read(cctx, req)
+	if err != nil {
+		return nil, s.deviceError(op, err)
+	}
+	var out []*p4v1.Entity
+	for {
+		r, err := rs.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, s.deviceError(op, err)
+		}
+		out = append(out, r.GetEntities()...)
+	}
+}

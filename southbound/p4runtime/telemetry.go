@@ -1,0 +1,238 @@
+package p4runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// counts is a byte and packet count read from a counter.
+type counts struct{ bytes, packets uint64 }
+
+func countsOf(d *p4v1.CounterData) counts {
+	return counts{bytes: uint64(max(d.GetByteCount(), 0)), packets: uint64(max(d.GetPacketCount(), 0))}
+}
+
+// delta returns cur − prev; a counter that went backwards was reset (an
+// entry deleted and inserted again, a config push), and then cur is all
+// that was counted since.
+func delta(cur, prev uint64) uint64 {
+	if cur < prev {
+		return cur
+	}
+	return cur - prev
+}
+
+// leafCounters is one leaf's reading.
+type leafCounters struct {
+	uplinkTx []uint64 // bytes sent toward each aggregation switch
+	hostRx   uint64   // bytes received from the hosts
+	owned    uint64   // bytes counted by this client's path entries
+	flow     uint64   // bytes of the protected flow's forward entry (source leaf)
+	hasFlow  bool
+}
+
+type telemetryState struct {
+	mu       sync.Mutex
+	reqs     []*p4v1.ReadRequest
+	prev     []leafCounters
+	cur      []leafCounters
+	errs     []error
+	prevTime time.Time
+	primed   bool
+	leafIdx  []int // Topology.Leaves index -> Config.Leaves index
+}
+
+func (t *telemetryState) init(cfg *Config) {
+	n := len(cfg.Leaves)
+	t.reqs = make([]*p4v1.ReadRequest, n)
+	t.prev, t.cur, t.errs = make([]leafCounters, n), make([]leafCounters, n), make([]error, n)
+	for i := range t.prev {
+		t.prev[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
+		t.cur[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
+	}
+	for _, name := range cfg.Topology.Leaves {
+		for j, l := range cfg.Leaves {
+			if l.Name == name {
+				t.leafIdx = append(t.leafIdx, j)
+			}
+		}
+	}
+}
+
+// request builds (once) the Read of one leaf: port_tx of each uplink,
+// port_rx of each host port, and this client's path entries with their
+// direct counters, in a single ReadRequest. (p4runtime-go-client reads one
+// entity per request; one request per leaf halves the round trips.)
+func (c *Client) request(i int) *p4v1.ReadRequest {
+	if r := c.tel.reqs[i]; r != nil {
+		return r
+	}
+	l := c.cfg.Leaves[i]
+	r := &p4v1.ReadRequest{DeviceId: l.DeviceID, Role: c.cfg.Role}
+	for _, p := range l.Uplinks {
+		r.Entities = append(r.Entities, &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+			CounterId: c.ids.portTx, Index: &p4v1.Index{Index: int64(p)}}}})
+	}
+	for _, p := range l.HostPorts {
+		r.Entities = append(r.Entities, &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+			CounterId: c.ids.portRx, Index: &p4v1.Index{Index: int64(p)}}}})
+	}
+	r.Entities = append(r.Entities, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{
+		TableId: c.ids.pathTable, Metadata: c.cfg.Owner, CounterData: &p4v1.CounterData{}}}})
+	c.tel.reqs[i] = r
+	return r
+}
+
+// readLeaf reads one leaf's counters into lc.
+func (c *Client) readLeaf(ctx context.Context, i int, lc *leafCounters) error {
+	s := c.sessions[i]
+	ents, err := s.read(ctx, "read counters", c.request(i))
+	if err != nil {
+		return err
+	}
+	l := &c.cfg.Leaves[i]
+	clear(lc.uplinkTx)
+	lc.hostRx, lc.owned, lc.flow, lc.hasFlow = 0, 0, 0, false
+	for _, e := range ents {
+		switch x := e.GetEntity().(type) {
+		case *p4v1.Entity_CounterEntry:
+			ce := x.CounterEntry
+			idx, v := uint32(ce.GetIndex().GetIndex()), countsOf(ce.GetData()).bytes
+			switch ce.GetCounterId() {
+			case c.ids.portTx:
+				for k, p := range l.Uplinks {
+					if p == idx {
+						lc.uplinkTx[k] = v
+					}
+				}
+			case c.ids.portRx:
+				lc.hostRx += v
+			}
+		case *p4v1.Entity_TableEntry:
+			te := x.TableEntry
+			v := countsOf(te.GetCounterData()).bytes
+			lc.owned += v
+			if i == c.src {
+				if f, ok := c.flowOf(te); ok && f == c.cfg.Flow {
+					lc.flow, lc.hasFlow = v, true
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Collect reads every leaf's counters (one Read RPC per leaf, in parallel)
+// and fills obs with the rates since the previous Collect:
+//
+//   - Switches[k].TxRate: bytes/s all leaves sent toward aggregation switch k
+//     (port_tx of the uplinks to k): the load offered to k's uplinks.
+//   - Leaves[ℓ].TransmitRate μ: bytes/s leaf ℓ sent toward the aggregation
+//     layer (port_tx of all its uplinks).
+//   - Leaves[ℓ].IngressRate λ: bytes/s ℓ received from its hosts (port_rx
+//     of the host ports) minus what this client's path entries counted there
+//     (the protected flow): the congestion traffic entering at ℓ.
+//   - Flow.Throughput φ: bytes/s of the protected flow's forward entry on
+//     its source leaf (the path_select direct counter).
+//   - Flow.CongestionRate F: the sum of λ over the congestion leaves.
+//
+// The switch cannot see token-bucket overflow, flow counts or elephants:
+// OverflowRate, FlowCount and ElephantRate are zero. Merge the Client with a
+// source that has them (telemetry.Merge with an Overlay), or use the Client
+// itself as an Overlay on another source.
+//
+// The first Collect only primes the counters and returns an error wrapping
+// proflow.ErrStale, as does a Collect whose clock did not advance. Collect
+// fails if the protected flow has no path entry (place it first: the direct
+// counter is its throughput).
+func (c *Client) Collect(ctx context.Context, obs *proflow.Observation) error {
+	obs.Resize(c.cfg.Topology)
+	now, err := c.sample(ctx, obs)
+	if err != nil {
+		return err
+	}
+	obs.Time = now
+	return nil
+}
+
+// Overlay writes the signals Collect reads (TxRate, the leaf samples and
+// the flow sample) into an observation another source has filled and sized,
+// and leaves OverflowRate, FlowCount, ElephantRate and Time as they are: the
+// Client as a telemetry.Overlay.
+func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
+	if len(obs.Switches) != c.cfg.Topology.NumSwitches() || len(obs.Leaves) != c.cfg.Topology.NumLeaves() {
+		return fmt.Errorf("p4runtime: overlay: observation has %d switch and %d leaf samples, want %d and %d (let the primary source size it)",
+			len(obs.Switches), len(obs.Leaves), c.cfg.Topology.NumSwitches(), c.cfg.Topology.NumLeaves())
+	}
+	_, err := c.sample(ctx, obs)
+	return err
+}
+
+func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Time, error) {
+	t := &c.tel
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("p4runtime: collect: %w", err)
+	}
+	now := c.cfg.Clock.Now()
+	var wg sync.WaitGroup
+	for i := range c.sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.errs[i] = c.readLeaf(ctx, i, &t.cur[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(t.errs...); err != nil {
+		return time.Time{}, fmt.Errorf("p4runtime: collect: %w", err)
+	}
+	if !t.cur[c.src].hasFlow {
+		return time.Time{}, fmt.Errorf("p4runtime: collect: protected flow %v has no %s entry on leaf %s, so its throughput is unknown; place it first: %w",
+			c.cfg.Flow, "path_select", c.cfg.Leaves[c.src].Name, proflow.ErrNotPlaced)
+	}
+	primed, dt := t.primed, now.Sub(t.prevTime).Seconds()
+	defer func() {
+		t.prev, t.cur = t.cur, t.prev
+		t.prevTime, t.primed = now, true
+	}()
+	switch {
+	case !primed:
+		return time.Time{}, fmt.Errorf("p4runtime: collect: first sample primes the counters: %w", proflow.ErrStale)
+	case dt <= 0:
+		return time.Time{}, fmt.Errorf("p4runtime: collect: clock at %v did not advance past the previous sample: %w",
+			now.Format(time.RFC3339Nano), proflow.ErrStale)
+	}
+	for k := range obs.Switches {
+		var b uint64
+		for i := range t.cur {
+			b += delta(t.cur[i].uplinkTx[k], t.prev[i].uplinkTx[k])
+		}
+		obs.Switches[k].TxRate = float64(b) / dt
+	}
+	var congestion float64
+	for l, i := range t.leafIdx {
+		cur, prev := &t.cur[i], &t.prev[i]
+		var tx uint64
+		for k := range cur.uplinkTx {
+			tx += delta(cur.uplinkTx[k], prev.uplinkTx[k])
+		}
+		in := float64(delta(cur.hostRx, prev.hostRx)) - float64(delta(cur.owned, prev.owned))
+		obs.Leaves[l] = proflow.LeafSample{IngressRate: max(in, 0) / dt, TransmitRate: float64(tx) / dt}
+		congestion += obs.Leaves[l].IngressRate
+	}
+	flow := float64(delta(t.cur[c.src].flow, t.prev[c.src].flow))
+	if !t.prev[c.src].hasFlow {
+		flow = float64(t.cur[c.src].flow)
+	}
+	obs.Flow = proflow.FlowSample{Throughput: flow / dt, CongestionRate: congestion}
+	return now, nil
+}
