@@ -133,11 +133,32 @@ func (s *Summary) plotThroughput(path string) error {
 				p.Add(mark)
 			}
 		}
-		p.Legend.Top = false
-		p.Legend.Left = true
+		// Leave headroom above the baseline for the legend.
+		p.Y.Max = 1.4 * s.maxBaseline(sc) / 1e6
+		p.Legend.Top = true
 		plots[i/cols][i%cols] = p
 	}
 	return writeGrid(path, plots, vg.Length(cols)*4*vg.Inch, vg.Length(rows)*3*vg.Inch)
+}
+
+func (s *Summary) maxBaseline(sc string) float64 {
+	m := 0.0
+	for _, pol := range s.Policies {
+		for _, e := range s.Episodes[[2]string{sc, pol}] {
+			m = math.Max(m, e.Baseline)
+			for i, t := range e.T {
+				if t >= 0 && t < s.Options.Window {
+					m = math.Max(m, e.Throughput[i])
+				}
+			}
+		}
+	}
+	return m
+}
+
+// headroom raises the y axis so the legend sits above the data.
+func headroom(p *plot.Plot) {
+	p.Y.Max *= 1.3
 }
 
 // series returns an episode's throughput in MB/s over the window.
@@ -253,6 +274,7 @@ func (s *Summary) groupedBars(title, ylabel string, value func(Cell) (v, lo, hi 
 	}
 	p.NominalX(s.Scenarios...)
 	p.Legend.Top = true
+	p.Legend.Left = true
 	return p, nil
 }
 
@@ -278,6 +300,7 @@ func (s *Summary) plotMeans(path string) error {
 		return err
 	}
 	p.Y.Min = 0
+	headroom(p)
 	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(math.Max(8, float64(len(s.Scenarios))))*vg.Inch, 4*vg.Inch)
 }
 
@@ -312,7 +335,8 @@ func (s *Summary) plotReroutes(path string) error {
 		p.Legend.Add(pol, sc)
 	}
 	p.NominalX(s.Scenarios...)
-	p.Y.Min, p.Y.Max = 0, s.Options.Window
+	p.Y.Min, p.Y.Max = 0, s.Options.Window*1.25
+	p.Legend.Top = true
 	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(math.Max(8, float64(len(s.Scenarios))))*vg.Inch, 4*vg.Inch)
 }
 
@@ -328,6 +352,7 @@ func (s *Summary) plotOverflow(path string) error {
 		return err
 	}
 	p.Y.Min = 0
+	headroom(p)
 	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(math.Max(8, float64(len(s.Scenarios))))*vg.Inch, 4*vg.Inch)
 }
 

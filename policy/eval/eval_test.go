@@ -1,0 +1,203 @@
+package eval
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// episode builds an episode sampled every second over [-5, 120) whose
+// throughput is `before` until `drop` and `after` from then on, with the
+// given reroute times.
+func episode(sc, pol string, rep int, before, after, drop float64, reroutes ...float64) *Episode {
+	e := &Episode{Scenario: sc, Policy: pol, Repeat: rep, Seed: uint64(rep), Baseline: before}
+	for t := -5.0; t < 120; t++ {
+		e.T = append(e.T, t)
+		v := before
+		if t >= drop {
+			v = after
+		}
+		e.Throughput = append(e.Throughput, v)
+		e.Overflow = append(e.Overflow, 20000+100*t)
+	}
+	for i, at := range reroutes {
+		e.Reroutes = append(e.Reroutes, Reroute{At: at, From: i, To: i + 1, Overflow: 20000 + 100*at})
+	}
+	return e
+}
+
+func TestSummarizeCells(t *testing.T) {
+	eps := []*Episode{
+		// S1: static degrades at 20 s and stays low.
+		episode("S1", "static", 0, 20e6, 4e6, 20),
+		episode("S1", "static", 1, 20e6, 4e6, 30),
+		// reactive rerouted after degrading, at 40 and 50 s.
+		episode("S1", "reactive", 0, 20e6, 8e6, 20, 40),
+		episode("S1", "reactive", 1, 20e6, 8e6, 20, 50, 90),
+		// the agent moved early and never degraded.
+		episode("S1", "agent", 0, 20e6, 20e6, 200, 10),
+		episode("S1", "agent", 1, 20e6, 20e6, 200, 12),
+	}
+	s, err := Summarize(eps, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := math.NaN()
+	// Static means: (20*20+100*4)/120 and (30*20+90*4)/120 MB/s.
+	m0, m1 := (20*20e6+100*4e6)/120, (30*20e6+90*4e6)/120
+	r := (20*20e6 + 100*8e6) / 120.0
+	want := []Cell{
+		{Scenario: "S1", Policy: "static", Repeats: 2, MeanThroughput: (m0 + m1) / 2, MinThroughput: m0, MaxThroughput: m1,
+			FirstReroute: nan, SecondReroute: nan, OverflowAtReroute: nan, Degraded: 2, Degradation: 25, Lead: nan},
+		{Scenario: "S1", Policy: "reactive", Repeats: 2, MeanThroughput: r, MinThroughput: r, MaxThroughput: r,
+			Fired: 2, FirstReroute: 45, SecondFired: 1, SecondReroute: 90, OverflowAtReroute: 24500,
+			Degraded: 2, Degradation: 20, Lead: 25 - 45},
+		{Scenario: "S1", Policy: "agent", Repeats: 2, MeanThroughput: 20e6, MinThroughput: 20e6, MaxThroughput: 20e6,
+			Fired: 2, FirstReroute: 11, SecondReroute: nan, OverflowAtReroute: 21100, Degradation: nan, Lead: 25 - 11},
+	}
+	if diff := cmp.Diff(want, s.Cells, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	c, ok := s.Comparison("agent")
+	if !ok {
+		t.Fatal("no comparison for agent")
+	}
+	if c.Lead != 45-11 || len(c.LeadScenarios) != 1 {
+		t.Errorf("lead %v over %v, want 34 over [S1]", c.Lead, c.LeadScenarios)
+	}
+	if got, want := c.Gain, 20e6/r; math.Abs(got-want) > 1e-12 {
+		t.Errorf("gain %v, want %v", got, want)
+	}
+}
+
+func TestComparisonStatistics(t *testing.T) {
+	// Four scenarios; the candidate beats the baseline by 1, 1, 2, 2 MB/s.
+	var eps []*Episode
+	base := []float64{4e6, 6e6, 8e6, 10e6}
+	gain := []float64{1e6, 1e6, 2e6, 2e6}
+	for i, sc := range []string{"S1", "S2", "S3", "S4"} {
+		eps = append(eps, episode(sc, "reactive", 0, base[i], base[i], 500, 40+float64(i)))
+		eps = append(eps, episode(sc, "agent", 0, base[i]+gain[i], base[i]+gain[i], 500, 10))
+	}
+	s, err := Summarize(eps, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Comparison("agent")
+	// Paired differences 1,1,2,2 MB/s: mean 1.5, sd 0.57735, t = 5.19615 on
+	// 3 degrees of freedom, two-sided p = 0.013846.
+	if math.Abs(c.MeanDiff-1.5e6) > 1e-6 || math.Abs(c.T-5.196152) > 1e-5 || math.Abs(c.P-0.013846) > 1e-5 {
+		t.Errorf("paired t: diff %v, t %v, p %v; want 1.5e6, 5.196152, 0.013846", c.MeanDiff, c.T, c.P)
+	}
+	// Leads 30, 31, 32, 33 s: mean 31.5, sd 1.29099, t(0.975, 3) = 3.182446.
+	half := 3.182446 * 1.290994 / 2
+	if math.Abs(c.Lead-31.5) > 1e-9 || math.Abs(c.LeadLo-(31.5-half)) > 1e-4 || math.Abs(c.LeadHi-(31.5+half)) > 1e-4 {
+		t.Errorf("lead %v [%v, %v], want 31.5 ± %v", c.Lead, c.LeadLo, c.LeadHi, half)
+	}
+	if !(c.GainLo <= c.Gain && c.Gain <= c.GainHi) || c.GainLo <= 1 {
+		t.Errorf("gain %v with CI [%v, %v]: want the CI around the gain and above 1", c.Gain, c.GainLo, c.GainHi)
+	}
+}
+
+func TestBootstrapOfExactRatio(t *testing.T) {
+	a := []float64{2, 4, 6, 8}
+	b := []float64{1, 2, 3, 4}
+	lo, hi := bootstrapRatioCI(a, b, 0.95, 1000, rand.New(rand.NewPCG(1, 2)))
+	if lo != 2 || hi != 2 {
+		t.Errorf("CI [%v, %v], want [2, 2] when every scenario has ratio 2", lo, hi)
+	}
+}
+
+func TestValidateNamesTheProblem(t *testing.T) {
+	good := func() *Episode { return episode("S1", "static", 0, 1, 1, 0) }
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Episode)
+		want   string
+	}{
+		{"no policy", func(e *Episode) { e.Policy = "" }, "scenario and policy names are required"},
+		{"lengths", func(e *Episode) { e.Overflow = e.Overflow[1:] }, "want equal lengths"},
+		{"baseline", func(e *Episode) { e.Baseline = 0 }, "baseline throughput 0"},
+		{"time order", func(e *Episode) { e.T[3] = e.T[2] }, "sample 3 at -3s does not follow -3s"},
+		{"nan", func(e *Episode) { e.Throughput[4] = math.NaN() }, "sample 4 holds NaN"},
+		{"reroute order", func(e *Episode) { e.Reroutes = []Reroute{{At: 5}, {At: 4}} }, "reroute 1 at 4s precedes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := good()
+			tc.mutate(e)
+			_, err := Summarize([]*Episode{e}, DefaultOptions())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestReportAndPlots(t *testing.T) {
+	var eps []*Episode
+	for i, sc := range []string{"S1", "S2", "S3"} {
+		for rep := 0; rep < 3; rep++ {
+			d := float64(rep)
+			eps = append(eps,
+				episode(sc, "static", rep, 20e6, 4e6, 15+d),
+				episode(sc, "reactive", rep, 20e6, 8e6, 15+d, 40+d+float64(i)),
+				episode(sc, "agent", rep, 20e6, 19e6, 60+d, 10+d))
+		}
+	}
+	s, err := Summarize(eps, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := s.WriteMarkdown(&md, "test report"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# test report", "| S2 |", "| agent | 3 |", "## Reroutes"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, md.String())
+		}
+	}
+	dir := t.TempDir()
+	if err := s.WriteCSV(dir); err != nil {
+		t.Fatal(err)
+	}
+	cells, err := os.ReadFile(filepath.Join(dir, "cells.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(cells), "\n"); n != 1+9 {
+		t.Errorf("cells.csv has %d lines, want a header and 9 cells", n)
+	}
+	if err := s.WritePlots(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FigThroughput, FigMeans, FigReroutes, FigOverflow} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b := img.Bounds(); b.Dx() < 500 || b.Dy() < 250 {
+			t.Errorf("%s is %v, want a readable size", name, b)
+		}
+	}
+	if os.Getenv("EVAL_KEEP_PLOTS") != "" {
+		t.Logf("plots in %s", dir)
+		for _, name := range []string{FigThroughput, FigMeans, FigReroutes, FigOverflow} {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			os.WriteFile(filepath.Join(os.Getenv("EVAL_KEEP_PLOTS"), name), b, 0o644)
+		}
+	}
+}
