@@ -1,0 +1,464 @@
+// Package fabric builds the paper's leaf/aggregation testbed on one Linux
+// machine with Open vSwitch's userspace datapath: one bridge per switch
+// (datapath_type=netdev, OpenFlow 1.3, fail-mode secure, pointed at a
+// controller), hosts in network namespaces, veth links with transmit checksum
+// offload off, and a tc tbf token bucket on every aggregation uplink. It
+// starts its own ovsdb-server and ovs-vswitchd in a run directory of its own
+// (no kernel module, no system service) and removes everything it created in
+// Down, also after a crash.
+//
+// Building and tearing down need root, iproute2, ethtool and the
+// openvswitch-switch package (make ovs-deps).
+//
+// Names: namespaces and host-side links "<prefix>h<n>", links between
+// aggregation switch k and leaf l "<prefix>a<k>l<l>" (aggregation side, where
+// the bucket sits) and "<prefix>l<l>a<k>" (leaf side), bridges
+// "<prefix>agg<k>" and "<prefix>leaf<l>"; the default prefix is "pf-".
+package fabric
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/proflow-sdn/proflow/southbound/openflow"
+)
+
+// Config holds the settings of a fabric.
+type Config struct {
+	// RunDir holds the OVS database, sockets, pid files and logs
+	// (default /tmp/proflow-ovs). Down removes it.
+	RunDir string
+	// Prefix starts every namespace, link and bridge name (default "pf-",
+	// at most 4 characters so names fit in 15).
+	Prefix string
+	// Controller is the OpenFlow target of every bridge (default
+	// "tcp:127.0.0.1:6653").
+	Controller string
+	// Wiring is the fabric (default openflow.PaperFabric()). Host ports and
+	// datapath ids are configured on the bridges as given.
+	Wiring openflow.Fabric
+	// BucketRate, BucketBurst and BucketLatency configure the tc tbf on
+	// every aggregation uplink (defaults "20mbit", "32kb", "50ms"). The
+	// paper uses 200 Mbit/s; one userspace bridge carries ~650 Mbit/s on two
+	// cores, so the default is scaled down tenfold.
+	BucketRate, BucketBurst, BucketLatency string
+	// Logger receives the commands run (Debug) and progress (Info).
+	Logger *slog.Logger
+}
+
+// DefaultBucketRateBytes is the default bucket rate in bytes/s (20 Mbit/s).
+const DefaultBucketRateBytes = 20e6 / 8
+
+func (c Config) withDefaults() Config {
+	if c.RunDir == "" {
+		c.RunDir = "/tmp/proflow-ovs"
+	}
+	if c.Prefix == "" {
+		c.Prefix = "pf-"
+	}
+	if c.Controller == "" {
+		c.Controller = "tcp:127.0.0.1:6653"
+	}
+	if len(c.Wiring.Aggs) == 0 {
+		c.Wiring = openflow.PaperFabric()
+	}
+	if c.BucketRate == "" {
+		c.BucketRate = "20mbit"
+	}
+	if c.BucketBurst == "" {
+		c.BucketBurst = "32kb"
+	}
+	if c.BucketLatency == "" {
+		c.BucketLatency = "50ms"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Fabric is a running testbed.
+type Fabric struct {
+	cfg Config
+}
+
+// Check reports why a fabric cannot be built here (not root, a tool
+// missing), or nil.
+func Check() error {
+	if os.Geteuid() != 0 {
+		return errors.New("fabric: needs root (network namespaces, veth, tc)")
+	}
+	for _, tool := range []string{"ip", "tc", "ethtool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovsdb-tool"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("fabric: %s not found (make ovs-deps installs openvswitch-switch, iproute2, ethtool)", tool)
+		}
+	}
+	if _, err := os.Stat(schemaPath); err != nil {
+		return fmt.Errorf("fabric: OVS schema %s: %w", schemaPath, err)
+	}
+	return nil
+}
+
+const schemaPath = "/usr/share/openvswitch/vswitch.ovsschema"
+
+// Names.
+
+// NS returns the namespace of host h (as named in the wiring, e.g. "h1").
+func (f *Fabric) NS(host string) string { return f.cfg.Prefix + host }
+
+// AggBridge returns the bridge name of aggregation switch k.
+func (f *Fabric) AggBridge(k int) string { return fmt.Sprintf("%sagg%d", f.cfg.Prefix, k+1) }
+
+// LeafBridge returns the bridge name of leaf l.
+func (f *Fabric) LeafBridge(l int) string { return fmt.Sprintf("%sleaf%d", f.cfg.Prefix, l+1) }
+
+// UplinkDev returns the aggregation-side device of the link between
+// aggregation switch k and leaf l: the one with the token bucket.
+func (f *Fabric) UplinkDev(k, l int) string { return fmt.Sprintf("%sa%dl%d", f.cfg.Prefix, k+1, l+1) }
+
+func (f *Fabric) leafDev(k, l int) string { return fmt.Sprintf("%sl%da%d", f.cfg.Prefix, l+1, k+1) }
+
+// UplinkDevs returns, per aggregation switch, its bucketed devices.
+func (f *Fabric) UplinkDevs() [][]string {
+	out := make([][]string, len(f.cfg.Wiring.Aggs))
+	for k := range f.cfg.Wiring.Aggs {
+		for l := range f.cfg.Wiring.Leaves {
+			out[k] = append(out[k], f.UplinkDev(k, l))
+		}
+	}
+	return out
+}
+
+// Wiring returns the fabric's wiring, for the controller's configuration.
+func (f *Fabric) Wiring() openflow.Fabric { return f.cfg.Wiring }
+
+// Config returns the fabric's configuration with defaults filled in.
+func (f *Fabric) Config() Config { return f.cfg }
+
+// Up builds the fabric. On failure it removes what it created.
+func Up(ctx context.Context, cfg Config) (*Fabric, error) {
+	cfg = cfg.withDefaults()
+	if len(cfg.Prefix) > 4 {
+		return nil, fmt.Errorf("fabric: prefix %q, want at most 4 characters", cfg.Prefix)
+	}
+	if err := cfg.Wiring.Validate(); err != nil {
+		return nil, fmt.Errorf("fabric: wiring: %w", err)
+	}
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	f := &Fabric{cfg: cfg}
+	// Leftovers of a crashed run would collide with the names.
+	if err := Down(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("fabric: clean leftovers: %w", err)
+	}
+	if err := f.up(ctx); err != nil {
+		_ = Down(context.WithoutCancel(ctx), cfg)
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *Fabric) up(ctx context.Context) error {
+	c := f.cfg
+	if err := os.MkdirAll(c.RunDir, 0o755); err != nil {
+		return fmt.Errorf("fabric: %w", err)
+	}
+	db := filepath.Join(c.RunDir, "conf.db")
+	if err := f.run(ctx, "ovsdb-tool", "create", db, schemaPath); err != nil {
+		return err
+	}
+	sock := "unix:" + filepath.Join(c.RunDir, "db.sock")
+	if err := f.run(ctx, "ovsdb-server", db, "--remote=p"+sock, "--pidfile="+filepath.Join(c.RunDir, "ovsdb-server.pid"),
+		"--unixctl="+filepath.Join(c.RunDir, "ovsdb-server.ctl"), "--log-file="+filepath.Join(c.RunDir, "ovsdb-server.log"), "--detach"); err != nil {
+		return err
+	}
+	// max-revalidator: the userspace datapath pushes flow statistics to
+	// the OpenFlow tables every 500 ms by default, which aliases with a
+	// 500 ms polling interval; 100 ms keeps the counters fresh.
+	if err := f.vsctl(ctx, "--no-wait", "init", "--", "set", "open_vswitch", ".", "other_config:max-revalidator=100"); err != nil {
+		return err
+	}
+	if err := f.run(ctx, "ovs-vswitchd", sock, "--pidfile="+filepath.Join(c.RunDir, "ovs-vswitchd.pid"),
+		"--unixctl="+filepath.Join(c.RunDir, "ovs-vswitchd.ctl"), "--log-file="+filepath.Join(c.RunDir, "ovs-vswitchd.log"), "--detach"); err != nil {
+		return err
+	}
+	c.Logger.Info("fabric: ovs started", "rundir", c.RunDir)
+
+	// Links between aggregation switches and leaves, with the buckets.
+	for k := range c.Wiring.Aggs {
+		for l := range c.Wiring.Leaves {
+			a, b := f.UplinkDev(k, l), f.leafDev(k, l)
+			if err := f.run(ctx, "ip", "link", "add", a, "type", "veth", "peer", "name", b); err != nil {
+				return err
+			}
+			for _, d := range []string{a, b} {
+				if err := f.linkUp(ctx, "", d); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// Hosts.
+	for _, lf := range c.Wiring.Leaves {
+		for _, h := range lf.Hosts {
+			ns, dev := f.NS(h.Name), f.cfg.Prefix+h.Name
+			steps := [][]string{
+				{"ip", "netns", "add", ns},
+				{"ip", "link", "add", dev, "type", "veth", "peer", "name", dev + "n"},
+				{"ip", "link", "set", dev + "n", "netns", ns},
+				{"ip", "-n", ns, "link", "set", dev + "n", "name", "eth0"},
+				{"ip", "-n", ns, "addr", "add", h.Addr.String() + "/24", "dev", "eth0"},
+				{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"},
+			}
+			for _, s := range steps {
+				if err := f.run(ctx, s[0], s[1:]...); err != nil {
+					return err
+				}
+			}
+			if err := f.linkUp(ctx, ns, "eth0"); err != nil {
+				return err
+			}
+			if err := f.run(ctx, "ip", "-n", ns, "link", "set", "lo", "up"); err != nil {
+				return err
+			}
+			if err := f.linkUp(ctx, "", dev); err != nil {
+				return err
+			}
+		}
+	}
+	// Bridges, ports and controllers: one ovs-vsctl transaction.
+	args := []string{"--timeout=30"}
+	bridge := func(name string, dpid uint64) {
+		args = append(args, "--", "add-br", name,
+			"--", "set", "bridge", name, "datapath_type=netdev", "protocols=OpenFlow13", "fail-mode=secure",
+			fmt.Sprintf("other-config:datapath-id=%016x", dpid), "other-config:disable-in-band=true",
+			"--", "set-controller", name, c.Controller,
+			"--", "set", "controller", name, "max_backoff=1000", "inactivity_probe=5000")
+	}
+	port := func(br, dev string, ofport uint32) {
+		args = append(args, "--", "add-port", br, dev, "--", "set", "interface", dev, fmt.Sprintf("ofport_request=%d", ofport))
+	}
+	for k, a := range c.Wiring.Aggs {
+		bridge(f.AggBridge(k), a.DPID)
+		for l := range c.Wiring.Leaves {
+			port(f.AggBridge(k), f.UplinkDev(k, l), a.LeafPorts[l])
+		}
+	}
+	for l, lf := range c.Wiring.Leaves {
+		bridge(f.LeafBridge(l), lf.DPID)
+		for k := range c.Wiring.Aggs {
+			port(f.LeafBridge(l), f.leafDev(k, l), lf.Uplinks[k])
+		}
+		for _, h := range lf.Hosts {
+			port(f.LeafBridge(l), f.cfg.Prefix+h.Name, h.Port)
+		}
+	}
+	if err := f.vsctl(ctx, args...); err != nil {
+		return err
+	}
+	if err := f.applyBuckets(ctx); err != nil {
+		return err
+	}
+	c.Logger.Info("fabric: up", "bridges", len(c.Wiring.Aggs)+len(c.Wiring.Leaves), "controller", c.Controller)
+	return nil
+}
+
+// applyBuckets puts the tbf on every aggregation uplink. It runs after the
+// ports joined their bridges: ovs-vswitchd replaces the root qdisc of a port
+// it adds (with noqueue) when the port has no QoS of its own.
+func (f *Fabric) applyBuckets(ctx context.Context) error {
+	c := f.cfg
+	for k := range c.Wiring.Aggs {
+		for l := range c.Wiring.Leaves {
+			if err := f.run(ctx, "tc", "qdisc", "replace", "dev", f.UplinkDev(k, l), "root", "tbf", "rate", c.BucketRate,
+				"burst", c.BucketBurst, "latency", c.BucketLatency); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// linkUp sets a device up and turns transmit checksum offload off (TCP
+// through the userspace datapath needs it).
+func (f *Fabric) linkUp(ctx context.Context, ns, dev string) error {
+	if ns == "" {
+		// No IPv6 on the root side: its neighbour discovery would reach
+		// the switches as traffic no rule matches.
+		if err := f.run(ctx, "sysctl", "-qw", "net.ipv6.conf."+dev+".disable_ipv6=1"); err != nil {
+			return err
+		}
+		if err := f.run(ctx, "ip", "link", "set", dev, "up"); err != nil {
+			return err
+		}
+		return f.run(ctx, "ethtool", "-K", dev, "tx", "off")
+	}
+	if err := f.run(ctx, "ip", "-n", ns, "link", "set", dev, "up"); err != nil {
+		return err
+	}
+	return f.run(ctx, "ip", "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off")
+}
+
+func (f *Fabric) env() []string {
+	return append(os.Environ(), "OVS_RUNDIR="+f.cfg.RunDir, "OVS_LOGDIR="+f.cfg.RunDir, "OVS_DBDIR="+f.cfg.RunDir)
+}
+
+func (f *Fabric) vsctl(ctx context.Context, args ...string) error {
+	return f.run(ctx, "ovs-vsctl", append([]string{"--db=unix:" + filepath.Join(f.cfg.RunDir, "db.sock")}, args...)...)
+}
+
+// Output runs an OVS or iproute2 command with the fabric's OVS environment
+// and returns its standard output.
+func (f *Fabric) Output(ctx context.Context, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = f.env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	f.cfg.Logger.Debug("fabric: run", "cmd", name+" "+strings.Join(args, " "))
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("fabric: %s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return string(out), nil
+}
+
+func (f *Fabric) run(ctx context.Context, name string, args ...string) error {
+	_, err := f.Output(ctx, name, args...)
+	return err
+}
+
+// DumpFlows returns `ovs-ofctl -O OpenFlow13 dump-flows BRIDGE`.
+func (f *Fabric) DumpFlows(ctx context.Context, bridge string) (string, error) {
+	return f.Output(ctx, "ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge)
+}
+
+// Command returns a command that runs inside host's namespace.
+func (f *Fabric) Command(ctx context.Context, host string, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", f.NS(host), name}, args...)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// RestartSwitchd kills ovs-vswitchd and starts it again on the same
+// database: every bridge comes back with an empty flow table and reconnects
+// to the controller.
+func (f *Fabric) RestartSwitchd(ctx context.Context) error {
+	pidFile := filepath.Join(f.cfg.RunDir, "ovs-vswitchd.pid")
+	if err := stopPidFile(pidFile, f.cfg.RunDir); err != nil {
+		return err
+	}
+	if err := f.run(ctx, "ovs-vswitchd", "unix:"+filepath.Join(f.cfg.RunDir, "db.sock"), "--pidfile="+pidFile,
+		"--unixctl="+filepath.Join(f.cfg.RunDir, "ovs-vswitchd.ctl"), "--log-file="+filepath.Join(f.cfg.RunDir, "ovs-vswitchd.log"), "--detach"); err != nil {
+		return err
+	}
+	// Wait until the bridges are configured again, then restore the buckets.
+	if err := f.vsctl(ctx, "--timeout=30", "--", "set", "open_vswitch", ".", "other-config:restarted=true"); err != nil {
+		return err
+	}
+	return f.applyBuckets(ctx)
+}
+
+// Down removes the fabric.
+func (f *Fabric) Down(ctx context.Context) error { return Down(ctx, f.cfg) }
+
+// Down removes every namespace (and the processes in it), link, qdisc and
+// OVS process a fabric with this configuration created, and its run
+// directory. It works from names and pid files alone, so it also cleans up
+// after a crashed run; it is a no-op when nothing is there.
+func Down(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	f := &Fabric{cfg: cfg}
+	var errs []error
+	// Processes in our namespaces (traffic generators), then the namespaces.
+	out, err := f.Output(ctx, "ip", "netns", "list")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		ns, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if !strings.HasPrefix(ns, cfg.Prefix) {
+			continue
+		}
+		if pids, err := f.Output(ctx, "ip", "netns", "pids", ns); err == nil {
+			for _, p := range strings.Fields(pids) {
+				if pid, err := strconv.Atoi(p); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+		if err := f.run(ctx, "ip", "netns", "del", ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// OVS daemons we started, found by the pid files in our run directory.
+	for _, name := range []string{"ovs-vswitchd", "ovsdb-server"} {
+		if err := stopPidFile(filepath.Join(cfg.RunDir, name+".pid"), cfg.RunDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Links (veths and the bridges' tap devices); deleting one end of a
+	// veth deletes its peer and its qdisc.
+	out, err = f.Output(ctx, "ip", "-o", "link", "show")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(fields[1], ":"), "@")
+		if !strings.HasPrefix(name, cfg.Prefix) {
+			continue
+		}
+		if err := f.run(ctx, "ip", "link", "del", name); err != nil && !strings.Contains(err.Error(), "Cannot find device") {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(cfg.RunDir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// stopPidFile ends the process named by a pid file if its command line
+// mentions our run directory (so it is one we started), waiting up to 5 s
+// before killing it.
+func stopPidFile(pidFile, runDir string) error {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return nil
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return nil
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !bytes.Contains(cmdline, []byte(runDir)) {
+		return nil // gone, or not ours
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	for range 50 {
+		if err := syscall.Kill(pid, 0); err != nil {
+			_ = os.Remove(pidFile)
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(100 * time.Millisecond)
+	_ = os.Remove(pidFile)
+	return nil
+}

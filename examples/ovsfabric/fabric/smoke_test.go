@@ -1,0 +1,77 @@
+package fabric_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
+	"github.com/proflow-sdn/proflow/southbound/openflow"
+)
+
+func TestMain(m *testing.M) {
+	fabric.MaybeRunTraffic()
+	os.Exit(m.Run())
+}
+
+func TestSmoke(t *testing.T) {
+	if err := fabric.Check(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := openflow.DefaultConfig()
+	cfg.Fabric = openflow.PaperFabric()
+	cfg.Topology = proflow.PaperTopology()
+	srv, err := openflow.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(sctx, ln) }()
+	defer func() { scancel(); <-done }()
+
+	start := time.Now()
+	f, err := fabric.Up(ctx, fabric.Config{Prefix: "pt-", RunDir: "/tmp/proflow-ovs-test", Controller: "tcp:" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fabric up in %v", time.Since(start))
+	defer func() {
+		if err := f.Down(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := srv.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("switches ready after %v", time.Since(start))
+	sink, err := f.StartSink(ctx, "h8", 5201)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop()
+	time.Sleep(300 * time.Millisecond)
+	snd, err := f.StartSender(ctx, "h1", "10.0.0.8:5201", fabric.SenderConfig{BindPort: 40000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snd.Stop()
+	for range 4 {
+		r := <-sink.Reports()
+		t.Logf("sink: %.1f Mbit/s", float64(r.Bytes)*8/1e6)
+	}
+	q, _ := f.Output(ctx, "tc", "-s", "qdisc", "show", "dev", "pt-a4l4")
+	t.Logf("qdisc: %s", q)
+	flows, _ := f.DumpFlows(ctx, "pt-leaf1")
+	t.Logf("leaf1 flows: %d lines", strings.Count(flows, "\n"))
+}

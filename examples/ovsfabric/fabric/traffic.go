@@ -1,0 +1,243 @@
+package fabric
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// TrafficEnv is the environment variable that turns a binary into the
+// traffic generator: set to "sink" or "send", MaybeRunTraffic runs the
+// generator with the command-line flags and exits. The fabric starts
+// generators inside host namespaces by re-executing the current binary
+// (os.Executable) with it, so a program or test binary that starts traffic
+// must call MaybeRunTraffic first thing in main or TestMain.
+const TrafficEnv = "PROFLOW_TRAFFIC"
+
+// MaybeRunTraffic runs the traffic generator and exits if TrafficEnv is set;
+// otherwise it returns at once.
+func MaybeRunTraffic() {
+	mode := os.Getenv(TrafficEnv)
+	if mode == "" {
+		return
+	}
+	fs := flag.NewFlagSet("traffic", flag.ExitOnError)
+	listen := fs.String("listen", ":5201", "sink: address to listen on")
+	report := fs.Duration("report", time.Second, "sink: report interval")
+	connect := fs.String("connect", "", "send: address to send to")
+	streams := fs.Int("streams", 1, "send: parallel TCP connections")
+	bindPort := fs.Int("bind-port", 0, "send: local port of the first connection (0: any)")
+	rate := fs.Float64("rate", 0, "send: cap per connection in bytes/s (0: as fast as TCP goes)")
+	_ = fs.Parse(os.Args[1:])
+	var err error
+	switch mode {
+	case "sink":
+		err = runSink(*listen, *report)
+	case "send":
+		err = runSend(*connect, *streams, *bindPort, *rate)
+	default:
+		err = fmt.Errorf("%s=%q, want sink or send", TrafficEnv, mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "traffic:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// SinkReport is one line a sink prints: bytes received in the last interval.
+type SinkReport struct {
+	Time  time.Time `json:"time"`
+	Bytes int64     `json:"bytes"`
+}
+
+func runSink(addr string, every time.Duration) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	var total atomic.Int64
+	go func() {
+		enc := json.NewEncoder(os.Stdout)
+		t := time.NewTicker(every)
+		for now := range t.C {
+			_ = enc.Encode(SinkReport{Time: now, Bytes: total.Swap(0)})
+		}
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := c.Read(buf)
+				total.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+func runSend(addr string, streams, bindPort int, rate float64) error {
+	if addr == "" {
+		return errors.New("send: -connect is required")
+	}
+	var wg sync.WaitGroup
+	for i := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chunk := 64 << 10
+			if rate > 0 {
+				chunk = 8 << 10
+			}
+			buf := make([]byte, chunk)
+			for {
+				d := net.Dialer{Timeout: 2 * time.Second}
+				if i == 0 && bindPort != 0 {
+					d.LocalAddr = &net.TCPAddr{Port: bindPort}
+					d.Control = reuseAddr
+				}
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					time.Sleep(200 * time.Millisecond)
+					continue
+				}
+				start, sent := time.Now(), 0.0
+				for {
+					if rate > 0 {
+						// Pace: never ahead of rate × elapsed.
+						if ahead := time.Duration((sent/rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
+							time.Sleep(ahead)
+						}
+					}
+					n, err := c.Write(buf)
+					sent += float64(n)
+					if err != nil {
+						break
+					}
+				}
+				c.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func reuseAddr(_, _ string, rc syscall.RawConn) error {
+	var serr error
+	err := rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	})
+	return errors.Join(err, serr)
+}
+
+// Sink is a traffic sink running in a host namespace.
+type Sink struct {
+	cmd     *exec.Cmd
+	reports chan SinkReport
+	done    chan struct{}
+}
+
+// StartSink runs a sink on port in host's namespace. Its reports (bytes per
+// second) arrive on Reports until ctx ends or Stop is called.
+func (f *Fabric) StartSink(ctx context.Context, host string, port int) (*Sink, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("fabric: sink: %w", err)
+	}
+	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port))
+	cmd.Env = append(os.Environ(), TrafficEnv+"=sink")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("fabric: sink on %s: %w", host, err)
+	}
+	s := &Sink{cmd: cmd, reports: make(chan SinkReport, 1024), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer close(s.reports)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var r SinkReport
+			if json.Unmarshal(sc.Bytes(), &r) == nil {
+				select {
+				case s.reports <- r:
+				default: // nobody reading: drop
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	return s, nil
+}
+
+// Reports delivers one report per second; it closes when the sink ends.
+func (s *Sink) Reports() <-chan SinkReport { return s.reports }
+
+// Stop ends the sink and waits for it.
+func (s *Sink) Stop() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	<-s.done
+	_ = s.cmd.Wait()
+}
+
+// SenderConfig shapes a sender's traffic.
+type SenderConfig struct {
+	// Streams is the number of parallel TCP connections (default 1).
+	Streams int
+	// BindPort, when not 0, is the local port of the first connection, so
+	// the protected flow has a known 5-tuple.
+	BindPort int
+	// RateBytesPerSec caps each connection (0: as fast as TCP goes).
+	RateBytesPerSec float64
+}
+
+// StartSender runs a sender in host's namespace that keeps TCP connections
+// to dst ("10.0.0.8:5201") busy. Stop it with Stop.
+func (f *Fabric) StartSender(ctx context.Context, host, dst string, sc SenderConfig) (*Sender, error) {
+	streams, bindPort := max(sc.Streams, 1), sc.BindPort
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("fabric: sender: %w", err)
+	}
+	cmd := f.Command(ctx, host, exe, "-connect", dst, "-streams", fmt.Sprint(streams), "-bind-port", fmt.Sprint(bindPort),
+		"-rate", fmt.Sprint(sc.RateBytesPerSec))
+	cmd.Env = append(os.Environ(), TrafficEnv+"=send")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("fabric: sender on %s: %w", host, err)
+	}
+	return &Sender{cmd: cmd}, nil
+}
+
+// Sender is a traffic sender running in a host namespace.
+type Sender struct{ cmd *exec.Cmd }
+
+// Stop ends the sender and waits for it.
+func (s *Sender) Stop() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	_ = s.cmd.Wait()
+}

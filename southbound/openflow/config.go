@@ -1,0 +1,271 @@
+package openflow
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// DefaultListenAddr is the IANA OpenFlow port the controller listens on.
+const DefaultListenAddr = ":6653"
+
+// Fabric describes the wiring the controller programs: which datapath is
+// which switch, which port leads where, and where the hosts are. Aggs are in
+// the index order of proflow.Topology.Switches.
+type Fabric struct {
+	Aggs   []AggSwitch  `json:"aggs"`
+	Leaves []LeafSwitch `json:"leaves"`
+}
+
+// AggSwitch is an aggregation switch.
+type AggSwitch struct {
+	Name string `json:"name"`
+	DPID uint64 `json:"dpid"`
+	// LeafPorts[i] is the port toward Fabric.Leaves[i]. Its transmit
+	// counters are the switch's transmit rate ρ_k.
+	LeafPorts []uint32 `json:"leaf_ports"`
+}
+
+// LeafSwitch is a leaf (top-of-rack) switch.
+type LeafSwitch struct {
+	Name string `json:"name"`
+	DPID uint64 `json:"dpid"`
+	// Uplinks[k] is the port toward Fabric.Aggs[k].
+	Uplinks []uint32 `json:"uplinks"`
+	// Hosts are the hosts attached to the leaf.
+	Hosts []Host `json:"hosts"`
+}
+
+// Host is an end host: its IPv4 address and the leaf port it hangs off.
+type Host struct {
+	Name string     `json:"name"`
+	Addr netip.Addr `json:"addr"`
+	Port uint32     `json:"port"`
+}
+
+// Validate checks that every switch has a unique name and datapath id, that
+// ports line up (one leaf port per leaf on each aggregation switch, one
+// uplink per aggregation switch on each leaf), and that hosts have unique
+// IPv4 addresses.
+func (f Fabric) Validate() error {
+	var errs []error
+	if len(f.Aggs) < 2 {
+		errs = append(errs, fmt.Errorf("%d aggregation switches, want at least 2", len(f.Aggs)))
+	}
+	if len(f.Leaves) < 2 {
+		errs = append(errs, fmt.Errorf("%d leaves, want at least 2", len(f.Leaves)))
+	}
+	names, dpids, addrs := map[string]bool{}, map[uint64]string{}, map[netip.Addr]string{}
+	sw := func(name string, dpid uint64) {
+		if name == "" || names[name] {
+			errs = append(errs, fmt.Errorf("switch name %q is empty or used twice, want unique names", name))
+		}
+		names[name] = true
+		if other, dup := dpids[dpid]; dup {
+			errs = append(errs, fmt.Errorf("datapath id %#x used by %s and %s, want unique ids", dpid, other, name))
+		}
+		dpids[dpid] = name
+	}
+	for _, a := range f.Aggs {
+		sw(a.Name, a.DPID)
+		if len(a.LeafPorts) != len(f.Leaves) {
+			errs = append(errs, fmt.Errorf("aggregation switch %s has %d leaf ports, want one per leaf (%d)", a.Name, len(a.LeafPorts), len(f.Leaves)))
+		}
+		errs = append(errs, checkPorts(a.Name, a.LeafPorts))
+	}
+	for _, l := range f.Leaves {
+		sw(l.Name, l.DPID)
+		if len(l.Uplinks) != len(f.Aggs) {
+			errs = append(errs, fmt.Errorf("leaf %s has %d uplinks, want one per aggregation switch (%d)", l.Name, len(l.Uplinks), len(f.Aggs)))
+		}
+		ports := append([]uint32(nil), l.Uplinks...)
+		for _, h := range l.Hosts {
+			if !h.Addr.Is4() {
+				errs = append(errs, fmt.Errorf("host %s on %s: address %v, want IPv4", h.Name, l.Name, h.Addr))
+			} else if other, dup := addrs[h.Addr]; dup {
+				errs = append(errs, fmt.Errorf("host address %v used by %s and %s, want unique addresses", h.Addr, other, h.Name))
+			}
+			addrs[h.Addr] = h.Name
+			ports = append(ports, h.Port)
+		}
+		errs = append(errs, checkPorts(l.Name, ports))
+	}
+	return errors.Join(errs...)
+}
+
+func checkPorts(sw string, ports []uint32) error {
+	seen := map[uint32]bool{}
+	for _, p := range ports {
+		if p == 0 || p >= 0xffffff00 || seen[p] {
+			return fmt.Errorf("switch %s: port %d is reserved or used twice, want unique ports 1..0xfffffeff", sw, p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// Config holds the settings of a Server. Start from DefaultConfig.
+type Config struct {
+	// Fabric is the wiring. Its aggregation switches must carry the names
+	// of Topology.Switches in the same order, and Topology.Leaves must name
+	// leaves of the fabric.
+	Fabric Fabric
+	// Topology is the controller's view: switch order, congestion leaves L
+	// and bucket rate C (scales the elephant threshold).
+	Topology proflow.Topology
+	// Flow is the protected flow whose throughput telemetry reports. It may
+	// be left zero when the server only enforces.
+	Flow proflow.FlowID
+	// ListenAddr is where ListenAndServe listens (default ":6653").
+	ListenAddr string
+	// TLS, when set, makes the server speak OpenFlow over TLS. Set
+	// ClientAuth to tls.RequireAndVerifyClientCert with ClientCAs to refuse
+	// switches without a valid certificate.
+	TLS *tls.Config
+	// CookiePrefix tags every rule the server installs (the top 16 bits of
+	// the cookie), so it finds its own rules and leaves others alone.
+	CookiePrefix uint16
+	// BasePath picks the aggregation switch of the permanent base route
+	// between two hosts (indexes into the fabric's hosts in leaf order).
+	// Default: (src+dst) mod |S|.
+	BasePath func(src, dst int) int
+	// EchoInterval is how often the server sends an echo request to a
+	// switch it has not heard from (default 2 s).
+	EchoInterval time.Duration
+	// DeadTimeout drops a switch that has sent nothing for this long
+	// (default 3×EchoInterval).
+	DeadTimeout time.Duration
+	// HandshakeTimeout bounds hello and features (default 5 s).
+	HandshakeTimeout time.Duration
+	// RequestTimeout bounds a statistics poll or a barrier (default 2 s).
+	RequestTimeout time.Duration
+	// LeaseTimeout is the hard timeout of the protected flow's override
+	// rules: a dead controller's overrides expire and the flow falls back to
+	// base forwarding. The server refreshes live leases every LeaseTimeout/3.
+	// Zero means the default, 10 s; negative makes overrides permanent.
+	LeaseTimeout time.Duration
+	// OverridePriority is the lowest priority of override rules (default
+	// 1000); base rules use 100 and 200.
+	OverridePriority uint16
+	// ElephantFraction: a host pair whose rate exceeds this fraction of
+	// Topology.BucketRate over an interval is an elephant (default 0.1).
+	ElephantFraction float64
+	// Registerer, when set, receives the server's Prometheus metrics.
+	Registerer prometheus.Registerer
+	// Logger receives connection events (default: discard).
+	Logger *slog.Logger
+	// Clock stamps samples (default proflow.SystemClock); use the same
+	// clock as the proflow.Controller.
+	Clock proflow.Clock
+}
+
+// DefaultConfig returns a Config with every default filled in; set Fabric,
+// Topology and Flow.
+func DefaultConfig() Config {
+	return Config{}.withDefaults()
+}
+
+func (c Config) withDefaults() Config {
+	if c.ListenAddr == "" {
+		c.ListenAddr = DefaultListenAddr
+	}
+	if c.CookiePrefix == 0 {
+		c.CookiePrefix = 0x5046 // "PF"
+	}
+	if c.EchoInterval == 0 {
+		c.EchoInterval = 2 * time.Second
+	}
+	if c.DeadTimeout == 0 {
+		c.DeadTimeout = 3 * c.EchoInterval
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 5 * time.Second
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = 2 * time.Second
+	}
+	if c.LeaseTimeout == 0 {
+		c.LeaseTimeout = 10 * time.Second
+	}
+	if c.OverridePriority == 0 {
+		c.OverridePriority = 1000
+	}
+	if c.ElephantFraction == 0 {
+		c.ElephantFraction = 0.1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = proflow.SystemClock{}
+	}
+	return c
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if err := c.Fabric.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("fabric: %w", err))
+	}
+	if err := c.Topology.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(c.Topology.Switches) != len(c.Fabric.Aggs) {
+		errs = append(errs, fmt.Errorf("topology has %d switches and the fabric %d aggregation switches, want the same", len(c.Topology.Switches), len(c.Fabric.Aggs)))
+	} else {
+		for k, a := range c.Fabric.Aggs {
+			if a.Name != c.Topology.Switches[k] {
+				errs = append(errs, fmt.Errorf("aggregation switch %d is %q in the fabric and %q in the topology, want the same order", k, a.Name, c.Topology.Switches[k]))
+			}
+		}
+	}
+	for _, l := range c.Topology.Leaves {
+		if c.Fabric.leafIndex(l) < 0 {
+			errs = append(errs, fmt.Errorf("topology leaf %q is not a leaf of the fabric", l))
+		}
+	}
+	if c.Flow != (proflow.FlowID{}) {
+		if err := c.Flow.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for name, d := range map[string]time.Duration{"echo interval": c.EchoInterval, "dead timeout": c.DeadTimeout,
+		"handshake timeout": c.HandshakeTimeout, "request timeout": c.RequestTimeout} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %v, want a positive duration", name, d))
+		}
+	}
+	if c.DeadTimeout <= c.EchoInterval {
+		errs = append(errs, fmt.Errorf("dead timeout %v, want more than the echo interval %v", c.DeadTimeout, c.EchoInterval))
+	}
+	if c.LeaseTimeout > 0 && (c.LeaseTimeout < time.Second || c.LeaseTimeout > 65535*time.Second) {
+		errs = append(errs, fmt.Errorf("lease timeout %v, want 1 s..65535 s (OpenFlow hard timeouts are whole seconds)", c.LeaseTimeout))
+	}
+	if int(c.OverridePriority)+priorityGenerations > 0xffff || c.OverridePriority <= 200 {
+		errs = append(errs, fmt.Errorf("override priority %d, want 201..%d", c.OverridePriority, 0xffff-priorityGenerations))
+	}
+	if !(c.ElephantFraction > 0 && c.ElephantFraction < 1) {
+		errs = append(errs, fmt.Errorf("elephant fraction %v, want in (0, 1)", c.ElephantFraction))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("openflow: invalid config: %w", err)
+	}
+	return nil
+}
+
+func (f Fabric) leafIndex(name string) int {
+	for i, l := range f.Leaves {
+		if l.Name == name {
+			return i
+		}
+	}
+	return -1
+}

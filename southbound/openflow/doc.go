@@ -1,0 +1,73 @@
+// Package openflow is the OpenFlow 1.3 southbound of proflow: the controller
+// side that Open vSwitch (or any OpenFlow 1.3 switch) connects to. A Server
+// implements proflow.Telemetry, proflow.Enforcer and proflow.Locator for a
+// two-tier leaf/aggregation fabric described by a Fabric.
+//
+// # Connections
+//
+// Switches connect to the server (TCP port 6653 by default, TLS when
+// Config.TLS is set). The server sends hello and a features request, reads
+// the datapath id, and refuses datapaths the Fabric does not name. It sends
+// echo requests to a quiet switch every Config.EchoInterval and drops one
+// that has said nothing for Config.DeadTimeout. Replies are matched to
+// requests by transaction id; multipart replies split with the "more" flag
+// are reassembled. A switch that reconnects (a new connection with the same
+// datapath id replaces the old one) gets its rules back.
+//
+// # Rules
+//
+// Every rule carries a cookie whose top 16 bits are Config.CookiePrefix, so
+// the server finds its own rules and leaves others alone. On connect it
+// installs permanent base forwarding: delivery to local hosts, and one rule
+// per ordered host pair on every switch (leaves pick an aggregation switch
+// with Config.BasePath; aggregation switches send toward the destination's
+// leaf). ARP follows the same routes by target address, so hosts need no
+// static neighbours. Base forwarding never expires: if the controller dies,
+// traffic keeps flowing.
+//
+// Place moves a flow (the protected flow f_p, or any host pair) with
+// override rules on the leaves of both ends, one per direction, above base
+// priority. It is make-before-break: the new rules go in one priority above
+// the old ones and are confirmed with barrier replies from both leaves before
+// the old ones are deleted; on failure the old rules still carry the flow.
+// Overrides are leases: their hard timeout (Config.LeaseTimeout) is
+// refreshed by Serve every third of the lease, so if the controller dies the
+// flow falls back to base forwarding. Locate reads the overrides back by
+// cookie, so a restarted controller resumes where the last one left off.
+//
+// # Telemetry
+//
+// Collect polls port and flow statistics of every switch (one multipart
+// request each, at most one poll per switch in flight) and turns the
+// counters of the two latest polls into an Observation: transmit rates per
+// aggregation switch, active host-pair entries (two per connection, one per
+// direction), elephant rate, leaf ingress and transmit rates, and the
+// protected flow's throughput from its own override rule. Every sample is
+// stamped when its reply arrives; a missing or late reply makes Collect
+// return an error wrapping proflow.ErrStale, and the proflow.Controller then
+// holds the placement: rerouting stops while telemetry is stale. Overflow
+// rates come from tc, not OpenFlow (package telemetry/tcstat).
+//
+// # Example
+//
+//	srv, err := openflow.NewServer(openflow.Config{
+//		Fabric:   openflow.PaperFabric(),
+//		Topology: proflow.PaperTopology(),
+//		Flow:     flow,
+//	})
+//	if err != nil { ... }
+//	go srv.ListenAndServe(ctx)
+//	if err := srv.WaitReady(ctx); err != nil { ... }
+//	ctrl, err := proflow.NewController(cfg, srv, enc, pol, gate, srv)
+//
+// # Metrics
+//
+// With Config.Registerer set, the server exports proflow_openflow_*:
+// connected_switches, disconnects_total, errors_total{type},
+// flow_mods_total, polls_total{result}, poll_latency_seconds,
+// reroutes_total{result} and reroute_latency_seconds.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use; Serve may be called once.
+package openflow

@@ -1,0 +1,359 @@
+package openflow
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	of "github.com/netrack/openflow"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow/internal/ofwire"
+)
+
+// Sentinel errors of the package.
+var (
+	// ErrDisconnected marks a request to a switch that is not connected or
+	// whose connection ended while the request was pending.
+	ErrDisconnected = errors.New("switch not connected")
+	// ErrServerClosed is the cause of sessions ended because Serve returned.
+	ErrServerClosed = errors.New("openflow server closed")
+)
+
+// ProtocolError is an OpenFlow error message a switch sent in reply to a
+// request.
+type ProtocolError struct {
+	Switch     string
+	DPID       uint64
+	Type, Code uint16 // OpenFlow error type and code
+}
+
+// Error formats the error with the switch and the OpenFlow type and code.
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("switch %s (%#x) replied %v", e.Switch, e.DPID, ofwire.ErrorMsg{Type: e.Type, Code: e.Code})
+}
+
+// Server is the controller side of OpenFlow 1.3 for a ProFlow fabric.
+// Switches connect to it (Serve); it installs permanent base forwarding on
+// each, polls port and flow statistics, and moves flows between aggregation
+// switches with per-flow override rules. It implements proflow.Telemetry,
+// proflow.Enforcer and proflow.Locator.
+//
+// A Server is safe for concurrent use. Telemetry assumes one consumer: rates
+// are computed between the two latest polls of each switch.
+type Server struct {
+	cfg      Config
+	m        *metrics
+	hosts    []hostInfo
+	byAddr   map[netip.Addr]int
+	switches map[uint64]*switchState
+	order    []*switchState // aggregation switches, then leaves
+
+	emu    sync.Mutex // placement state
+	placed map[proflow.FlowID]*placement
+
+	mu       sync.Mutex
+	serving  bool
+	stopping bool
+	wg       sync.WaitGroup
+	changed  chan struct{} // closed and replaced when a switch becomes ready or goes
+	connSeq  uint32
+}
+
+type hostInfo struct {
+	Host
+	leaf int
+}
+
+// switchState is what the server keeps per fabric switch across connections.
+type switchState struct {
+	name string
+	dpid uint64
+	agg  int // index in Fabric.Aggs, or -1
+	leaf int // index in Fabric.Leaves, or -1
+
+	mu    sync.Mutex
+	sess  *session // nil while disconnected
+	ready bool     // base rules confirmed on sess
+	poll  *pollOp  // the outstanding poll, at most one
+	prev  *sample
+	cur   *sample
+}
+
+var (
+	_ proflow.Telemetry = (*Server)(nil)
+	_ proflow.Enforcer  = (*Server)(nil)
+	_ proflow.Locator   = (*Server)(nil)
+)
+
+// NewServer checks cfg and returns a server ready to Serve.
+func NewServer(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("openflow: new server: metrics: %w", err)
+	}
+	s := &Server{cfg: cfg, m: m, byAddr: map[netip.Addr]int{}, switches: map[uint64]*switchState{},
+		placed: map[proflow.FlowID]*placement{}, changed: make(chan struct{})}
+	for k, a := range cfg.Fabric.Aggs {
+		st := &switchState{name: a.Name, dpid: a.DPID, agg: k, leaf: -1}
+		s.switches[a.DPID], s.order = st, append(s.order, st)
+	}
+	for l, lf := range cfg.Fabric.Leaves {
+		st := &switchState{name: lf.Name, dpid: lf.DPID, agg: -1, leaf: l}
+		s.switches[lf.DPID], s.order = st, append(s.order, st)
+		for _, h := range lf.Hosts {
+			s.byAddr[h.Addr] = len(s.hosts)
+			s.hosts = append(s.hosts, hostInfo{Host: h, leaf: l})
+		}
+	}
+	return s, nil
+}
+
+// ListenAndServe listens on Config.ListenAddr (TLS when Config.TLS is set)
+// and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("openflow: listen: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve accepts switch connections on ln until ctx ends, then closes ln and
+// every connection, waits for all goroutines and returns ctx's error. When
+// Config.TLS is set, connections are wrapped in TLS. Serve may be called
+// once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.serving {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return errors.New("openflow: Serve called twice")
+	}
+	s.serving = true
+	s.mu.Unlock()
+
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		s.mu.Lock()
+		s.stopping = true
+		s.mu.Unlock()
+		s.wg.Wait()
+	}()
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		<-ctx.Done()
+		_ = ln.Close()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.refreshLeases(ctx)
+	}()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("openflow: accept: %w", err)
+		}
+		if !s.goroutine(func() { s.handle(ctx, conn) }) {
+			_ = conn.Close()
+		}
+	}
+}
+
+// goroutine runs f tracked by the wait group unless Serve is returning.
+func (s *Server) goroutine(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
+}
+
+func (s *Server) notify() {
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// handle runs one switch connection from handshake to close.
+func (s *Server) handle(ctx context.Context, raw net.Conn) {
+	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
+	conn := of.NewConn(raw)
+	feat, err := handshake(conn, s.cfg.HandshakeTimeout)
+	if err != nil {
+		log.Warn("openflow: handshake failed", "error", err)
+		_ = raw.Close()
+		return
+	}
+	st := s.switches[feat.DatapathID]
+	if st == nil {
+		log.Warn("openflow: refusing unknown datapath", "dpid", fmt.Sprintf("%#x", feat.DatapathID))
+		_ = raw.Close()
+		return
+	}
+	s.mu.Lock()
+	s.connSeq++
+	seq := s.connSeq
+	s.mu.Unlock()
+	sess := newSession(s, st, conn, seq<<20)
+	st.mu.Lock()
+	old := st.sess
+	st.sess, st.ready = sess, false
+	st.mu.Unlock()
+	if old != nil {
+		old.close(errors.New("replaced by a new connection of the same datapath"))
+	}
+	log.Info("openflow: switch connected", "switch", st.name, "dpid", fmt.Sprintf("%#x", st.dpid))
+	if s.m != nil {
+		s.m.connected.Inc()
+	}
+
+	s.goroutine(func() { sess.keepalive(ctx) })
+	s.goroutine(func() {
+		if err := s.setup(ctx, sess); err != nil {
+			log.Warn("openflow: installing rules failed; dropping the switch", "switch", st.name, "error", err)
+			sess.close(fmt.Errorf("setup: %w", err))
+			return
+		}
+		st.mu.Lock()
+		if st.sess == sess {
+			st.ready = true
+		}
+		st.mu.Unlock()
+		s.notify()
+	})
+	sess.readLoop()
+
+	st.mu.Lock()
+	if st.sess == sess {
+		st.sess, st.ready = nil, false
+	}
+	st.mu.Unlock()
+	if s.m != nil {
+		s.m.connected.Dec()
+		s.m.disconnects.Inc()
+	}
+	log.Info("openflow: switch disconnected", "switch", st.name, "reason", sess.closeErr)
+	s.notify()
+}
+
+// session returns the ready session of a switch.
+func (st *switchState) session() (*session, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.sess == nil || !st.ready {
+		return nil, fmt.Errorf("switch %s (%#x): %w", st.name, st.dpid, ErrDisconnected)
+	}
+	return st.sess, nil
+}
+
+// Connected returns the names of the switches that are connected with their
+// base rules installed, in fabric order.
+func (s *Server) Connected() []string {
+	var out []string
+	for _, st := range s.order {
+		if _, err := st.session(); err == nil {
+			out = append(out, st.name)
+		}
+	}
+	return out
+}
+
+// WaitReady blocks until the named switches (every fabric switch when none
+// is named) are connected with their base rules installed, or ctx ends.
+func (s *Server) WaitReady(ctx context.Context, names ...string) error {
+	want := names
+	if len(want) == 0 {
+		for _, st := range s.order {
+			want = append(want, st.name)
+		}
+	}
+	for {
+		s.mu.Lock()
+		changed := s.changed
+		s.mu.Unlock()
+		missing := ""
+		for _, n := range want {
+			st := s.byName(n)
+			if st == nil {
+				return fmt.Errorf("openflow: wait for %q: not a switch of the fabric", n)
+			}
+			if _, err := st.session(); err != nil {
+				missing = n
+				break
+			}
+		}
+		if missing == "" {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("openflow: wait for switch %s: %w", missing, ctx.Err())
+		}
+	}
+}
+
+// Disconnect closes the connection of the named switch (the switch will
+// usually reconnect). It is meant for tests and operators.
+func (s *Server) Disconnect(name string) error {
+	st := s.byName(name)
+	if st == nil {
+		return fmt.Errorf("openflow: disconnect %q: not a switch of the fabric", name)
+	}
+	st.mu.Lock()
+	sess := st.sess
+	st.mu.Unlock()
+	if sess == nil {
+		return fmt.Errorf("openflow: disconnect %s: %w", name, ErrDisconnected)
+	}
+	sess.close(errors.New("disconnected on request"))
+	return nil
+}
+
+func (s *Server) byName(name string) *switchState {
+	for _, st := range s.order {
+		if st.name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// flowTag is the 24-bit tag of a flow in its override cookies.
+func flowTag(f proflow.FlowID) uint64 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(f.String()))
+	return uint64(h.Sum32() & 0xffffff)
+}

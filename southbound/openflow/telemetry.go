@@ -1,0 +1,325 @@
+package openflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow/internal/ofwire"
+)
+
+// sample is one poll of a switch: its port counters and the counters of the
+// server's own rules, stamped with the time the reply arrived.
+type sample struct {
+	at    time.Time
+	rtt   time.Duration
+	ports []ofwire.PortStats
+	flows []ofwire.FlowStats
+}
+
+// pollOp is a poll in flight; done closes when s or err is set.
+type pollOp struct {
+	done chan struct{}
+	s    *sample
+	err  error
+}
+
+// poll returns the outstanding poll of st or starts one. At most one poll per
+// switch is in flight: a caller that finds one outstanding waits for it
+// instead of sending another request.
+func (s *Server) poll(st *switchState) *pollOp {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.poll != nil {
+		if s.m != nil {
+			s.m.polls.WithLabelValues("joined").Inc()
+		}
+		return st.poll
+	}
+	op := &pollOp{done: make(chan struct{})}
+	if st.sess == nil || !st.ready {
+		op.err = fmt.Errorf("switch %s (%#x): %w", st.name, st.dpid, ErrDisconnected)
+		close(op.done)
+		return op
+	}
+	sess := st.sess
+	st.poll = op
+	started := s.goroutine(func() {
+		smp, err := s.pollStats(sess)
+		st.mu.Lock()
+		st.poll = nil
+		if err == nil {
+			st.prev, st.cur = st.cur, smp
+		}
+		st.mu.Unlock()
+		if s.m != nil {
+			if err != nil {
+				s.m.polls.WithLabelValues("error").Inc()
+			} else {
+				s.m.polls.WithLabelValues("ok").Inc()
+				s.m.pollLatency.Observe(smp.rtt.Seconds())
+			}
+		}
+		op.s, op.err = smp, err
+		close(op.done)
+	})
+	if !started {
+		st.poll = nil
+		op.err = fmt.Errorf("switch %s: %w", st.name, ErrServerClosed)
+		close(op.done)
+	}
+	return op
+}
+
+// pollStats requests port statistics and the statistics of the server's own
+// flows in one write, and waits for both (reassembled) replies.
+func (s *Server) pollStats(sess *session) (*sample, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
+	defer cancel()
+	px, fx := sess.nextXID(), sess.nextXID()
+	pc := sess.register(px, ofwire.TypeMultipartReply)
+	fc := sess.register(fx, ofwire.TypeMultipartReply)
+	defer sess.unregister(px, fx)
+	start := time.Now()
+	if err := sess.write(ofwire.PortStatsRequest(px), ofwire.FlowStatsRequest(fx, uint64(s.cfg.CookiePrefix)<<48, maskOurs)); err != nil {
+		return nil, err
+	}
+	if err := sess.wait(ctx, pc); err != nil {
+		return nil, fmt.Errorf("port stats: %w", err)
+	}
+	if err := sess.wait(ctx, fc); err != nil {
+		return nil, fmt.Errorf("flow stats: %w", err)
+	}
+	smp := &sample{at: pc.at, rtt: time.Since(start)}
+	if fc.at.After(smp.at) {
+		smp.at = fc.at
+	}
+	var err error
+	if smp.ports, err = ofwire.ParsePortStats(nil, pc.body); err != nil {
+		return nil, fmt.Errorf("port stats reply: %w", err)
+	}
+	if smp.flows, err = ofwire.ParseFlowStats(nil, fc.body); err != nil {
+		return nil, fmt.Errorf("flow stats reply: %w", err)
+	}
+	return smp, nil
+}
+
+// Collect polls every switch of the fabric (port and flow statistics, in
+// parallel) and fills obs with the rates between each switch's two latest
+// polls (SPEC §2):
+//
+//   - TxRate ρ_k: bytes/s sent on aggregation switch k's ports toward the leaves.
+//   - FlowCount n_k: host-pair entries of k whose packet counter advanced
+//     during the interval. k keeps one entry per direction of each host
+//     pair, so one connection counts 2 (the simulator's definition).
+//   - ElephantRate e_k: summed rate of those entries faster than
+//     Config.ElephantFraction × Topology.BucketRate.
+//   - Leaves (Topology.Leaves): IngressRate λ = bytes/s received on host
+//     ports minus the protected flow's own bytes; TransmitRate μ = bytes/s
+//     sent on uplinks.
+//   - Flow.Throughput φ: the protected flow's forward override rules on its
+//     source leaf (its base pair rule while it has no override);
+//     Flow.CongestionRate F = Σ λ over Topology.Leaves.
+//
+// OverflowRate is left at zero: tc counters are not OpenFlow (see package
+// telemetry/tcstat). obs.Time is the oldest of the switches' sample times.
+// A switch that is disconnected, does not answer within
+// Config.RequestTimeout or ctx, or has only one sample yet makes Collect fail
+// with an error wrapping proflow.ErrStale (or proflow.ErrMissingSwitch for a
+// disconnected switch).
+func (s *Server) Collect(ctx context.Context, obs *proflow.Observation) error {
+	topo := s.cfg.Topology
+	obs.Resize(topo)
+	ops := make([]*pollOp, len(s.order))
+	for i, st := range s.order {
+		ops[i] = s.poll(st)
+	}
+	// Wait for every poll before judging any, so that a failure of one
+	// switch does not leave the others' polls behind for the next call.
+	for i, op := range ops {
+		select {
+		case <-op.done:
+		case <-ctx.Done():
+			st := s.order[i]
+			return fmt.Errorf("openflow: switch %s (%#x) stats: %w (%w)", st.name, st.dpid, ctx.Err(), proflow.ErrStale)
+		}
+	}
+	samples := make([][2]*sample, len(s.order))
+	for i, op := range ops {
+		st := s.order[i]
+		if op.err != nil {
+			cause := proflow.ErrStale
+			if errors.Is(op.err, ErrDisconnected) {
+				cause = proflow.ErrMissingSwitch
+			}
+			return fmt.Errorf("openflow: switch %s (%#x) stats: %w (%w)", st.name, st.dpid, op.err, cause)
+		}
+		st.mu.Lock()
+		prev, cur := st.prev, st.cur
+		st.mu.Unlock()
+		if prev == nil {
+			return fmt.Errorf("openflow: switch %s (%#x): first sample, rates need two: %w", st.name, st.dpid, proflow.ErrStale)
+		}
+		if !cur.at.After(prev.at) {
+			return fmt.Errorf("openflow: switch %s (%#x): sample time %v does not advance past %v: %w", st.name, st.dpid, cur.at, prev.at, proflow.ErrStale)
+		}
+		samples[i] = [2]*sample{prev, cur}
+	}
+	s.compute(obs, samples)
+	return nil
+}
+
+// compute fills obs from the (previous, current) samples of s.order.
+func (s *Server) compute(obs *proflow.Observation, samples [][2]*sample) {
+	nAgg := len(s.cfg.Fabric.Aggs)
+	elephant := s.cfg.ElephantFraction * s.cfg.Topology.BucketRate
+	oldest := time.Time{}
+	for _, pc := range samples {
+		if oldest.IsZero() || pc[1].at.Before(oldest) {
+			oldest = pc[1].at
+		}
+	}
+	obs.Time = oldest
+	for k, a := range s.cfg.Fabric.Aggs {
+		prev, cur := samples[k][0], samples[k][1]
+		dt := cur.at.Sub(prev.at).Seconds()
+		sw := &obs.Switches[k]
+		sw.TxRate = portDelta(prev, cur, a.LeafPorts, false) / dt
+		pf := flowIndex(prev)
+		sw.FlowCount, sw.ElephantRate = 0, 0
+		for _, f := range cur.flows {
+			if f.Cookie&maskKind != s.cookie(kindBase, 0, 0)&maskKind || f.Match.Has&ofwire.HasIPSrc == 0 {
+				continue
+			}
+			old, seen := pf[flowKey{f.Cookie, f.Priority, f.Match}]
+			dp, db := f.Packets, f.Bytes
+			if seen && f.Packets >= old.Packets {
+				dp, db = f.Packets-old.Packets, f.Bytes-old.Bytes
+			}
+			if dp == 0 {
+				continue
+			}
+			sw.FlowCount++
+			if r := float64(db) / dt; r > elephant {
+				sw.ElephantRate += r
+			}
+		}
+	}
+
+	// The protected flow, on its source leaf.
+	phi, srcLeaf := 0.0, -1
+	if s.cfg.Flow != (proflow.FlowID{}) {
+		if src, _, err := s.resolve(s.cfg.Flow); err == nil {
+			srcLeaf = src
+			prev, cur := samples[nAgg+src][0], samples[nAgg+src][1]
+			phi = s.flowRate(prev, cur) / cur.at.Sub(prev.at).Seconds()
+		}
+	}
+	obs.Flow.Throughput = phi
+	obs.Flow.CongestionRate = 0
+	for i, name := range s.cfg.Topology.Leaves {
+		l := s.cfg.Fabric.leafIndex(name)
+		lf := s.cfg.Fabric.Leaves[l]
+		prev, cur := samples[nAgg+l][0], samples[nAgg+l][1]
+		dt := cur.at.Sub(prev.at).Seconds()
+		hostPorts := make([]uint32, len(lf.Hosts))
+		for j, h := range lf.Hosts {
+			hostPorts[j] = h.Port
+		}
+		in := portDelta(prev, cur, hostPorts, true) / dt
+		if l == srcLeaf {
+			in = max(0, in-phi)
+		}
+		obs.Leaves[i] = proflow.LeafSample{IngressRate: in, TransmitRate: portDelta(prev, cur, lf.Uplinks, false) / dt}
+		obs.Flow.CongestionRate += in
+	}
+}
+
+// flowRate returns the bytes the protected flow's forward rules counted
+// between two samples of its source leaf: its override rules, or its base
+// host-pair rule when it has none. A rule absent from prev (installed since)
+// counts from zero; a counter that went backwards (rule re-created) too.
+func (s *Server) flowRate(prev, cur *sample) float64 {
+	fwd := flowMatch(s.cfg.Flow)
+	ovr := s.cookie(kindOverride, flowTag(s.cfg.Flow), 0)
+	pf := flowIndex(prev)
+	var total uint64
+	found := false
+	for _, f := range cur.flows {
+		if f.Cookie&maskFlow != ovr || f.Match != fwd {
+			continue
+		}
+		found = true
+		total += counterDelta(pf, f)
+	}
+	if found {
+		return float64(total)
+	}
+	pair := ofwire.Match{Has: ofwire.HasEthType | ofwire.HasIPSrc | ofwire.HasIPDst, EthType: ethIPv4, IPSrc: s.cfg.Flow.Src, IPDst: s.cfg.Flow.Dst}
+	for _, f := range cur.flows {
+		if f.Cookie&maskKind == s.cookie(kindBase, 0, 0)&maskKind && f.Match == pair {
+			total += counterDelta(pf, f)
+		}
+	}
+	return float64(total)
+}
+
+type flowKey struct {
+	cookie   uint64
+	priority uint16
+	match    ofwire.Match
+}
+
+func flowIndex(s *sample) map[flowKey]ofwire.FlowStats {
+	m := make(map[flowKey]ofwire.FlowStats, len(s.flows))
+	for _, f := range s.flows {
+		m[flowKey{f.Cookie, f.Priority, f.Match}] = f
+	}
+	return m
+}
+
+func counterDelta(prev map[flowKey]ofwire.FlowStats, f ofwire.FlowStats) uint64 {
+	old, ok := prev[flowKey{f.Cookie, f.Priority, f.Match}]
+	if !ok || f.Bytes < old.Bytes {
+		return f.Bytes
+	}
+	return f.Bytes - old.Bytes
+}
+
+// portDelta sums the byte counters (received when rx, else transmitted) of
+// ports between two samples; a counter that went backwards (the switch
+// restarted) counts from zero.
+func portDelta(prev, cur *sample, ports []uint32, rx bool) float64 {
+	var total uint64
+	for _, p := range ports {
+		var a, b uint64
+		var okA, okB bool
+		for _, ps := range prev.ports {
+			if ps.PortNo == p {
+				a, okA = pick(ps, rx), true
+			}
+		}
+		for _, ps := range cur.ports {
+			if ps.PortNo == p {
+				b, okB = pick(ps, rx), true
+			}
+		}
+		switch {
+		case !okB:
+		case !okA || b < a:
+			total += b
+		default:
+			total += b - a
+		}
+	}
+	return float64(total)
+}
+
+func pick(p ofwire.PortStats, rx bool) uint64 {
+	if rx {
+		return p.RxBytes
+	}
+	return p.TxBytes
+}

@@ -1,0 +1,276 @@
+package tcstat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// Source names the interfaces whose overflow adds up to one aggregation
+// switch's ξ_k, and the agent that serves them.
+type Source struct {
+	// Agent is the agent's base URL, for example "http://127.0.0.1:9310".
+	Agent string `json:"agent"`
+	// Interfaces are the devices of the switch's rate-limited uplinks.
+	Interfaces []string `json:"interfaces"`
+}
+
+// ClientConfig holds the settings of a Client.
+type ClientConfig struct {
+	// Topology fixes the switch order.
+	Topology proflow.Topology
+	// Switches[k] is the source of switch k's overflow (one per switch).
+	Switches []Source
+	// Timeout bounds one HTTP request (default 1 s).
+	Timeout time.Duration
+	// MaxAge is the oldest report accepted, by the client's clock
+	// (default 5 s; negative disables the check).
+	MaxAge time.Duration
+	// HTTPClient sends the requests (default: a client of its own).
+	HTTPClient *http.Client
+	// Now reads the client's clock (default time.Now).
+	Now func() time.Time
+}
+
+// MaxReportBytes bounds an agent's answer.
+const MaxReportBytes = 1 << 20
+
+// defaultPacketBytes converts overlimit events to bytes when no packet was
+// sent in the interval.
+const defaultPacketBytes = 1500
+
+// Client polls tc agents and fills the overflow rates of an observation.
+// It is a telemetry.Overlay. Create it with NewClient.
+type Client struct {
+	cfg    ClientConfig
+	agents []string // distinct agent URLs
+
+	mu   sync.Mutex
+	prev map[string]Report // by agent URL
+}
+
+// NewClient checks cfg and returns a client.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	if err := cfg.Topology.Validate(); err != nil {
+		return nil, fmt.Errorf("tcstat: client: %w", err)
+	}
+	if len(cfg.Switches) != cfg.Topology.NumSwitches() {
+		return nil, fmt.Errorf("tcstat: client: %d sources, want one per aggregation switch (%d)", len(cfg.Switches), cfg.Topology.NumSwitches())
+	}
+	c := &Client{cfg: cfg, prev: map[string]Report{}}
+	for k, s := range cfg.Switches {
+		u, err := url.Parse(s.Agent)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("tcstat: client: switch %s agent %q, want an http(s) URL", cfg.Topology.Switches[k], s.Agent)
+		}
+		if len(s.Interfaces) == 0 {
+			return nil, fmt.Errorf("tcstat: client: switch %s has no interfaces", cfg.Topology.Switches[k])
+		}
+		if !contains(c.agents, s.Agent) {
+			c.agents = append(c.agents, s.Agent)
+		}
+	}
+	if c.cfg.Timeout <= 0 {
+		c.cfg.Timeout = time.Second
+	}
+	if c.cfg.MaxAge == 0 {
+		c.cfg.MaxAge = 5 * time.Second
+	}
+	if c.cfg.HTTPClient == nil {
+		c.cfg.HTTPClient = &http.Client{}
+	}
+	if c.cfg.Now == nil {
+		c.cfg.Now = time.Now
+	}
+	return c, nil
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Fetch asks one agent for its report and checks it is complete for the
+// interfaces this client needs from it.
+func (c *Client) Fetch(ctx context.Context, agent string) (Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, agent+"/v1/qdisc", nil)
+	if err != nil {
+		return Report{}, fmt.Errorf("tcstat: agent %s: %w", agent, err)
+	}
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return Report{}, fmt.Errorf("tcstat: agent %s: %w", agent, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxReportBytes+1))
+	if err != nil {
+		return Report{}, fmt.Errorf("tcstat: agent %s: read answer: %w", agent, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Report{}, fmt.Errorf("tcstat: agent %s: HTTP %s: %s", agent, resp.Status, bytes.TrimSpace(body[:min(len(body), 200)]))
+	}
+	if len(body) > MaxReportBytes {
+		return Report{}, fmt.Errorf("tcstat: agent %s: answer exceeds %d bytes", agent, MaxReportBytes)
+	}
+	rep, err := DecodeReport(body)
+	if err != nil {
+		return Report{}, fmt.Errorf("tcstat: agent %s: %w", agent, err)
+	}
+	for k, s := range c.cfg.Switches {
+		if s.Agent != agent {
+			continue
+		}
+		for _, d := range s.Interfaces {
+			if _, ok := rep.Interfaces[d]; !ok {
+				return Report{}, fmt.Errorf("tcstat: agent %s: partial report: no interface %q (switch %s)", agent, d, c.cfg.Topology.Switches[k])
+			}
+		}
+	}
+	return rep, nil
+}
+
+// DecodeReport decodes an agent's JSON answer strictly: unknown fields, a
+// missing time or interface map, and trailing data are errors.
+func DecodeReport(b []byte) (Report, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		return Report{}, fmt.Errorf("malformed report: %w", err)
+	}
+	if dec.More() {
+		return Report{}, errors.New("malformed report: data after the JSON object")
+	}
+	if r.Time.IsZero() {
+		return Report{}, errors.New("malformed report: no time")
+	}
+	if r.Interfaces == nil {
+		return Report{}, errors.New("malformed report: no interfaces")
+	}
+	return r, nil
+}
+
+// Overlay polls every agent (in parallel) and writes each switch's overflow
+// rate into obs.Switches[k].OverflowRate, leaving every other field alone.
+// obs must already be sized for the topology (a southbound's Collect does
+// that). The first call only records counters and returns an error wrapping
+// proflow.ErrStale.
+func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
+	if len(obs.Switches) != c.cfg.Topology.NumSwitches() {
+		return fmt.Errorf("tcstat: observation has %d switches, want %d (collect the primary source first)", len(obs.Switches), c.cfg.Topology.NumSwitches())
+	}
+	reps := make([]Report, len(c.agents))
+	errs := make([]error, len(c.agents))
+	var wg sync.WaitGroup
+	for i, a := range c.agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = c.Fetch(ctx, a)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	now := c.cfg.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prevs := make(map[string]Report, len(c.agents))
+	var stale error
+	for i, a := range c.agents {
+		rep := reps[i]
+		if c.cfg.MaxAge > 0 {
+			if age := now.Sub(rep.Time); age > c.cfg.MaxAge {
+				return fmt.Errorf("tcstat: agent %s: report taken %v ago, want at most %v: %w", a, age.Round(time.Millisecond), c.cfg.MaxAge, proflow.ErrStale)
+			}
+		}
+		prev, ok := c.prev[a]
+		switch {
+		case !ok:
+			stale = fmt.Errorf("tcstat: agent %s: first report, rates need two: %w", a, proflow.ErrStale)
+		case !rep.Time.After(prev.Time):
+			return fmt.Errorf("tcstat: agent %s: report time %v does not advance past %v: %w",
+				a, rep.Time.Format(time.RFC3339Nano), prev.Time.Format(time.RFC3339Nano), proflow.ErrStale)
+		}
+		prevs[a] = prev
+	}
+	for i, a := range c.agents {
+		c.prev[a] = reps[i]
+	}
+	if stale != nil {
+		return stale
+	}
+	byAgent := make(map[string]Report, len(c.agents))
+	for i, a := range c.agents {
+		byAgent[a] = reps[i]
+	}
+	for k, s := range c.cfg.Switches {
+		prev, cur := prevs[s.Agent], byAgent[s.Agent]
+		dt := cur.Time.Sub(prev.Time).Seconds()
+		total := 0.0
+		for _, d := range s.Interfaces {
+			p, ok := prev.Interfaces[d]
+			if !ok {
+				continue // appeared since: counts from the next report
+			}
+			total += OverflowRate(p, cur.Interfaces[d], dt)
+		}
+		obs.Switches[k].OverflowRate = total
+	}
+	return nil
+}
+
+// OverflowRate returns the overflow rate in bytes/s between two samples of
+// one qdisc taken dt seconds apart: overlimit events per second times the
+// mean packet size of the interval.
+func OverflowRate(prev, cur Qdisc, dt float64) float64 {
+	if !(dt > 0) {
+		return 0
+	}
+	events := delta32(prev.Overlimits, cur.Overlimits)
+	if events == 0 {
+		return 0
+	}
+	size := float64(defaultPacketBytes)
+	if pk := delta(prev.Packets, cur.Packets); pk > 0 {
+		size = float64(delta(prev.Bytes, cur.Bytes)) / float64(pk)
+	}
+	return float64(events) * size / dt
+}
+
+// delta is the increase of a 64-bit counter; one that went backwards was
+// reset and counts from zero.
+func delta(prev, cur uint64) uint64 {
+	if cur < prev {
+		return cur
+	}
+	return cur - prev
+}
+
+// delta32 is the increase of a 32-bit counter, wrapping when it went
+// backwards from the top half of its range, reset otherwise.
+func delta32(prev, cur uint64) uint64 {
+	if cur >= prev {
+		return cur - prev
+	}
+	if prev <= 1<<32-1 && prev >= 1<<31 && cur < 1<<31 {
+		return cur + 1<<32 - prev
+	}
+	return cur
+}

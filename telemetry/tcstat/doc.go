@@ -1,0 +1,38 @@
+// Package tcstat carries token-bucket overflow telemetry from Linux tc to a
+// proflow controller: the overflow rate ξ_k of every aggregation switch,
+// which OpenFlow statistics do not expose.
+//
+// # Agent
+//
+// An Agent runs on the machine whose interfaces carry the tc qdiscs (the
+// aggregation uplinks). It runs `tc -s -j qdisc show` once per request and serves the root qdisc's counters
+// as JSON (a Report) over HTTP: bytes and packets sent, drops, overlimits and
+// backlog. Serve runs an Agent on a listener until its context ends.
+//
+//	GET /v1/qdisc            every configured interface
+//	GET /v1/qdisc?dev=a1-l4  one interface
+//
+// # Client
+//
+// A Client polls agents and turns the counters of two successive reports into
+// rates. It is a telemetry.Overlay: merged after a southbound's telemetry
+// (telemetry.Merge), it fills Observation.Switches[k].OverflowRate and
+// nothing else. The overflow rate of a switch is the sum over its interfaces
+// of
+//
+//	ξ = Δoverlimits/Δt × (Δbytes/Δpackets)
+//
+// tbf counts an overlimit each time a packet finds the bucket empty, so ξ
+// estimates the bytes per second that arrived while the bucket was empty;
+// the mean packet size of the interval converts events to bytes (1500 bytes
+// when no packet was sent). Counters that go backwards are a reset (the
+// qdisc was replaced) and count from zero, except the 32-bit overlimits
+// counter, which wraps. A malformed or partial report (an interface
+// missing), an HTTP error, a timeout, or a report whose time does not advance
+// or is older than ClientConfig.MaxAge is an error; stale ones wrap
+// proflow.ErrStale.
+//
+// # Concurrency
+//
+// Agent and Client are safe for concurrent use.
+package tcstat

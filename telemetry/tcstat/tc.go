@@ -1,0 +1,119 @@
+package tcstat
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// Qdisc holds the counters of one qdisc as tc reports them.
+type Qdisc struct {
+	// Kind is the qdisc type, for example "tbf".
+	Kind string `json:"kind"`
+	// Handle is the qdisc handle, for example "8001:".
+	Handle string `json:"handle"`
+	// Bytes and Packets count what the qdisc sent.
+	Bytes   uint64 `json:"bytes"`
+	Packets uint64 `json:"packets"`
+	// Drops counts packets dropped (queue full).
+	Drops uint64 `json:"drops"`
+	// Overlimits counts the times the qdisc was throttled: for tbf, a
+	// packet found the bucket empty. A 32-bit counter in the kernel.
+	Overlimits uint64 `json:"overlimits"`
+	// BacklogBytes and BacklogPackets are the queue occupancy now.
+	BacklogBytes   uint64 `json:"backlog_bytes"`
+	BacklogPackets uint64 `json:"backlog_packets"`
+}
+
+// tcQdisc is one element of `tc -s -j qdisc show` output.
+type tcQdisc struct {
+	Kind       *string  `json:"kind"`
+	Dev        string   `json:"dev"`
+	Handle     string   `json:"handle"`
+	Root       bool     `json:"root"`
+	Bytes      *float64 `json:"bytes"`
+	Packets    *float64 `json:"packets"`
+	Drops      *float64 `json:"drops"`
+	Overlimits *float64 `json:"overlimits"`
+	Backlog    float64  `json:"backlog"`
+	Qlen       float64  `json:"qlen"`
+}
+
+// ParseTCAll decodes the output of `tc -s -j qdisc show` (every device) and
+// returns the root qdisc counters by device name. It fails like ParseTC on a
+// malformed root qdisc, and on a root qdisc without a device name.
+func ParseTCAll(b []byte) (map[string]Qdisc, error) {
+	var list []tcQdisc
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("tc output: %w", err)
+	}
+	out := make(map[string]Qdisc)
+	for _, q := range list {
+		if !q.Root {
+			continue
+		}
+		if q.Dev == "" {
+			return nil, fmt.Errorf("tc output: root qdisc without a device name")
+		}
+		v, err := rootQdisc(q)
+		if err != nil {
+			return nil, fmt.Errorf("tc output: device %s: %w", q.Dev, err)
+		}
+		out[q.Dev] = v
+	}
+	return out, nil
+}
+
+// ParseTC decodes the output of `tc -s -j qdisc show dev IFACE` and returns
+// the counters of the device's root qdisc. It fails on malformed JSON, on
+// output without a root qdisc, and on counters that are missing, negative
+// or not integers.
+func ParseTC(b []byte) (Qdisc, error) {
+	var list []tcQdisc
+	if err := json.Unmarshal(b, &list); err != nil {
+		return Qdisc{}, fmt.Errorf("tc output: %w", err)
+	}
+	for _, q := range list {
+		if !q.Root {
+			continue
+		}
+		v, err := rootQdisc(q)
+		if err != nil {
+			return Qdisc{}, fmt.Errorf("tc output: %w", err)
+		}
+		return v, nil
+	}
+	return Qdisc{}, fmt.Errorf("tc output: %d qdiscs and no root qdisc", len(list))
+}
+
+func rootQdisc(q tcQdisc) (Qdisc, error) {
+	{
+		if q.Kind == nil || *q.Kind == "" {
+			return Qdisc{}, fmt.Errorf("root qdisc has no kind")
+		}
+		out := Qdisc{Kind: *q.Kind, Handle: q.Handle}
+		for _, f := range [...]struct {
+			name string
+			v    *float64
+			dst  *uint64
+		}{{"bytes", q.Bytes, &out.Bytes}, {"packets", q.Packets, &out.Packets}, {"drops", q.Drops, &out.Drops},
+			{"overlimits", q.Overlimits, &out.Overlimits}, {"backlog", &q.Backlog, &out.BacklogBytes}, {"qlen", &q.Qlen, &out.BacklogPackets}} {
+			if f.v == nil {
+				return Qdisc{}, fmt.Errorf("root qdisc %s has no %q counter", out.Kind, f.name)
+			}
+			v, err := counter(f.name, *f.v)
+			if err != nil {
+				return Qdisc{}, fmt.Errorf("root qdisc %s: %w", out.Kind, err)
+			}
+			*f.dst = v
+		}
+		return out, nil
+	}
+}
+
+func counter(name string, v float64) (uint64, error) {
+	if v < 0 || v != math.Trunc(v) || v > 1<<64-1 || math.IsNaN(v) {
+		return 0, fmt.Errorf("counter %s = %v, want a non-negative integer", name, v)
+	}
+	return uint64(v), nil
+}

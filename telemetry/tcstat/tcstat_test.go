@@ -1,0 +1,382 @@
+package tcstat_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/telemetry/tcstat"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var _ telemetry.Overlay = (*tcstat.Client)(nil)
+
+// Captured from iproute2 6.1 on Debian 12.
+const tbfOutput = `[{"kind":"tbf","handle":"8001:","root":true,"refcnt":3,"options":{"rate":2500000,"burst":32767,"lat":50000},"bytes":123456,"packets":100,"drops":2,"overlimits":37,"requeues":0,"backlog":3000,"qlen":2}]`
+
+func TestParseTC(t *testing.T) {
+	q, err := tcstat.ParseTC([]byte(tbfOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tcstat.Qdisc{Kind: "tbf", Handle: "8001:", Bytes: 123456, Packets: 100, Drops: 2, Overlimits: 37, BacklogBytes: 3000, BacklogPackets: 2}
+	if q != want {
+		t.Errorf("got %+v, want %+v", q, want)
+	}
+	// A child qdisc first, the root second.
+	two := `[{"kind":"pfifo","handle":"10:","parent":"1:1","bytes":1,"packets":1,"drops":0,"overlimits":0,"backlog":0,"qlen":0},` + tbfOutput[1:]
+	if q, err := tcstat.ParseTC([]byte(two)); err != nil || q.Kind != "tbf" {
+		t.Errorf("root after a child: %+v, %v", q, err)
+	}
+	for name, in := range map[string]string{
+		"empty":            ``,
+		"not json":         `Cannot find device "x"`,
+		"no root":          `[{"kind":"tbf","handle":"1:","bytes":1,"packets":1,"drops":0,"overlimits":0}]`,
+		"missing counter":  `[{"kind":"tbf","root":true,"bytes":1,"packets":1,"drops":0}]`,
+		"negative counter": `[{"kind":"tbf","root":true,"bytes":-1,"packets":1,"drops":0,"overlimits":0}]`,
+		"fraction":         `[{"kind":"tbf","root":true,"bytes":1.5,"packets":1,"drops":0,"overlimits":0}]`,
+		"no kind":          `[{"root":true,"bytes":1,"packets":1,"drops":0,"overlimits":0}]`,
+		"object":           `{"kind":"tbf"}`,
+	} {
+		if _, err := tcstat.ParseTC([]byte(in)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func FuzzParseTC(f *testing.F) {
+	f.Add([]byte(tbfOutput))
+	f.Add([]byte(`[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2,"options":{},"bytes":0,"packets":0,"drops":0,"overlimits":0,"requeues":0,"backlog":0,"qlen":0}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q, err := tcstat.ParseTC(b)
+		if err == nil && q.Kind == "" {
+			t.Fatal("accepted a root qdisc without kind")
+		}
+	})
+}
+
+func FuzzParseTCAll(f *testing.F) {
+	f.Add([]byte(`[{"kind":"noqueue","handle":"0:","dev":"lo","root":true,"refcnt":2,"options":{},"bytes":0,"packets":0,"drops":0,"overlimits":0,"requeues":0,"backlog":0,"qlen":0},{"kind":"tbf","handle":"8001:","dev":"pf-a1l4","root":true,"refcnt":3,"options":{"rate":2500000,"burst":32767,"lat":50000},"bytes":9283284,"packets":6140,"drops":0,"overlimits":18320,"requeues":0,"backlog":0,"qlen":0}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		all, err := tcstat.ParseTCAll(b)
+		if err != nil {
+			return
+		}
+		for dev, q := range all {
+			if dev == "" || q.Kind == "" {
+				t.Fatalf("accepted device %q qdisc %+v", dev, q)
+			}
+		}
+	})
+}
+
+func FuzzDecodeReport(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","interfaces":{"a1-l4":{"kind":"tbf","handle":"8001:","bytes":1,"packets":1,"drops":0,"overlimits":3,"backlog_bytes":0,"backlog_packets":0}}}`))
+	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","interfaces":{}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := tcstat.DecodeReport(b)
+		if err != nil {
+			return
+		}
+		if r.Time.IsZero() || r.Interfaces == nil {
+			t.Fatalf("accepted an incomplete report %+v", r)
+		}
+		again, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tcstat.DecodeReport(again); err != nil {
+			t.Fatalf("re-encoded report does not decode: %v", err)
+		}
+	})
+}
+
+// counters is a fake tc: per-interface counters the test sets.
+type counters struct {
+	mu sync.Mutex
+	q  map[string]tcstat.Qdisc
+	t  time.Time
+}
+
+func (c *counters) set(dev string, q tcstat.Qdisc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.q[dev] = q
+}
+
+func (c *counters) read(context.Context) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := []byte(`[{"kind":"noqueue","handle":"0:","dev":"lo","root":true,"bytes":0,"packets":0,"drops":0,"overlimits":0,"backlog":0,"qlen":0}`)
+	for dev, q := range c.q {
+		b = fmt.Appendf(b, `,{"kind":%q,"handle":"8001:","dev":%q,"root":true,"bytes":%d,"packets":%d,"drops":%d,"overlimits":%d,"backlog":%d,"qlen":%d}`,
+			q.Kind, dev, q.Bytes, q.Packets, q.Drops, q.Overlimits, q.BacklogBytes, q.BacklogPackets)
+	}
+	return append(b, ']'), nil
+}
+
+func (c *counters) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *counters) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func twoSwitches() proflow.Topology {
+	return proflow.Topology{Switches: []string{"agg1", "agg2"}, Leaves: []string{"leaf1"}, BucketRate: 1e6}
+}
+
+func newAgentServer(t *testing.T, c *counters, devs ...string) *httptest.Server {
+	a, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: devs, Read: c.read, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestAgentHTTP(t *testing.T) {
+	c := &counters{q: map[string]tcstat.Qdisc{"a1": {Kind: "tbf", Bytes: 10, Packets: 1, Overlimits: 2}}, t: time.Unix(100, 0)}
+	srv := newAgentServer(t, c, "a1", "gone")
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/v1/qdisc?dev=a1")
+	if code != 200 {
+		t.Fatalf("GET ?dev=a1: %d %s", code, body)
+	}
+	r, err := tcstat.DecodeReport([]byte(body))
+	if err != nil || r.Interfaces["a1"].Overlimits != 2 || !r.Time.Equal(time.Unix(100, 0)) {
+		t.Errorf("report %+v, %v", r, err)
+	}
+	if code, body := get("/v1/qdisc"); code != http.StatusBadGateway || !strings.Contains(body, `"gone"`) {
+		t.Errorf("GET with a missing device: %d %q, want 502 naming the device", code, body)
+	}
+	if code, _ := get("/v1/qdisc?dev=eth0"); code != http.StatusNotFound {
+		t.Errorf("GET of an unserved device: %d, want 404", code)
+	}
+	if code, _ := get("/metrics"); code != http.StatusNotFound {
+		t.Errorf("GET /metrics: %d, want 404", code)
+	}
+	if _, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: []string{"x; rm -rf /"}}); err == nil {
+		t.Error("NewAgent accepted a shell-looking interface name")
+	}
+}
+
+func TestClientRates(t *testing.T) {
+	c := &counters{q: map[string]tcstat.Qdisc{}, t: time.Unix(100, 0)}
+	for _, d := range []string{"a1-l1", "a1-l2", "a2-l1"} {
+		c.set(d, tcstat.Qdisc{Kind: "tbf"})
+	}
+	srv := newAgentServer(t, c, "a1-l1", "a1-l2", "a2-l1")
+	cl, err := tcstat.NewClient(tcstat.ClientConfig{Topology: twoSwitches(), Now: c.now, Switches: []tcstat.Source{
+		{Agent: srv.URL, Interfaces: []string{"a1-l1", "a1-l2"}},
+		{Agent: srv.URL, Interfaces: []string{"a2-l1"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &proflow.Observation{}
+	obs.Resize(twoSwitches())
+	obs.Switches[0].TxRate = 42 // not the client's to touch
+	ctx := context.Background()
+	if err := cl.Overlay(ctx, obs); !errors.Is(err, proflow.ErrStale) {
+		t.Fatalf("first Overlay: %v, want ErrStale", err)
+	}
+	// Half a second: a1-l1 100 overlimits at 1000-byte packets, a1-l2 10
+	// overlimits with no packet sent (1500 bytes each); a2-l1 nothing.
+	c.set("a1-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 50_000, Packets: 50, Overlimits: 100})
+	c.set("a1-l2", tcstat.Qdisc{Kind: "tbf", Overlimits: 10})
+	c.advance(500 * time.Millisecond)
+	if err := cl.Overlay(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := obs.Switches[0].OverflowRate, (100*1000+10*1500)/0.5; got != want {
+		t.Errorf("agg1 overflow %v B/s, want %v", got, want)
+	}
+	if obs.Switches[1].OverflowRate != 0 || obs.Switches[0].TxRate != 42 {
+		t.Errorf("agg2 overflow %v, agg1 tx %v; want 0 and 42 untouched", obs.Switches[1].OverflowRate, obs.Switches[0].TxRate)
+	}
+	// Reset (qdisc replaced): counts from zero. 32-bit wrap of overlimits.
+	c.set("a1-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 1000, Packets: 1, Overlimits: 4})
+	c.set("a1-l2", tcstat.Qdisc{Kind: "tbf", Overlimits: 10})
+	c.set("a2-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 0, Packets: 0, Overlimits: 1<<32 - 5})
+	c.advance(time.Second)
+	if err := cl.Overlay(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	c.set("a2-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 3000, Packets: 2, Overlimits: 5})
+	c.advance(time.Second)
+	if err := cl.Overlay(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	if got := obs.Switches[1].OverflowRate; got != 10*1500 {
+		t.Errorf("agg2 overflow across a 32-bit wrap: %v B/s, want %v", got, 10*1500)
+	}
+	// Time that does not advance: stale.
+	if err := cl.Overlay(ctx, obs); !errors.Is(err, proflow.ErrStale) {
+		t.Errorf("Overlay with the same report time: %v, want ErrStale", err)
+	}
+}
+
+func TestClientResetCountsFromZero(t *testing.T) {
+	prev := tcstat.Qdisc{Bytes: 1e6, Packets: 1000, Overlimits: 500}
+	cur := tcstat.Qdisc{Bytes: 2000, Packets: 2, Overlimits: 4}
+	if got := tcstat.OverflowRate(prev, cur, 1); got != 4*1000 {
+		t.Errorf("after a reset: %v B/s, want 4000", got)
+	}
+}
+
+func TestClientFailures(t *testing.T) {
+	topo := twoSwitches()
+	mk := func(h http.HandlerFunc, maxAge time.Duration) (*tcstat.Client, *proflow.Observation) {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		cl, err := tcstat.NewClient(tcstat.ClientConfig{Topology: topo, Timeout: 200 * time.Millisecond, MaxAge: maxAge,
+			Switches: []tcstat.Source{{Agent: srv.URL, Interfaces: []string{"a1"}}, {Agent: srv.URL, Interfaces: []string{"a2"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs := &proflow.Observation{}
+		obs.Resize(topo)
+		return cl, obs
+	}
+	good := func(ts time.Time) string {
+		return fmt.Sprintf(`{"time":%q,"interfaces":{"a1":{"kind":"tbf"},"a2":{"kind":"tbf"}}}`, ts.Format(time.RFC3339Nano))
+	}
+	release := make(chan struct{})
+	defer close(release)
+	for name, tc := range map[string]struct {
+		h      http.HandlerFunc
+		maxAge time.Duration
+		want   string
+		stale  bool
+	}{
+		"5xx":     {h: func(w http.ResponseWriter, r *http.Request) { http.Error(w, "tc exploded", 500) }, want: "HTTP 500 Internal Server Error: tc exploded"},
+		"garbage": {h: func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>hello</html>") }, want: "malformed report"},
+		"unknown field": {h: func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"time":"2026-01-01T00:00:00Z","interfaces":{},"extra":1}`)
+		}, want: "malformed report"},
+		"partial": {h: func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `{"time":%q,"interfaces":{"a1":{"kind":"tbf"}}}`, time.Now().Format(time.RFC3339Nano))
+		}, want: `partial report: no interface "a2" (switch agg2)`},
+		"timeout": {h: func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}, want: "context deadline exceeded"},
+		"old": {h: func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, good(time.Now().Add(-time.Minute))) },
+			maxAge: time.Second, want: "ago, want at most 1s", stale: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cl, obs := mk(tc.h, tc.maxAge)
+			start := time.Now()
+			err := cl.Overlay(context.Background(), obs)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Overlay: %v, want an error containing %q", err, tc.want)
+			}
+			if tc.stale != errors.Is(err, proflow.ErrStale) {
+				t.Errorf("errors.Is(err, ErrStale) = %v, want %v", !tc.stale, tc.stale)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Overlay took %v, want it bounded by the 200ms timeout", d)
+			}
+		})
+	}
+}
+
+func TestServeStops(t *testing.T) {
+	c := &counters{q: map[string]tcstat.Qdisc{"a1": {Kind: "tbf"}}, t: time.Unix(1, 0)}
+	a, _ := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: []string{"a1"}, Read: c.read, Now: c.now})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- tcstat.Serve(ctx, ln, a) }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/v1/qdisc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+// TestAgentRealTC reads a real tbf qdisc on a veth pair; it needs root and tc.
+func TestAgentRealTC(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: creating a veth pair with a tbf qdisc needs root")
+	}
+	if _, err := exec.LookPath("tc"); err != nil {
+		t.Skip("skipping: tc (iproute2) is not installed")
+	}
+	dev := fmt.Sprintf("tcst%d", os.Getpid()%100000)
+	run := func(args ...string) error {
+		out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	if err := run("ip", "link", "add", dev, "type", "veth", "peer", "name", dev+"p"); err != nil {
+		t.Skipf("skipping: cannot create a veth pair: %v", err)
+	}
+	t.Cleanup(func() { _ = run("ip", "link", "del", dev) })
+	for _, args := range [][]string{{"ip", "link", "set", dev, "up"}, {"ip", "link", "set", dev + "p", "up"},
+		{"tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "1mbit", "burst", "1600", "latency", "50ms"}} {
+		if err := run(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: []string{dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := r.Interfaces[dev]; q.Kind != "tbf" {
+		t.Errorf("qdisc of %s: %+v, want tbf", dev, q)
+	}
+	_ = run("ip", "link", "del", dev)
+	if _, err := a.Read(context.Background()); err == nil || !strings.Contains(err.Error(), dev) {
+		t.Errorf("Read of a deleted device: %v, want an error naming it", err)
+	}
+}
