@@ -9,8 +9,9 @@ SHELL := /bin/bash
 GO ?= go
 OUT ?= out
 
--include mk/torch.mk
--include mk/ovs.mk
+include mk/torch.mk
+include mk/ovs.mk
+DEPS_TARGETS += ovs-deps
 
 .PHONY: all build vet fmt-check test test-go test-fuzz demo bench deps
 
