@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
 )
 
 // command is one subcommand of the tool.
@@ -37,6 +39,8 @@ type env struct {
 }
 
 func main() {
+	// The OVS fabric starts traffic generators by re-executing this binary.
+	fabric.MaybeRunTraffic()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr}
