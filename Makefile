@@ -50,4 +50,4 @@ demo:
 	$(GO) run ./examples/customtelemetry
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./policy/...
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./policy/... ./telemetry
