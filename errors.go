@@ -27,6 +27,7 @@ type InvalidObservationError struct {
 	Err     error  // a sentinel such as ErrMissingSwitch, or nil
 }
 
+// Error formats the field and the problem.
 func (e *InvalidObservationError) Error() string {
 	return fmt.Sprintf("proflow: invalid observation: %s: %s", e.Field, e.Problem)
 }
@@ -41,6 +42,7 @@ type UnknownSwitchError struct {
 	Known []string // the topology's switches
 }
 
+// Error names the unknown switch and the known ones.
 func (e *UnknownSwitchError) Error() string {
 	if e.Name != "" {
 		return fmt.Sprintf("proflow: unknown switch %q, want one of %v", e.Name, e.Known)
