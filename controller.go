@@ -49,7 +49,9 @@ type Config struct {
 	// everything else at Debug.
 	Logger *slog.Logger
 	// Registerer, when set, receives the controller's Prometheus metrics.
-	// Wrap it (prometheus.WrapRegistererWith) to run several controllers.
+	// To run several controllers on one registry, wrap the registerer of
+	// every one of them with distinct labels (prometheus.WrapRegistererWith,
+	// e.g. {"flow": "..."}); an unwrapped one beside wrapped ones conflicts.
 	Registerer prometheus.Registerer
 	// Observer, when set, is called synchronously with every Decision.
 	// It must not block; see SendTo for a channel.
