@@ -1,0 +1,115 @@
+//go:build torch
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/training"
+)
+
+// writeToyDataset writes a small dataset of random in-range states.
+func writeToyDataset(t *testing.T, path string) telemetry.EncoderConfig {
+	t.Helper()
+	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+	ds, err := training.NewDataset(enc, "toy", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	state := func(cur int) []float32 {
+		s := make([]float32, enc.Dim())
+		for i := range s {
+			s[i] = rng.Float32()
+		}
+		if err := training.ClampState(enc, s, cur); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for e := range 6 {
+		cur := e % 4
+		s := state(cur)
+		for st := range 10 {
+			a := cur
+			if st == 5 {
+				a = (cur + 1) % 4
+			}
+			next := state(a)
+			in := training.RewardInputs{ThroughputNorm: rng.Float64(), Overflow: rng.Float64(), CrowdExcess: rng.Float64()}
+			if err := ds.Append(training.Transition{State: s, Action: a, Next: next, Done: st == 9, Current: cur,
+				Episode: e, Step: st, ThroughputBaseline: 0.9, Inputs: &in}); err != nil {
+				t.Fatal(err)
+			}
+			s, cur = next, a
+		}
+	}
+	if err := ds.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return enc
+}
+
+func TestTrainCommand(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.safetensors")
+	enc := writeToyDataset(t, data)
+	cfgPath := filepath.Join(dir, "train.json")
+	cfg := `{"hidden":[32,32],"dynamics_hidden":[32],"batch_size":16,"dynamics_epochs":2,"fqi_epochs":2,"dyna_epochs":1,"dyna_rollouts":4,"held_out":0.2}`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "model.safetensors")
+	dyn := filepath.Join(dir, "dynamics.safetensors")
+	var stdout, stderr bytes.Buffer
+	e := &env{stdout: &stdout, stderr: &stderr}
+	e.commands = commands()
+	err := e.dispatch(context.Background(), []string{"train", "-data", data, "-config", cfgPath, "-out", model,
+		"-dynamics", dyn, "-beta", "0", "-seed", "5", "-commit", "abc123", "-checkpoints", filepath.Join(dir, "ckpt")})
+	if err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"dataset ", "dynamics epoch 2/2", "fqi epoch 2/2", "dyna epoch 1/1", "wrote " + model, "wrote " + dyn} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	agent, err := policy.LoadAgent(model, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := agent.Metadata()
+	if meta.Seed != "5" || meta.Commit != "abc123" || meta.MadeBy != "proflow train" || !strings.HasPrefix(meta.Corpus, "toy") {
+		t.Errorf("metadata %+v", meta)
+	}
+	var got training.TrainConfig
+	if err := json.Unmarshal([]byte(meta.Extra["train_config"]), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Reward.Beta != 0 || got.Seed != 5 || got.Hidden[0] != 32 {
+		t.Errorf("recorded config: beta %v seed %d hidden %v; want the overrides", got.Reward.Beta, got.Seed, got.Hidden)
+	}
+	if _, _, err := training.LoadDynamics(dyn); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ckpt", "q.ot")); err != nil {
+		t.Error(err)
+	}
+
+	// Usage errors.
+	for _, args := range [][]string{{"train"}, {"train", "-data", data, "-beta", "0.5", "-out", filepath.Join(dir, "x")}, {"train", "-data", filepath.Join(dir, "none")}} {
+		if err := e.dispatch(context.Background(), args); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package training
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// Devices a TrainConfig may name.
+const (
+	DeviceCPU  = "cpu"
+	DeviceCUDA = "cuda"
+)
+
+// TrainConfig holds the settings of offline training (SPEC §5): the
+// dynamics model (Stage 1), fitted Q-iteration (Stage 2) and Dyna
+// refinement (Stage 3). Start from DefaultTrainConfig; LoadTrainConfig reads
+// a JSON file over the defaults. The package documentation gives the
+// reasoning behind each default.
+type TrainConfig struct {
+	// Hidden are the Q-network's hidden-layer widths. The default, [256,
+	// 256], is qnet's default architecture.
+	Hidden []int `json:"hidden"`
+	// DynamicsHidden are the dynamics model's hidden-layer widths.
+	DynamicsHidden []int `json:"dynamics_hidden"`
+
+	// QLearningRate and DynamicsLearningRate are the Adam step sizes.
+	QLearningRate        float64 `json:"q_learning_rate"`
+	DynamicsLearningRate float64 `json:"dynamics_learning_rate"`
+	// BatchSize is the number of real transitions per gradient step.
+	BatchSize int `json:"batch_size"`
+
+	// Gamma is the discount factor γ ∈ (0, 1).
+	Gamma float64 `json:"gamma"`
+	// HuberDelta is the Huber loss threshold of the Bellman regression;
+	// 0 selects the squared error.
+	HuberDelta float64 `json:"huber_delta"`
+	// TargetUpdatePeriod is the number of gradient steps between copies of
+	// the Q-network into the target network: each copy starts a new fitted-Q
+	// iteration, regressing on targets r + γ·max_a' Q_target(s', a').
+	TargetUpdatePeriod int `json:"target_update_period"`
+
+	// DynamicsEpochs is the number of passes over the dynamics training set
+	// (Stage 1).
+	DynamicsEpochs int `json:"dynamics_epochs"`
+	// RerouteWindow selects the dynamics training set: the transitions at
+	// most this many steps before or after a reroute in the same episode.
+	RerouteWindow int `json:"reroute_window"`
+	// MinDynamicsTransitions: when the window selects fewer transitions than
+	// this, the dynamics model trains on all of them instead.
+	MinDynamicsTransitions int `json:"min_dynamics_transitions"`
+
+	// FQIEpochs is the number of passes over the real transitions in Stage 2.
+	FQIEpochs int `json:"fqi_epochs"`
+	// DynaEpochs is the number of passes over the real transitions in
+	// Stage 3, each batch joined by synthetic transitions.
+	DynaEpochs int `json:"dyna_epochs"`
+	// DynaRollouts is the number of synthetic rollouts per batch that
+	// continue past the first synthetic step; every batch also branches
+	// once on every alternative action of every state.
+	DynaRollouts int `json:"dyna_rollouts"`
+	// DynaHorizon is the length, in steps, of those rollouts (1: branching
+	// only).
+	DynaHorizon int `json:"dyna_horizon"`
+	// RolloutEpsilon is the probability that a rollout step takes a random
+	// action instead of the greedy one.
+	RolloutEpsilon float64 `json:"rollout_epsilon"`
+	// SyntheticWeight scales the synthetic transitions' loss relative to the
+	// real ones'.
+	SyntheticWeight float64 `json:"synthetic_weight"`
+
+	// HeldOut is the fraction of episodes held out for evaluation (one-step
+	// dynamics error, Bellman error); 0 trains on everything.
+	HeldOut float64 `json:"held_out"`
+	// Seed seeds every random choice: weight initialisation, the split,
+	// minibatches and rollouts.
+	Seed uint64 `json:"seed"`
+	// Device is "cpu" or "cuda".
+	Device string `json:"device"`
+	// CheckpointDir, when set, receives gotch checkpoints (VarStore files):
+	// dynamics.ot and q.ot after every epoch, and q-fqi.ot and q-dyna.ot at
+	// the end of Stages 2 and 3.
+	CheckpointDir string `json:"checkpoint_dir"`
+
+	// Reward holds the reward coefficients.
+	Reward RewardConfig `json:"reward"`
+}
+
+// DefaultTrainConfig returns the settings proflow trains with.
+func DefaultTrainConfig() TrainConfig {
+	return TrainConfig{
+		Hidden:                 []int{256, 256},
+		DynamicsHidden:         []int{256, 256},
+		QLearningRate:          5e-4,
+		DynamicsLearningRate:   1e-3,
+		BatchSize:              256,
+		Gamma:                  0.9,
+		HuberDelta:             1,
+		TargetUpdatePeriod:     500,
+		DynamicsEpochs:         30,
+		RerouteWindow:          20,
+		MinDynamicsTransitions: 2000,
+		FQIEpochs:              20,
+		DynaEpochs:             10,
+		DynaRollouts:           64,
+		DynaHorizon:            3,
+		RolloutEpsilon:         0.1,
+		SyntheticWeight:        1,
+		HeldOut:                0.1,
+		Seed:                   1,
+		Device:                 DeviceCPU,
+		Reward:                 DefaultRewardConfig(),
+	}
+}
+
+// Validate checks every setting and names each bad one.
+func (c TrainConfig) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, l := range [...]struct {
+		name string
+		v    []int
+	}{{"hidden", c.Hidden}, {"dynamics_hidden", c.DynamicsHidden}} {
+		if len(l.v) == 0 {
+			add("%s is empty, want at least one hidden layer width", l.name)
+		}
+		for i, w := range l.v {
+			if w < 1 {
+				add("%s[%d] is %d, want >= 1", l.name, i, w)
+			}
+		}
+	}
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{{"q_learning_rate", c.QLearningRate}, {"dynamics_learning_rate", c.DynamicsLearningRate}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			add("%s %v, want a positive finite number", f.name, f.v)
+		}
+	}
+	if !(c.Gamma > 0 && c.Gamma < 1) {
+		add("gamma %v, want 0 < gamma < 1", c.Gamma)
+	}
+	if !(c.HuberDelta >= 0) || math.IsInf(c.HuberDelta, 0) {
+		add("huber_delta %v, want >= 0 (0: squared error)", c.HuberDelta)
+	}
+	for _, f := range [...]struct {
+		name string
+		v    int
+		min  int
+	}{
+		{"batch_size", c.BatchSize, 1}, {"target_update_period", c.TargetUpdatePeriod, 1},
+		{"dynamics_epochs", c.DynamicsEpochs, 0}, {"reroute_window", c.RerouteWindow, 0},
+		{"min_dynamics_transitions", c.MinDynamicsTransitions, 0},
+		{"fqi_epochs", c.FQIEpochs, 0}, {"dyna_epochs", c.DynaEpochs, 0},
+		{"dyna_rollouts", c.DynaRollouts, 0}, {"dyna_horizon", c.DynaHorizon, 1},
+	} {
+		if f.v < f.min {
+			add("%s %d, want >= %d", f.name, f.v, f.min)
+		}
+	}
+	if c.DynaEpochs > 0 && c.DynamicsEpochs == 0 {
+		add("dyna_epochs %d needs a dynamics model, but dynamics_epochs is 0", c.DynaEpochs)
+	}
+	if !(c.RolloutEpsilon >= 0 && c.RolloutEpsilon <= 1) {
+		add("rollout_epsilon %v, want 0 <= epsilon <= 1", c.RolloutEpsilon)
+	}
+	if !(c.SyntheticWeight >= 0) || math.IsInf(c.SyntheticWeight, 0) {
+		add("synthetic_weight %v, want a finite number >= 0", c.SyntheticWeight)
+	}
+	if !(c.HeldOut >= 0 && c.HeldOut < 1) {
+		add("held_out %v, want 0 <= held_out < 1", c.HeldOut)
+	}
+	if c.Device != DeviceCPU && c.Device != DeviceCUDA {
+		add("device %q, want %q or %q", c.Device, DeviceCPU, DeviceCUDA)
+	}
+	if err := c.Reward.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("training: invalid train config: %w", err)
+	}
+	return nil
+}
+
+// ReadTrainConfig decodes a JSON TrainConfig from r over the defaults:
+// fields the JSON leaves out keep their DefaultTrainConfig values (in
+// "reward" too). Unknown fields are an error, so a misspelt setting is not
+// silently ignored. The result is validated.
+func ReadTrainConfig(r io.Reader) (TrainConfig, error) {
+	c := DefaultTrainConfig()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return TrainConfig{}, fmt.Errorf("training: read train config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return TrainConfig{}, fmt.Errorf("training: read train config: %w", err)
+	}
+	if dec.More() {
+		return TrainConfig{}, errors.New("training: read train config: trailing data after the JSON object")
+	}
+	if err := c.Validate(); err != nil {
+		return TrainConfig{}, err
+	}
+	return c, nil
+}
+
+// LoadTrainConfig reads the JSON TrainConfig file at path (see ReadTrainConfig).
+func LoadTrainConfig(path string) (TrainConfig, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return TrainConfig{}, fmt.Errorf("training: load train config: %w", err)
+	}
+	defer f.Close()
+	c, err := ReadTrainConfig(f)
+	if err != nil {
+		return TrainConfig{}, fmt.Errorf("%w (file %s)", err, path)
+	}
+	return c, nil
+}

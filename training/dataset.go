@@ -1,0 +1,603 @@
+package training
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/training/internal/safetensors"
+)
+
+// Transition is one real step (s_t, a_t, r_t, s_{t+1}) of an episode.
+type Transition struct {
+	// State is s_t, with the protected flow on Current.
+	State []float32
+	// Action is a_t, the switch the protected flow is on after the step
+	// (Action == Current: it stayed; otherwise it was rerouted to Action).
+	Action int
+	// Reward is r_t.
+	Reward float32
+	// Next is s_{t+1}, with the protected flow on Action.
+	Next []float32
+	// Done marks the last transition of an episode: no value is bootstrapped
+	// from Next.
+	Done bool
+	// Current is k*, the switch carrying the flow in State.
+	Current int
+	// Episode identifies the episode; Step is the interval index in it.
+	Episode, Step int
+	// ThroughputBaseline is the episode's φ0/Cφ (> 0): the synthetic reward
+	// normalises predicted throughput by it.
+	ThroughputBaseline float32
+	// Inputs are the measured reward inputs, or nil when the reward was set
+	// directly (then the dataset cannot be relabelled).
+	Inputs *RewardInputs
+}
+
+// Dataset is a set of real transitions stored column-wise in flat arrays:
+// row i of S and S2 is S[i*Dim() : (i+1)*Dim()]. Every slice has one entry
+// (one row) per transition, except PhiNorm, OverflowHat and CrowdExcess,
+// which are either all nil (rewards set directly) or all of full length (the
+// RewardInputs of each transition; see Relabel).
+//
+// The fields are exported so that trainers can hand the arrays to a tensor
+// library without copying; Validate checks the invariants, and Append,
+// Subset, Split, Relabel, Read and Write keep them.
+type Dataset struct {
+	// Encoder is the state encoder configuration the states were encoded
+	// with; it fixes Dim and the layout.
+	Encoder telemetry.EncoderConfig
+	// Corpus describes where the data came from (free text, recorded in
+	// trained models' metadata).
+	Corpus string
+
+	// S holds the states s_t and S2 the next states s_{t+1}, Dim() values
+	// per transition.
+	S, S2 []float32
+	// A holds the actions (the switch the flow is on after the step) and
+	// Current the switch k* before it.
+	A, Current []int32
+	// R holds the rewards r_t.
+	R []float32
+	// Done marks the last transition of each episode.
+	Done []bool
+	// Episode and Step hold each transition's episode id and interval index.
+	Episode, Step []int32
+	// Phi0 holds each transition's ThroughputBaseline, φ0/Cφ.
+	Phi0 []float32
+	// PhiNorm, OverflowHat and CrowdExcess hold the RewardInputs
+	// (ThroughputNorm, Overflow, CrowdExcess) of each transition, or are all
+	// nil when the dataset does not keep them.
+	PhiNorm, OverflowHat, CrowdExcess []float32
+
+	rewardInputs bool // whether the three above are kept
+}
+
+// NewDataset returns an empty dataset for states encoded with enc. With
+// rewardInputs set it keeps every transition's RewardInputs, so it can be
+// relabelled (and Append then refuses a transition without them).
+func NewDataset(enc telemetry.EncoderConfig, corpus string, rewardInputs bool) (*Dataset, error) {
+	if err := enc.Validate(); err != nil {
+		return nil, fmt.Errorf("training: new dataset: %w", err)
+	}
+	return &Dataset{Encoder: enc, Corpus: corpus, rewardInputs: rewardInputs}, nil
+}
+
+// Dim returns the state dimension.
+func (d *Dataset) Dim() int { return d.Encoder.Dim() }
+
+// NumSwitches returns |S|, the number of actions.
+func (d *Dataset) NumSwitches() int { return d.Encoder.NumSwitches }
+
+// Len returns the number of transitions.
+func (d *Dataset) Len() int { return len(d.A) }
+
+// HasRewardInputs reports whether the dataset keeps RewardInputs and can be
+// relabelled.
+func (d *Dataset) HasRewardInputs() bool { return d.rewardInputs }
+
+// Append adds t after checking it against the dataset's layout.
+func (d *Dataset) Append(t Transition) error {
+	if err := d.checkTransition(t); err != nil {
+		return fmt.Errorf("training: append transition %d: %w", d.Len(), err)
+	}
+	d.S = append(d.S, t.State...)
+	d.S2 = append(d.S2, t.Next...)
+	d.A = append(d.A, int32(t.Action))
+	d.Current = append(d.Current, int32(t.Current))
+	d.R = append(d.R, t.Reward)
+	d.Done = append(d.Done, t.Done)
+	d.Episode = append(d.Episode, int32(t.Episode))
+	d.Step = append(d.Step, int32(t.Step))
+	d.Phi0 = append(d.Phi0, t.ThroughputBaseline)
+	if d.rewardInputs {
+		d.PhiNorm = append(d.PhiNorm, float32(t.Inputs.ThroughputNorm))
+		d.OverflowHat = append(d.OverflowHat, float32(t.Inputs.Overflow))
+		d.CrowdExcess = append(d.CrowdExcess, float32(t.Inputs.CrowdExcess))
+	}
+	return nil
+}
+
+func (d *Dataset) checkTransition(t Transition) error {
+	dim, nS := d.Dim(), d.NumSwitches()
+	switch {
+	case len(t.State) != dim || len(t.Next) != dim:
+		return fmt.Errorf("states of %d and %d values, want %d", len(t.State), len(t.Next), dim)
+	case t.Action < 0 || t.Action >= nS:
+		return fmt.Errorf("action %d, want a switch 0..%d", t.Action, nS-1)
+	case t.Current < 0 || t.Current >= nS:
+		return fmt.Errorf("current switch %d, want 0..%d", t.Current, nS-1)
+	case t.Episode < 0 || t.Episode > math.MaxInt32 || t.Step < 0 || t.Step > math.MaxInt32:
+		return fmt.Errorf("episode %d step %d, want non-negative 32-bit integers", t.Episode, t.Step)
+	case !finite32(t.Reward):
+		return fmt.Errorf("reward %v, want a finite number", t.Reward)
+	case !(t.ThroughputBaseline > 0) || !finite32(t.ThroughputBaseline):
+		return fmt.Errorf("throughput baseline %v, want φ0/Cφ > 0", t.ThroughputBaseline)
+	case d.rewardInputs && t.Inputs == nil:
+		return errors.New("no reward inputs, but the dataset keeps them")
+	}
+	if i := nonFinite32(t.State); i >= 0 {
+		return fmt.Errorf("state[%d] is %v, want finite values", i, t.State[i])
+	}
+	if i := nonFinite32(t.Next); i >= 0 {
+		return fmt.Errorf("next state[%d] is %v, want finite values", i, t.Next[i])
+	}
+	if k, err := Placement(d.Encoder, t.State); err != nil || k != t.Current {
+		return fmt.Errorf("state's placement one-hot %v does not mark current switch %d", t.State[d.Encoder.PlacementOffset():][:nS], t.Current)
+	}
+	if k, err := Placement(d.Encoder, t.Next); err != nil || k != t.Action {
+		return fmt.Errorf("next state's placement one-hot %v does not mark action %d", t.Next[d.Encoder.PlacementOffset():][:nS], t.Action)
+	}
+	return nil
+}
+
+// At returns a copy of transition i.
+func (d *Dataset) At(i int) Transition {
+	dim := d.Dim()
+	t := Transition{
+		State:  append([]float32(nil), d.S[i*dim:(i+1)*dim]...),
+		Next:   append([]float32(nil), d.S2[i*dim:(i+1)*dim]...),
+		Action: int(d.A[i]), Current: int(d.Current[i]), Reward: d.R[i], Done: d.Done[i],
+		Episode: int(d.Episode[i]), Step: int(d.Step[i]), ThroughputBaseline: d.Phi0[i],
+	}
+	if d.rewardInputs {
+		t.Inputs = &RewardInputs{ThroughputNorm: float64(d.PhiNorm[i]), Overflow: float64(d.OverflowHat[i]), CrowdExcess: float64(d.CrowdExcess[i])}
+	}
+	return t
+}
+
+// IsReroute reports whether transition i moves the flow (A ≠ Current).
+func (d *Dataset) IsReroute(i int) bool { return d.A[i] != d.Current[i] }
+
+// Episodes returns the distinct episode ids, in order of first appearance.
+func (d *Dataset) Episodes() []int32 {
+	seen := make(map[int32]bool)
+	var ids []int32
+	for _, e := range d.Episode {
+		if !seen[e] {
+			seen[e] = true
+			ids = append(ids, e)
+		}
+	}
+	return ids
+}
+
+// Subset returns a new dataset holding transitions idx, in that order.
+func (d *Dataset) Subset(idx []int) *Dataset {
+	dim := d.Dim()
+	out := &Dataset{Encoder: d.Encoder, Corpus: d.Corpus, rewardInputs: d.rewardInputs}
+	n := len(idx)
+	out.S, out.S2 = make([]float32, 0, n*dim), make([]float32, 0, n*dim)
+	for _, i := range idx {
+		out.S = append(out.S, d.S[i*dim:(i+1)*dim]...)
+		out.S2 = append(out.S2, d.S2[i*dim:(i+1)*dim]...)
+		out.A = append(out.A, d.A[i])
+		out.Current = append(out.Current, d.Current[i])
+		out.R = append(out.R, d.R[i])
+		out.Done = append(out.Done, d.Done[i])
+		out.Episode = append(out.Episode, d.Episode[i])
+		out.Step = append(out.Step, d.Step[i])
+		out.Phi0 = append(out.Phi0, d.Phi0[i])
+		if d.rewardInputs {
+			out.PhiNorm = append(out.PhiNorm, d.PhiNorm[i])
+			out.OverflowHat = append(out.OverflowHat, d.OverflowHat[i])
+			out.CrowdExcess = append(out.CrowdExcess, d.CrowdExcess[i])
+		}
+	}
+	return out
+}
+
+// Split divides the dataset by episode: a fraction frac of the episodes,
+// drawn with rng, goes to held (at least one when frac > 0 and there are at
+// least two episodes; never all of them), the rest to train. Transitions keep
+// their order. frac must be in [0, 1).
+func (d *Dataset) Split(frac float64, rng *rand.Rand) (train, held *Dataset, err error) {
+	if !(frac >= 0 && frac < 1) {
+		return nil, nil, fmt.Errorf("training: split: held-out fraction %v, want 0 <= frac < 1", frac)
+	}
+	if rng == nil {
+		return nil, nil, errors.New("training: split: nil rng")
+	}
+	eps := d.Episodes()
+	nHeld := int(math.Round(frac * float64(len(eps))))
+	if frac > 0 && nHeld == 0 {
+		nHeld = 1
+	}
+	nHeld = min(nHeld, len(eps)-1)
+	nHeld = max(nHeld, 0)
+	perm := rng.Perm(len(eps))
+	isHeld := make(map[int32]bool, nHeld)
+	for _, p := range perm[:nHeld] {
+		isHeld[eps[p]] = true
+	}
+	var ti, hi []int
+	for i, e := range d.Episode {
+		if isHeld[e] {
+			hi = append(hi, i)
+		} else {
+			ti = append(ti, i)
+		}
+	}
+	return d.Subset(ti), d.Subset(hi), nil
+}
+
+// Relabel recomputes every reward from the kept RewardInputs with c (Eq. 4).
+// It fails on a dataset without reward inputs.
+func (d *Dataset) Relabel(c RewardConfig) error {
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("training: relabel: %w", err)
+	}
+	if !d.rewardInputs {
+		return errors.New("training: relabel: the dataset has no reward inputs (its rewards were set directly)")
+	}
+	for i := range d.R {
+		d.R[i] = float32(c.Real(RewardInputs{
+			ThroughputNorm: float64(d.PhiNorm[i]), Overflow: float64(d.OverflowHat[i]), CrowdExcess: float64(d.CrowdExcess[i]),
+		}))
+	}
+	return nil
+}
+
+// Stats summarises a dataset.
+type Stats struct {
+	// Transitions, Episodes, Reroutes and Done count the transitions, the
+	// distinct episodes, the transitions with A ≠ Current and those marked
+	// Done.
+	Transitions, Episodes, Reroutes, Done int
+	// MeanReward, MinReward and MaxReward describe R (0 for an empty set).
+	MeanReward, MinReward, MaxReward float64
+}
+
+// Stats returns counts and reward statistics.
+func (d *Dataset) Stats() Stats {
+	s := Stats{Transitions: d.Len(), Episodes: len(d.Episodes())}
+	for i := range d.A {
+		if d.IsReroute(i) {
+			s.Reroutes++
+		}
+		if d.Done[i] {
+			s.Done++
+		}
+		r := float64(d.R[i])
+		s.MeanReward += r
+		if i == 0 || r < s.MinReward {
+			s.MinReward = r
+		}
+		if i == 0 || r > s.MaxReward {
+			s.MaxReward = r
+		}
+	}
+	if s.Transitions > 0 {
+		s.MeanReward /= float64(s.Transitions)
+	}
+	return s
+}
+
+// String describes the statistics on one line.
+func (s Stats) String() string {
+	return fmt.Sprintf("%d transitions, %d episodes, %d reroutes, reward mean %.3f in [%.3f, %.3f]",
+		s.Transitions, s.Episodes, s.Reroutes, s.MeanReward, s.MinReward, s.MaxReward)
+}
+
+// Validate checks the invariants: the encoder configuration, one entry per
+// transition in every column (S and S2 Dim() per transition), actions and
+// current switches in range and matching the states' placement one-hots,
+// finite values, positive throughput baselines, and either all or none of
+// the reward-input columns.
+func (d *Dataset) Validate() error {
+	if err := d.validate(); err != nil {
+		return fmt.Errorf("training: invalid dataset: %w", err)
+	}
+	return nil
+}
+
+func (d *Dataset) validate() error {
+	if err := d.Encoder.Validate(); err != nil {
+		return err
+	}
+	n, dim := d.Len(), d.Dim()
+	for _, c := range [...]struct {
+		name string
+		got  int
+	}{
+		{"current", len(d.Current)}, {"rewards", len(d.R)}, {"done", len(d.Done)}, {"episodes", len(d.Episode)},
+		{"steps", len(d.Step)}, {"throughput_baseline", len(d.Phi0)},
+	} {
+		if c.got != n {
+			return fmt.Errorf("%s has %d entries, want one per transition (%d)", c.name, c.got, n)
+		}
+	}
+	if len(d.S) != n*dim || len(d.S2) != n*dim {
+		return fmt.Errorf("states have %d and %d values, want %d transitions × %d", len(d.S), len(d.S2), n, dim)
+	}
+	haveInputs := d.PhiNorm != nil || d.OverflowHat != nil || d.CrowdExcess != nil
+	if haveInputs != d.rewardInputs {
+		return fmt.Errorf("reward-input columns present: %v, but the dataset says %v", haveInputs, d.rewardInputs)
+	}
+	if d.rewardInputs && (len(d.PhiNorm) != n || len(d.OverflowHat) != n || len(d.CrowdExcess) != n) {
+		return fmt.Errorf("reward inputs have %d, %d and %d entries, want %d", len(d.PhiNorm), len(d.OverflowHat), len(d.CrowdExcess), n)
+	}
+	for i := range n {
+		t := d.At(i)
+		if err := d.checkTransition(t); err != nil {
+			return fmt.Errorf("transition %d: %w", i, err)
+		}
+		if d.rewardInputs {
+			for _, v := range [...]float64{t.Inputs.ThroughputNorm, t.Inputs.Overflow, t.Inputs.CrowdExcess} {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("transition %d: reward inputs %+v, want finite values", i, *t.Inputs)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// The dataset file format. See the package documentation.
+const (
+	// DatasetFormat is the "format" metadata value of a dataset file.
+	DatasetFormat = "proflow-dataset"
+	// DatasetFormatVersion is the "format_version" this package reads and writes.
+	DatasetFormatVersion = "1"
+	// MaxDatasetBytes bounds the data section Read accepts (16 GiB).
+	MaxDatasetBytes = 16 << 30
+)
+
+// Write writes the dataset to w in the dataset file format.
+func (d *Dataset) Write(w io.Writer) error {
+	if err := d.Validate(); err != nil {
+		return fmt.Errorf("training: write dataset: %w", err)
+	}
+	enc, err := json.Marshal(d.Encoder)
+	if err != nil {
+		return fmt.Errorf("training: write dataset: encoder: %w", err)
+	}
+	n, dim := int64(d.Len()), int64(d.Dim())
+	meta := map[string]string{
+		"format":         DatasetFormat,
+		"format_version": DatasetFormatVersion,
+		"encoder":        string(enc),
+		"state_layout":   telemetry.StateLayout,
+		"transitions":    strconv.FormatInt(n, 10),
+		"reward_inputs":  strconv.FormatBool(d.rewardInputs),
+	}
+	if d.Corpus != "" {
+		meta["corpus"] = d.Corpus
+	}
+	done := make([]byte, n)
+	for i, v := range d.Done {
+		if v {
+			done[i] = 1
+		}
+	}
+	vec := []int64{n}
+	tensors := []safetensors.Tensor{
+		safetensors.Float32s("states", []int64{n, dim}, d.S),
+		safetensors.Float32s("next_states", []int64{n, dim}, d.S2),
+		safetensors.Int32s("actions", vec, d.A),
+		safetensors.Int32s("current", vec, d.Current),
+		safetensors.Float32s("rewards", vec, d.R),
+		safetensors.Bytes("done", vec, done),
+		safetensors.Int32s("episodes", vec, d.Episode),
+		safetensors.Int32s("steps", vec, d.Step),
+		safetensors.Float32s("throughput_baseline", vec, d.Phi0),
+	}
+	if d.rewardInputs {
+		tensors = append(tensors,
+			safetensors.Float32s("throughput_norm", vec, d.PhiNorm),
+			safetensors.Float32s("overflow", vec, d.OverflowHat),
+			safetensors.Float32s("crowd_excess", vec, d.CrowdExcess))
+	}
+	if err := safetensors.Write(w, meta, tensors); err != nil {
+		return fmt.Errorf("training: write dataset: %w", err)
+	}
+	return nil
+}
+
+// ReadDataset reads a dataset file written by Write and validates it.
+func ReadDataset(r io.Reader) (*Dataset, error) {
+	d, err := readDataset(r)
+	if err != nil {
+		return nil, fmt.Errorf("training: read dataset: %w", err)
+	}
+	return d, nil
+}
+
+func readDataset(r io.Reader) (*Dataset, error) {
+	meta, tensors, err := safetensors.Read(r, MaxDatasetBytes)
+	if err != nil {
+		return nil, err
+	}
+	if f := meta["format"]; f != DatasetFormat {
+		return nil, fmt.Errorf("format %q, want %q", f, DatasetFormat)
+	}
+	if v := meta["format_version"]; v != DatasetFormatVersion {
+		return nil, fmt.Errorf("format_version %q, want %q", v, DatasetFormatVersion)
+	}
+	if l := meta["state_layout"]; l != telemetry.StateLayout {
+		return nil, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
+	}
+	d := &Dataset{Corpus: meta["corpus"]}
+	dec := json.NewDecoder(strings.NewReader(meta["encoder"]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d.Encoder); err != nil {
+		return nil, fmt.Errorf("encoder %q: %v", meta["encoder"], err)
+	}
+	if err := d.Encoder.Validate(); err != nil {
+		return nil, err
+	}
+	if d.rewardInputs, err = strconv.ParseBool(meta["reward_inputs"]); err != nil {
+		return nil, fmt.Errorf("reward_inputs %q, want true or false", meta["reward_inputs"])
+	}
+	n64, err := strconv.ParseInt(meta["transitions"], 10, 64)
+	if err != nil || n64 < 0 {
+		return nil, fmt.Errorf("transitions %q, want a non-negative integer", meta["transitions"])
+	}
+	n, dim := n64, int64(d.Dim())
+	want := []string{"states", "next_states", "actions", "current", "rewards", "done", "episodes", "steps", "throughput_baseline"}
+	if d.rewardInputs {
+		want = append(want, "throughput_norm", "overflow", "crowd_excess")
+	}
+	for name := range tensors {
+		if !slices.Contains(want, name) {
+			return nil, fmt.Errorf("unexpected tensor %q", name)
+		}
+	}
+	get := func(name, dtype string, shape ...int64) (safetensors.Tensor, error) {
+		t, ok := tensors[name]
+		if !ok {
+			return t, fmt.Errorf("missing tensor %q", name)
+		}
+		if t.DType != dtype || !slices.Equal(t.Shape, shape) {
+			return t, fmt.Errorf("tensor %s is %s %v, want %s %v", name, t.DType, t.Shape, dtype, shape)
+		}
+		return t, nil
+	}
+	f32 := func(dst *[]float32, name string, shape ...int64) error {
+		t, err := get(name, safetensors.F32, shape...)
+		if err == nil {
+			*dst, err = t.AsFloat32s()
+		}
+		return err
+	}
+	i32 := func(dst *[]int32, name string) error {
+		t, err := get(name, safetensors.I32, n)
+		if err == nil {
+			*dst, err = t.AsInt32s()
+		}
+		return err
+	}
+	errs := []error{
+		f32(&d.S, "states", n, dim), f32(&d.S2, "next_states", n, dim),
+		i32(&d.A, "actions"), i32(&d.Current, "current"), f32(&d.R, "rewards", n),
+		i32(&d.Episode, "episodes"), i32(&d.Step, "steps"), f32(&d.Phi0, "throughput_baseline", n),
+	}
+	if d.rewardInputs {
+		errs = append(errs, f32(&d.PhiNorm, "throughput_norm", n), f32(&d.OverflowHat, "overflow", n),
+			f32(&d.CrowdExcess, "crowd_excess", n))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	done, err := get("done", safetensors.U8, n)
+	if err != nil {
+		return nil, err
+	}
+	d.Done = make([]bool, n)
+	for i, b := range done.Data {
+		switch b {
+		case 0:
+		case 1:
+			d.Done[i] = true
+		default:
+			return nil, fmt.Errorf("done[%d] is %d, want 0 or 1", i, b)
+		}
+	}
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// LoadDataset reads the dataset file at path.
+func LoadDataset(path string) (*Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("training: load dataset: %w", err)
+	}
+	defer f.Close()
+	d, err := readDataset(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("training: load dataset %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// Save writes the dataset to path atomically (a temporary file renamed over
+// path).
+func (d *Dataset) Save(path string) error {
+	return atomicWrite(path, func(w io.Writer) error { return d.Write(w) })
+}
+
+// atomicWrite writes a temporary file in path's directory with write, syncs
+// it and renames it over path.
+func atomicWrite(path string, write func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("training: save %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("training: save %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("training: save %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("training: save %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("training: save %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("training: save %s: %w", path, err)
+	}
+	return nil
+}
+
+func finite32(v float32) bool {
+	f := float64(v)
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+func nonFinite32(v []float32) int {
+	for i, x := range v {
+		if !finite32(x) {
+			return i
+		}
+	}
+	return -1
+}

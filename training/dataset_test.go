@@ -1,0 +1,277 @@
+package training
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/training/internal/safetensors"
+)
+
+// randomState returns an in-range state with the flow on switch cur.
+func randomState(enc telemetry.EncoderConfig, rng *rand.Rand, cur int) []float32 {
+	s := make([]float32, enc.Dim())
+	for i := range s {
+		s[i] = rng.Float32()
+	}
+	if err := ClampState(enc, s, cur); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// testDataset builds episodes of steps transitions each; every fifth step
+// of an episode moves the flow to the next switch.
+func testDataset(t testing.TB, episodes, steps int, inputs bool) *Dataset {
+	t.Helper()
+	enc := testEncoder()
+	d, err := NewDataset(enc, "test corpus", inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for e := range episodes {
+		cur := e % enc.NumSwitches
+		s := randomState(enc, rng, cur)
+		for st := range steps {
+			a := cur
+			if st%5 == 4 {
+				a = (cur + 1) % enc.NumSwitches
+			}
+			next := randomState(enc, rng, a)
+			tr := Transition{State: s, Action: a, Reward: rng.Float32(), Next: next, Done: st == steps-1,
+				Current: cur, Episode: 100 + e, Step: st, ThroughputBaseline: 0.92}
+			if inputs {
+				tr.Inputs = &RewardInputs{ThroughputNorm: rng.Float64() * 1.1, Overflow: rng.Float64(), CrowdExcess: rng.Float64()}
+			}
+			if err := d.Append(tr); err != nil {
+				t.Fatal(err)
+			}
+			s, cur = next, a
+		}
+	}
+	return d
+}
+
+var datasetCmp = cmp.Options{cmp.AllowUnexported(Dataset{}), cmpopts.EquateEmpty()}
+
+func TestDatasetAppendAt(t *testing.T) {
+	d := testDataset(t, 3, 10, true)
+	if d.Len() != 30 || d.Dim() != 34 || d.NumSwitches() != 4 {
+		t.Fatalf("Len %d Dim %d NumSwitches %d, want 30, 34, 4", d.Len(), d.Dim(), d.NumSwitches())
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr := d.At(14)
+	if tr.Episode != 101 || tr.Step != 4 || tr.Action != (tr.Current+1)%4 || !d.IsReroute(14) || tr.Inputs == nil {
+		t.Errorf("At(14) = episode %d step %d current %d action %d inputs %v, want episode 101 step 4, a reroute",
+			tr.Episode, tr.Step, tr.Current, tr.Action, tr.Inputs)
+	}
+	st := d.Stats()
+	if st.Transitions != 30 || st.Episodes != 3 || st.Reroutes != 6 || st.Done != 3 {
+		t.Errorf("Stats = %+v, want 30 transitions, 3 episodes, 6 reroutes, 3 done", st)
+	}
+
+	enc := testEncoder()
+	rng := rand.New(rand.NewPCG(3, 4))
+	good := Transition{State: randomState(enc, rng, 0), Next: randomState(enc, rng, 2), Action: 2, Current: 0, ThroughputBaseline: 1,
+		Inputs: &RewardInputs{}}
+	for name, mutate := range map[string]func(*Transition){
+		"short state":            func(t *Transition) { t.State = t.State[:10] },
+		"action out of range":    func(t *Transition) { t.Action = 4 },
+		"current out of range":   func(t *Transition) { t.Current = -1 },
+		"placement vs current":   func(t *Transition) { t.Current = 1 },
+		"placement vs action":    func(t *Transition) { t.Action = 3 },
+		"zero baseline":          func(t *Transition) { t.ThroughputBaseline = 0 },
+		"no reward inputs":       func(t *Transition) { t.Inputs = nil },
+		"NaN in state":           func(t *Transition) { t.State = append([]float32(nil), t.State...); t.State[3] = float32(nan()) },
+		"negative episode":       func(t *Transition) { t.Episode = -1 },
+		"non-finite reward":      func(t *Transition) { t.Reward = float32(nan()) },
+		"next without a one-hot": func(t *Transition) { t.Next = make([]float32, 34) },
+	} {
+		tr := good
+		mutate(&tr)
+		if err := d.Append(tr); err == nil {
+			t.Errorf("%s: Append accepted it", name)
+		}
+	}
+	if d.Len() != 30 {
+		t.Errorf("refused transitions changed Len to %d", d.Len())
+	}
+	if err := d.Append(good); err != nil {
+		t.Errorf("valid transition: %v", err)
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+func TestDatasetSplitByEpisode(t *testing.T) {
+	d := testDataset(t, 10, 7, false)
+	train, held, err := d.Split(0.3, rand.New(rand.NewPCG(7, 7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(held.Episodes()); got != 3 {
+		t.Errorf("held-out episodes %d, want 3 of 10", got)
+	}
+	if train.Len()+held.Len() != d.Len() {
+		t.Errorf("split sizes %d + %d, want %d", train.Len(), held.Len(), d.Len())
+	}
+	inTrain := map[int32]bool{}
+	for _, e := range train.Episode {
+		inTrain[e] = true
+	}
+	for _, e := range held.Episode {
+		if inTrain[e] {
+			t.Errorf("episode %d in both parts", e)
+		}
+	}
+	for _, part := range []*Dataset{train, held} {
+		if err := part.Validate(); err != nil {
+			t.Error(err)
+		}
+	}
+	// Same rng seed, same split.
+	train2, _, _ := d.Split(0.3, rand.New(rand.NewPCG(7, 7)))
+	if diff := cmp.Diff(train, train2, datasetCmp); diff != "" {
+		t.Errorf("split not deterministic (-first +second):\n%s", diff)
+	}
+	// Edge cases: at least one, never all.
+	_, held, _ = d.Split(0.01, rand.New(rand.NewPCG(1, 1)))
+	if len(held.Episodes()) != 1 {
+		t.Errorf("frac 0.01 of 10 episodes held %d, want 1", len(held.Episodes()))
+	}
+	one := testDataset(t, 1, 5, false)
+	train, held, _ = one.Split(0.5, rand.New(rand.NewPCG(1, 1)))
+	if train.Len() != 5 || held.Len() != 0 {
+		t.Errorf("one episode split %d/%d, want all in train", train.Len(), held.Len())
+	}
+	_, held, _ = d.Split(0, rand.New(rand.NewPCG(1, 1)))
+	if held.Len() != 0 {
+		t.Errorf("frac 0 held %d transitions", held.Len())
+	}
+	for _, frac := range []float64{-0.1, 1, nan()} {
+		if _, _, err := d.Split(frac, rand.New(rand.NewPCG(1, 1))); err == nil {
+			t.Errorf("Split(%v): no error", frac)
+		}
+	}
+}
+
+func TestDatasetRelabel(t *testing.T) {
+	d := testDataset(t, 2, 10, true)
+	c := DefaultRewardConfig()
+	if err := d.Relabel(c); err != nil {
+		t.Fatal(err)
+	}
+	for i := range d.Len() {
+		in := *d.At(i).Inputs
+		if want := float32(c.Real(in)); d.R[i] != want {
+			t.Fatalf("R[%d] = %v, want %v", i, d.R[i], want)
+		}
+	}
+	ablation := c
+	ablation.Beta = 0
+	if err := d.Relabel(ablation); err != nil {
+		t.Fatal(err)
+	}
+	if in := *d.At(0).Inputs; d.R[0] != float32(ablation.Real(in)) {
+		t.Errorf("relabel with beta 0: R[0] = %v, want %v", d.R[0], ablation.Real(in))
+	}
+	if err := testDataset(t, 1, 3, false).Relabel(c); err == nil {
+		t.Error("Relabel of a dataset without reward inputs: no error")
+	}
+}
+
+func TestDatasetRoundTrip(t *testing.T) {
+	for _, inputs := range []bool{false, true} {
+		d := testDataset(t, 3, 8, inputs)
+		var buf bytes.Buffer
+		if err := d.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadDataset(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(d, back, datasetCmp); diff != "" {
+			t.Errorf("round trip (inputs %v) (-wrote +read):\n%s", inputs, diff)
+		}
+	}
+	// Through a file, and an empty dataset.
+	path := filepath.Join(t.TempDir(), "d.safetensors")
+	empty, _ := NewDataset(testEncoder(), "", false)
+	if err := empty.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadDataset(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Len() != 0 {
+		t.Errorf("empty dataset read back with %d transitions", back.Len())
+	}
+	if _, err := LoadDataset(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}
+
+func TestReadDatasetRefuses(t *testing.T) {
+	d := testDataset(t, 2, 4, true)
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	if _, err := ReadDataset(bytes.NewReader(good[:len(good)-3])); !errors.Is(err, safetensors.ErrTruncated) {
+		t.Errorf("truncated: %v, want ErrTruncated", err)
+	}
+	if _, err := ReadDataset(bytes.NewReader(append(append([]byte(nil), good...), 0))); err == nil {
+		t.Error("trailing byte: no error")
+	}
+	// A file of another format.
+	var other bytes.Buffer
+	if err := safetensors.Write(&other, map[string]string{"format": "something"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadDataset(&other); err == nil {
+		t.Error("other format: no error")
+	}
+	// An action that does not match the next state's one-hot.
+	bad := testDataset(t, 1, 3, false)
+	bad.A[1] = (bad.A[1] + 1) % 4
+	buf.Reset()
+	if err := bad.Write(&buf); err == nil {
+		t.Error("Write of an inconsistent dataset: no error")
+	}
+}
+
+func FuzzReadDataset(f *testing.F) {
+	d := testDataset(f, 1, 3, true)
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte{})
+	f.Add([]byte("\x02\x00\x00\x00\x00\x00\x00\x00{}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ReadDataset(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("ReadDataset returned an invalid dataset: %v", err)
+		}
+		var out bytes.Buffer
+		if err := d.Write(&out); err != nil {
+			t.Fatalf("Write of a dataset ReadDataset accepted: %v", err)
+		}
+	})
+}

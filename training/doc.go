@@ -1,0 +1,123 @@
+// Package training holds ProFlow's offline training side that needs no
+// libtorch: the rewards (SPEC §4), the transition dataset and its file
+// format, the training configuration, the state projection used by
+// predicted states, and the pure-Go dynamics model f_ψ with its file
+// format. The libtorch trainer (dynamics model, fitted Q-iteration, Dyna) is
+// package training/torchq, behind the torch build tag.
+//
+// # Rewards
+//
+// The real-transition reward of Eq. 4 scores the outcome of the placement
+// chosen at t:
+//
+//	r_t = clip(φ_norm − α_tc·ξ̂_k* + α_stay·(1 − ξ̂_k*) − α_coll·(1 − φ_norm) + β·Δn⁺_k*, −1, 2)
+//
+// with φ_norm = φ_{t+1}/φ0, ξ̂_k* = ξ_k*/Cξ and Δn⁺_k* = max(0, (n_k* − n̄)/Cn).
+// The paper leaves two things open; proflow decides:
+//
+//   - Every term is read from the outcome observation o_{t+1}, like φ_{t+1},
+//     with k* the switch that carried the flow during the step (the action).
+//     A reroute away from a crowd is thus not charged for the crowd it left,
+//     and the reward depends on the action, not only on s_t.
+//   - ξ̂ and Δn⁺ are clipped to [0, 1], like the state's unsigned overflow
+//     and flow-count features: Cξ is the largest overflow the encoding
+//     tells apart and Cn the soft saturation of the crowd signal.
+//
+// MeasureReward reads these RewardInputs from a raw observation and the
+// episode's baseline; RewardConfig.Real weighs them. A Dataset keeps the
+// inputs, so one corpus can be relabelled with other coefficients (the
+// no-crowd ablation is β = 0).
+//
+// The synthetic reward (App. B) scores a transition predicted by the
+// dynamics model, from the current state s and the predicted next state s':
+//
+//	reroute k ≠ k*: φ'_norm − μ1·ξ̃'_k + μ2·ReLU(ξ̃_k* − ξ̃'_k) + μ3·(1 − ξ̃_k*) − μ4·ξ̂_k(now)
+//	stay k = k*:    φ'_norm − μ1·ξ̃'_k* + μ2·ReLU(ξ̃_k* − ξ̃'_k*) + ν1·(1 − ξ̃'_k*) − ν2·ξ̃'_k* − ν3·(1 − φ'_norm) + β·Δn⁺_k*
+//
+// ξ̃ are the states' overflow features (telemetry.FeatureOverflow): in s' the
+// destination k is the current switch, so ξ̃'_k is its signed deviation from
+// the baseline; ξ̂_k(now) is k's unsigned overflow feature in s; φ'_norm is
+// the throughput feature of s' divided by φ0/Cφ (each transition carries it);
+// Δn⁺_k* = max(0, ñ_k*) is read from the current state (unprimed in the
+// paper: the crowd is observed, not predicted). The synthetic reward is
+// clipped to the same [−1, 2] as the real one so both kinds of Bellman
+// target share one scale.
+//
+// # Reward defaults
+//
+// The paper gives no coefficients. With the default encoder (Cξ = 50,000 B/s
+// for a 200 Mbit/s bucket, Cn = 12, n̄ = 2) the defaults are:
+//
+//	α_tc 0.5, α_stay 0.2   a clean switch (the flow's own overflow, ξ̂ ≈ 0.46)
+//	                       nets −0.12, a saturated one −0.5: a spread of 0.38,
+//	                       the weight of a 38% throughput loss.
+//	α_coll 0.5             a collapse below baseline costs 1.5× its raw loss.
+//	β −0.6                 five congesters (n = 12, Δn⁺ = 0.83) cost 0.5 per
+//	                       step, more than saturated overflow adds (0.38), so the
+//	                       crowd alone can make leaving worth a reroute's TCP
+//	                       ramp-up, as the paper's probe shows (the crowd sweep
+//	                       flips the decision; overflow alone barely does). One
+//	                       congester (S11's elephant, n = 4) costs only 0.1:
+//	                       there the overflow terms must do the work.
+//	μ1 0.5, ν2 0.5         predicted congestion of the switch the flow ends on
+//	                       weighs like α_tc.
+//	μ2 0.5                 escaping to a predicted-cleaner switch is rewarded
+//	                       at the same rate.
+//	μ3 0.2, ν1 0.2         equal on purpose: in a quiet state (ξ̃ ≈ 0 everywhere)
+//	                       the lead-time bonus of leaving equals the clean-stay
+//	                       bonus of staying, so the shaping alone never makes a
+//	                       pointless reroute attractive; only the crowd penalty
+//	                       on staying, or the destination terms, break the tie.
+//	μ4 0.5                 a destination congested now weighs like α_tc (the S7
+//	                       and S12 destination traps).
+//	ν3 0.5                 predicted collapse weighs like α_coll.
+//
+// # Dataset file
+//
+// A dataset file is a safetensors file (8-byte little-endian header length,
+// JSON header, little-endian data) with the tensors
+//
+//	states, next_states   F32 [N, dim]
+//	actions, current      I32 [N]   switch after the step, switch before it
+//	rewards               F32 [N]
+//	done                  U8  [N]   1 on the last transition of an episode
+//	episodes, steps       I32 [N]
+//	throughput_baseline   F32 [N]   φ0/Cφ
+//	throughput_norm, overflow, crowd_excess   F32 [N]   the RewardInputs (when kept)
+//
+// and the metadata "format" = "proflow-dataset", "format_version" = "1",
+// "encoder" (the telemetry.EncoderConfig as JSON), "state_layout",
+// "transitions" (N), "reward_inputs" ("true"/"false") and "corpus". Reading
+// validates everything Validate checks, including that every state's
+// placement one-hot marks its current switch and every next state's its
+// action.
+//
+// # Training defaults
+//
+// DefaultTrainConfig is sized for the paper's corpus (779 episodes of 240
+// intervals, about 187,000 transitions) on the developers' 2-core CPUs:
+//
+//	hidden [256, 256]          qnet's default architecture (34→256→256→4).
+//	dynamics_hidden [256, 256] the same capacity for 38 inputs → 34 outputs.
+//	q_learning_rate 5e-4       Adam; below the dynamics model's 1e-3 because
+//	                           its targets move.
+//	batch_size 256             an Adam step takes about 5 ms here.
+//	gamma 0.9                  a horizon of about 10 intervals (5 s): long enough
+//	                           to repay a reroute's ramp-up, short enough that
+//	                           bootstrapped errors stay small; the crowd term,
+//	                           not the horizon, carries the early warning.
+//	huber_delta 1              rewards lie in [−1, 2]: most errors are
+//	                           regressed quadratically, outliers linearly.
+//	target_update_period 500   about one fitted-Q iteration per epoch.
+//	dynamics_epochs 30, reroute_window 20 (10 s each side of a reroute, the
+//	                           length of the precursor window),
+//	                           min_dynamics_transitions 2000.
+//	fqi_epochs 20, dyna_epochs 10, dyna_rollouts 64, dyna_horizon 3,
+//	rollout_epsilon 0.1        short rollouts: model error compounds.
+//	synthetic_weight 1, held_out 0.1, seed 1, device "cpu".
+//
+// # Concurrency
+//
+// Datasets, configurations and rewards are plain values, safe for concurrent
+// reads. A DynamicsModel is not safe for concurrent use (Clone it).
+package training

@@ -1,0 +1,283 @@
+package training
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/telemetry"
+)
+
+// RewardConfig holds the coefficients of the real-transition reward (Eq. 4)
+// and of the synthetic reward (App. B). The paper gives no values; the
+// defaults (DefaultRewardConfig) and the reasoning behind them are in the
+// package documentation. Signs are part of the formulas: every coefficient
+// is a magnitude except Beta, which is the crowd penalty and must be ≤ 0.
+type RewardConfig struct {
+	// AlphaTC weighs the congestion penalty −α_tc·ξ̂_k*.
+	AlphaTC float64 `json:"alpha_tc"`
+	// AlphaStay weighs the clean-switch bonus α_stay·(1 − ξ̂_k*).
+	AlphaStay float64 `json:"alpha_stay"`
+	// AlphaColl weighs the collapse penalty −α_coll·(1 − φ_norm).
+	AlphaColl float64 `json:"alpha_coll"`
+	// Beta weighs the crowd term β·Δn⁺_k*, in both rewards. It must be ≤ 0;
+	// 0 is the no-crowd ablation of the paper (Sec. V-B f).
+	Beta float64 `json:"beta"`
+
+	// Mu1 weighs the predicted congestion of the chosen switch, −μ1·ξ̃'_k.
+	Mu1 float64 `json:"mu1"`
+	// Mu2 weighs the escape bonus μ2·ReLU(ξ̃_k* − ξ̃'_k).
+	Mu2 float64 `json:"mu2"`
+	// Mu3 weighs the lead-time bonus of a reroute, μ3·(1 − ξ̃_k*).
+	Mu3 float64 `json:"mu3"`
+	// Mu4 weighs the penalty on a destination congested now, −μ4·ξ̂_k(now).
+	Mu4 float64 `json:"mu4"`
+	// Nu1 weighs the clean-stay bonus ν1·(1 − ξ̃'_k*).
+	Nu1 float64 `json:"nu1"`
+	// Nu2 weighs the penalty on staying as k* congests, −ν2·ξ̃'_k*.
+	Nu2 float64 `json:"nu2"`
+	// Nu3 weighs the predicted collapse penalty −ν3·(1 − φ'_norm).
+	Nu3 float64 `json:"nu3"`
+
+	// ClipMin and ClipMax bound both rewards (Eq. 4 clips to [−1, 2]; the
+	// synthetic reward is clipped to the same range so that real and
+	// synthetic Bellman targets share one scale).
+	ClipMin float64 `json:"clip_min"`
+	ClipMax float64 `json:"clip_max"`
+}
+
+// DefaultRewardConfig returns the coefficients proflow trains with (see the
+// package documentation for why).
+func DefaultRewardConfig() RewardConfig {
+	return RewardConfig{
+		AlphaTC: 0.5, AlphaStay: 0.2, AlphaColl: 0.5, Beta: -0.6,
+		Mu1: 0.5, Mu2: 0.5, Mu3: 0.2, Mu4: 0.5,
+		Nu1: 0.2, Nu2: 0.5, Nu3: 0.5,
+		ClipMin: -1, ClipMax: 2,
+	}
+}
+
+// Validate checks that every coefficient is finite, every magnitude is
+// non-negative, Beta is not positive and ClipMin < ClipMax.
+func (c RewardConfig) Validate() error {
+	var errs []error
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{
+		{"alpha_tc", c.AlphaTC}, {"alpha_stay", c.AlphaStay}, {"alpha_coll", c.AlphaColl},
+		{"mu1", c.Mu1}, {"mu2", c.Mu2}, {"mu3", c.Mu3}, {"mu4", c.Mu4},
+		{"nu1", c.Nu1}, {"nu2", c.Nu2}, {"nu3", c.Nu3},
+	} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			errs = append(errs, fmt.Errorf("%s %v, want a finite number >= 0 (the sign is in the formula)", f.name, f.v))
+		}
+	}
+	if !(c.Beta <= 0) || math.IsInf(c.Beta, 0) {
+		errs = append(errs, fmt.Errorf("beta %v, want a finite number <= 0 (the crowd penalty; 0 disables it)", c.Beta))
+	}
+	if math.IsNaN(c.ClipMin) || math.IsNaN(c.ClipMax) || !(c.ClipMin < c.ClipMax) {
+		errs = append(errs, fmt.Errorf("clip range [%v, %v], want clip_min < clip_max", c.ClipMin, c.ClipMax))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("training: invalid reward config: %w", err)
+	}
+	return nil
+}
+
+// RewardInputs are the measured quantities of Eq. 4 for one real transition,
+// read from the outcome observation o_{t+1} on the switch k* that carried the
+// protected flow during the step. They do not depend on the coefficients, so
+// a dataset that keeps them can be relabelled with any RewardConfig.
+type RewardInputs struct {
+	// ThroughputNorm is φ_norm = φ_{t+1}/φ0 (not clipped).
+	ThroughputNorm float64 `json:"throughput_norm"`
+	// Overflow is ξ̂_k* = ξ_k*/Cξ, clipped to [0, 1] like the state's
+	// unsigned overflow feature: Cξ is the largest overflow the encoding
+	// distinguishes, so the penalty saturates there too.
+	Overflow float64 `json:"overflow"`
+	// CrowdExcess is Δn⁺_k* = max(0, (n_k* − n̄)/Cn), clipped to 1 like the
+	// state's ñ: Cn is the soft saturation above which the crowd counts as
+	// fully present.
+	CrowdExcess float64 `json:"crowd_excess"`
+}
+
+// MeasureReward reads the RewardInputs of a transition from its outcome
+// observation next, with the protected flow on switch k during the step (the
+// action: the switch it is on after the step), the episode's baseline (φ0 =
+// base.Throughput, n̄ = base.FlowCount) and the encoder's scaling constants
+// (Cξ = enc.OverflowScale, Cn = enc.FlowCountScale).
+//
+// Every term is read from o_{t+1}, like φ_{t+1} in Eq. 4: the reward scores
+// the outcome of the placement chosen at t, so a reroute away from a crowd is
+// not charged for the crowd it left.
+func MeasureReward(enc telemetry.EncoderConfig, base proflow.Baseline, next *proflow.Observation, k int) (RewardInputs, error) {
+	if next == nil {
+		return RewardInputs{}, errors.New("training: measure reward: nil observation")
+	}
+	if err := base.Validate(); err != nil {
+		return RewardInputs{}, fmt.Errorf("training: measure reward: %w", err)
+	}
+	if k < 0 || k >= len(next.Switches) {
+		return RewardInputs{}, fmt.Errorf("training: measure reward: switch %d out of range, want 0..%d", k, len(next.Switches)-1)
+	}
+	if !(enc.OverflowScale > 0) || !(enc.FlowCountScale > 0) {
+		return RewardInputs{}, fmt.Errorf("training: measure reward: overflow scale %v and flow count scale %v, want positive",
+			enc.OverflowScale, enc.FlowCountScale)
+	}
+	sw := next.Switches[k]
+	in := RewardInputs{
+		ThroughputNorm: next.Flow.Throughput / base.Throughput,
+		Overflow:       clip(sw.OverflowRate/enc.OverflowScale, 0, 1),
+		CrowdExcess:    clip((sw.FlowCount-base.FlowCount)/enc.FlowCountScale, 0, 1),
+	}
+	for _, v := range [...]float64{in.ThroughputNorm, in.Overflow, in.CrowdExcess} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return RewardInputs{}, fmt.Errorf("training: measure reward: non-finite input %+v (observation values must be finite)", in)
+		}
+	}
+	return in, nil
+}
+
+// RealRewardTerms are the signed terms of Eq. 4; Reward clips their sum.
+type RealRewardTerms struct {
+	// Throughput is φ_norm.
+	Throughput float64
+	// Congestion is −α_tc·ξ̂_k*.
+	Congestion float64
+	// Stay is α_stay·(1 − ξ̂_k*).
+	Stay float64
+	// Collapse is −α_coll·(1 − φ_norm).
+	Collapse float64
+	// Crowd is β·Δn⁺_k*.
+	Crowd float64
+}
+
+// Sum returns the unclipped sum of the terms.
+func (t RealRewardTerms) Sum() float64 {
+	return t.Throughput + t.Congestion + t.Stay + t.Collapse + t.Crowd
+}
+
+// RealTerms returns the terms of Eq. 4 for measured inputs.
+func (c RewardConfig) RealTerms(in RewardInputs) RealRewardTerms {
+	return RealRewardTerms{
+		Throughput: in.ThroughputNorm,
+		Congestion: -c.AlphaTC * in.Overflow,
+		Stay:       c.AlphaStay * (1 - in.Overflow),
+		Collapse:   -c.AlphaColl * (1 - in.ThroughputNorm),
+		Crowd:      c.Beta * in.CrowdExcess,
+	}
+}
+
+// Real returns the real-transition reward of Eq. 4,
+// clip(φ_norm − α_tc·ξ̂ + α_stay·(1 − ξ̂) − α_coll·(1 − φ_norm) + β·Δn⁺, ClipMin, ClipMax).
+func (c RewardConfig) Real(in RewardInputs) float64 {
+	return clip(c.RealTerms(in).Sum(), c.ClipMin, c.ClipMax)
+}
+
+// SyntheticStep is one transition predicted by the dynamics model: the
+// current state, the action and the predicted next state.
+type SyntheticStep struct {
+	// State is s_t, with the protected flow on Current.
+	State []float32
+	// Next is the predicted s'_{t+1} after placing the flow on Action; in it
+	// Action is the current switch (its overflow is the signed deviation).
+	Next []float32
+	// Current is k*, the switch carrying the flow in State.
+	Current int
+	// Action is k, the switch chosen; Action == Current is the stay action.
+	Action int
+	// ThroughputBaseline is φ0/Cφ, the episode's pre-congestion throughput
+	// in state units, so that φ'_norm = φ'/φ0 = Next[throughput]/ThroughputBaseline.
+	ThroughputBaseline float64
+}
+
+// SyntheticRewardTerms are the signed terms of the synthetic reward (App. B).
+// A reroute uses Throughput, Destination, Escape, LeadTime and DestinationNow;
+// a stay uses Throughput, Destination, Escape, CleanStay, StayCongestion,
+// Collapse and Crowd. The others are zero.
+type SyntheticRewardTerms struct {
+	// Throughput is φ'_norm.
+	Throughput float64
+	// Destination is −μ1·ξ̃'_k (k = k* for a stay).
+	Destination float64
+	// Escape is μ2·ReLU(ξ̃_k* − ξ̃'_k).
+	Escape float64
+	// LeadTime is μ3·(1 − ξ̃_k*) (reroute only).
+	LeadTime float64
+	// DestinationNow is −μ4·ξ̂_k(now), the destination's unsigned overflow
+	// feature in the current state (reroute only).
+	DestinationNow float64
+	// CleanStay is ν1·(1 − ξ̃'_k*) (stay only).
+	CleanStay float64
+	// StayCongestion is −ν2·ξ̃'_k* (stay only).
+	StayCongestion float64
+	// Collapse is −ν3·(1 − φ'_norm) (stay only).
+	Collapse float64
+	// Crowd is β·Δn⁺_k* (stay only), with Δn⁺_k* = max(0, ñ_k*) read from
+	// the current state: the crowd is observed now, not predicted.
+	Crowd float64
+}
+
+// Sum returns the unclipped sum of the terms.
+func (t SyntheticRewardTerms) Sum() float64 {
+	return t.Throughput + t.Destination + t.Escape + t.LeadTime + t.DestinationNow +
+		t.CleanStay + t.StayCongestion + t.Collapse + t.Crowd
+}
+
+// SyntheticTerms returns the terms of the synthetic reward of step (App. B),
+// reading the state features through enc's layout:
+//
+//	reroute (k ≠ k*): φ'_norm − μ1·ξ̃'_k + μ2·ReLU(ξ̃_k* − ξ̃'_k) + μ3·(1 − ξ̃_k*) − μ4·ξ̂_k(now)
+//	stay    (k = k*): φ'_norm − μ1·ξ̃'_k* + μ2·ReLU(ξ̃_k* − ξ̃'_k*) + ν1·(1 − ξ̃'_k*) − ν2·ξ̃'_k* − ν3·(1 − φ'_norm) + β·Δn⁺_k*
+//
+// ξ̃ are the states' overflow features (signed deviation on the current
+// switch of each state, unsigned elsewhere), so ξ̃'_k is the destination's
+// deviation once the flow is there; ξ̂_k(now) is the destination's unsigned
+// overflow feature in the current state.
+func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step SyntheticStep) (SyntheticRewardTerms, error) {
+	dim, nS := enc.Dim(), enc.NumSwitches
+	switch {
+	case len(step.State) != dim || len(step.Next) != dim:
+		return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: states of %d and %d values, want %d", len(step.State), len(step.Next), dim)
+	case step.Current < 0 || step.Current >= nS || step.Action < 0 || step.Action >= nS:
+		return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: current %d, action %d, want switches 0..%d", step.Current, step.Action, nS-1)
+	case !(step.ThroughputBaseline > 0) || math.IsInf(step.ThroughputBaseline, 0):
+		return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: throughput baseline %v, want φ0/Cφ > 0", step.ThroughputBaseline)
+	}
+	s, n := step.State, step.Next
+	cur, k := step.Current, step.Action
+	xiCur := float64(s[enc.AggOffset(cur)+telemetry.FeatureOverflow])
+	xiNext := float64(n[enc.AggOffset(k)+telemetry.FeatureOverflow])
+	phiNorm := float64(n[enc.FlowOffset()+telemetry.FeatureThroughput]) / step.ThroughputBaseline
+
+	t := SyntheticRewardTerms{
+		Throughput:  phiNorm,
+		Destination: -c.Mu1 * xiNext,
+		Escape:      c.Mu2 * max(0, xiCur-xiNext),
+	}
+	if k != cur {
+		t.LeadTime = c.Mu3 * (1 - xiCur)
+		t.DestinationNow = -c.Mu4 * float64(s[enc.AggOffset(k)+telemetry.FeatureOverflow])
+		return t, nil
+	}
+	t.CleanStay = c.Nu1 * (1 - xiNext)
+	t.StayCongestion = -c.Nu2 * xiNext
+	t.Collapse = -c.Nu3 * (1 - phiNorm)
+	t.Crowd = c.Beta * max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureFlowCount]))
+	return t, nil
+}
+
+// Synthetic returns the synthetic reward of step: the sum of SyntheticTerms
+// clipped to [ClipMin, ClipMax].
+func (c RewardConfig) Synthetic(enc telemetry.EncoderConfig, step SyntheticStep) (float64, error) {
+	t, err := c.SyntheticTerms(enc, step)
+	if err != nil {
+		return 0, err
+	}
+	return clip(t.Sum(), c.ClipMin, c.ClipMax), nil
+}
+
+// clip limits x to [lo, hi].
+func clip(x, lo, hi float64) float64 { return min(max(x, lo), hi) }

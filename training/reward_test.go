@@ -1,0 +1,313 @@
+package training
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/telemetry"
+)
+
+func testEncoder() telemetry.EncoderConfig {
+	return telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+}
+
+// realTerms maps the terms of Eq. 4 by name.
+func realTermMap(t RealRewardTerms) map[string]float64 {
+	return map[string]float64{"throughput": t.Throughput, "congestion": t.Congestion, "stay": t.Stay, "collapse": t.Collapse, "crowd": t.Crowd}
+}
+
+func synthTermMap(t SyntheticRewardTerms) map[string]float64 {
+	return map[string]float64{
+		"throughput": t.Throughput, "destination": t.Destination, "escape": t.Escape, "lead_time": t.LeadTime,
+		"destination_now": t.DestinationNow, "clean_stay": t.CleanStay, "stay_congestion": t.StayCongestion,
+		"collapse": t.Collapse, "crowd": t.Crowd,
+	}
+}
+
+// checkDeltas requires every term to move by want[name] (0 when absent).
+func checkDeltas(t *testing.T, before, after map[string]float64, want map[string]float64) {
+	t.Helper()
+	for name := range before {
+		got := after[name] - before[name]
+		if math.Abs(got-want[name]) > 1e-6 {
+			t.Errorf("term %s moved by %.6f, want %.6f", name, got, want[name])
+		}
+	}
+	for name := range want {
+		if _, ok := before[name]; !ok {
+			t.Fatalf("test bug: no term %q", name)
+		}
+	}
+}
+
+func TestRealRewardTerms(t *testing.T) {
+	c := DefaultRewardConfig()
+	base := RewardInputs{ThroughputNorm: 0.8, Overflow: 0.4, CrowdExcess: 0.3}
+	const d = 0.1
+	for _, tc := range []struct {
+		name   string
+		change func(*RewardInputs)
+		want   map[string]float64
+	}{
+		{"throughput", func(in *RewardInputs) { in.ThroughputNorm += d },
+			map[string]float64{"throughput": d, "collapse": c.AlphaColl * d}},
+		{"overflow", func(in *RewardInputs) { in.Overflow += d },
+			map[string]float64{"congestion": -c.AlphaTC * d, "stay": -c.AlphaStay * d}},
+		{"crowd", func(in *RewardInputs) { in.CrowdExcess += d },
+			map[string]float64{"crowd": c.Beta * d}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			tc.change(&in)
+			checkDeltas(t, realTermMap(c.RealTerms(base)), realTermMap(c.RealTerms(in)), tc.want)
+		})
+	}
+
+	// Each coefficient scales only its own term.
+	for _, tc := range []struct {
+		name string
+		set  func(*RewardConfig)
+		want map[string]float64
+	}{
+		{"alpha_tc", func(c *RewardConfig) { c.AlphaTC += d }, map[string]float64{"congestion": -d * base.Overflow}},
+		{"alpha_stay", func(c *RewardConfig) { c.AlphaStay += d }, map[string]float64{"stay": d * (1 - base.Overflow)}},
+		{"alpha_coll", func(c *RewardConfig) { c.AlphaColl += d }, map[string]float64{"collapse": -d * (1 - base.ThroughputNorm)}},
+		{"beta", func(c *RewardConfig) { c.Beta -= d }, map[string]float64{"crowd": -d * base.CrowdExcess}},
+	} {
+		t.Run("coefficient "+tc.name, func(t *testing.T) {
+			c2 := c
+			tc.set(&c2)
+			checkDeltas(t, realTermMap(c.RealTerms(base)), realTermMap(c2.RealTerms(base)), tc.want)
+		})
+	}
+}
+
+func TestRealRewardValueAndClip(t *testing.T) {
+	c := DefaultRewardConfig()
+	in := RewardInputs{ThroughputNorm: 0.8, Overflow: 0.4, CrowdExcess: 0.3}
+	want := 0.8 - 0.5*0.4 + 0.2*0.6 - 0.5*0.2 - 0.6*0.3
+	if got := c.Real(in); math.Abs(got-want) > 1e-12 {
+		t.Errorf("Real(%+v) = %v, want %v", in, got, want)
+	}
+	if got := c.Real(RewardInputs{ThroughputNorm: 0, Overflow: 1, CrowdExcess: 1}); got != -1 {
+		t.Errorf("reward of a collapsed, saturated, crowded step = %v, want the clip -1", got)
+	}
+	if got := c.Real(RewardInputs{ThroughputNorm: 5}); got != 2 {
+		t.Errorf("reward at φ_norm 5 = %v, want the clip 2", got)
+	}
+	ablation := c
+	ablation.Beta = 0
+	if got := ablation.RealTerms(in).Crowd; got != 0 {
+		t.Errorf("crowd term with beta 0 = %v, want 0", got)
+	}
+}
+
+func TestMeasureReward(t *testing.T) {
+	enc := testEncoder()
+	base := proflow.Baseline{Overflow: 23000, FlowCount: 2, Throughput: 23e6, Switch: 1}
+	obs := func() *proflow.Observation {
+		o := &proflow.Observation{Time: time.Unix(1, 0), Switches: make([]proflow.SwitchSample, 4), Leaves: make([]proflow.LeafSample, 3)}
+		for k := range o.Switches {
+			o.Switches[k] = proflow.SwitchSample{OverflowRate: 1000, FlowCount: 4}
+		}
+		o.Switches[1] = proflow.SwitchSample{OverflowRate: 25000, FlowCount: 8}
+		o.Flow.Throughput = 20e6
+		return o
+	}
+	got, err := MeasureReward(enc, base, obs(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RewardInputs{ThroughputNorm: 20e6 / 23e6, Overflow: 25000 / enc.OverflowScale, CrowdExcess: 6 / enc.FlowCountScale}
+	if math.Abs(got.ThroughputNorm-want.ThroughputNorm) > 1e-12 || math.Abs(got.Overflow-want.Overflow) > 1e-12 ||
+		math.Abs(got.CrowdExcess-want.CrowdExcess) > 1e-12 {
+		t.Errorf("MeasureReward = %+v, want %+v", got, want)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		change func(*proflow.Observation)
+		want   RewardInputs
+	}{
+		{"other switch ignored", func(o *proflow.Observation) { o.Switches[2] = proflow.SwitchSample{OverflowRate: 1e6, FlowCount: 60} }, want},
+		{"overflow saturates", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 1e6 }, RewardInputs{want.ThroughputNorm, 1, want.CrowdExcess}},
+		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1}},
+		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0}},
+		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := obs()
+			tc.change(o)
+			got, err := MeasureReward(enc, base, o, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got.ThroughputNorm-tc.want.ThroughputNorm) > 1e-12 || math.Abs(got.Overflow-tc.want.Overflow) > 1e-12 ||
+				math.Abs(got.CrowdExcess-tc.want.CrowdExcess) > 1e-12 {
+				t.Errorf("MeasureReward = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+
+	if _, err := MeasureReward(enc, base, obs(), 4); err == nil {
+		t.Error("switch 4 of 4: no error")
+	}
+	if _, err := MeasureReward(enc, proflow.Baseline{}, obs(), 1); err == nil {
+		t.Error("zero baseline throughput: no error")
+	}
+	if _, err := MeasureReward(enc, base, nil, 1); err == nil {
+		t.Error("nil observation: no error")
+	}
+}
+
+// synthStates returns a current state with the flow on switch 1 and a
+// predicted next state for action, with distinct, in-range features.
+func synthStates(enc telemetry.EncoderConfig, action int) (s, next []float32) {
+	s = make([]float32, enc.Dim())
+	next = make([]float32, enc.Dim())
+	for k := range enc.NumSwitches {
+		s[enc.AggOffset(k)+telemetry.FeatureOverflow] = 0.1 * float32(k+1)
+		s[enc.AggOffset(k)+telemetry.FeatureFlowCount] = 0.05 * float32(k+1)
+		next[enc.AggOffset(k)+telemetry.FeatureOverflow] = 0.05 * float32(k+1)
+	}
+	s[enc.PlacementOffset()+1] = 1
+	next[enc.PlacementOffset()+action] = 1
+	s[enc.FlowOffset()+telemetry.FeatureThroughput] = 0.9
+	next[enc.FlowOffset()+telemetry.FeatureThroughput] = 0.8
+	return s, next
+}
+
+func TestSyntheticRewardTerms(t *testing.T) {
+	enc := testEncoder()
+	c := DefaultRewardConfig()
+	const (
+		d    = 0.05
+		phi0 = 0.92
+	)
+	ov := func(k int) int { return enc.AggOffset(k) + telemetry.FeatureOverflow }
+	thr := enc.FlowOffset() + telemetry.FeatureThroughput
+	for _, tc := range []struct {
+		name   string
+		action int
+		// change edits the current state s or the predicted next state.
+		change func(s, next []float32)
+		want   map[string]float64
+	}{
+		// The flow is on switch 1; the reroute cases move it to 3.
+		{"reroute: predicted throughput", 3, func(s, n []float32) { n[thr] += d },
+			map[string]float64{"throughput": d / phi0}},
+		{"reroute: destination's predicted overflow", 3, func(s, n []float32) { n[ov(3)] -= d },
+			map[string]float64{"destination": c.Mu1 * d, "escape": c.Mu2 * d}},
+		{"reroute: current overflow", 3, func(s, n []float32) { s[ov(1)] += d },
+			map[string]float64{"escape": c.Mu2 * d, "lead_time": -c.Mu3 * d}},
+		{"reroute: destination's overflow now", 3, func(s, n []float32) { s[ov(3)] += d },
+			map[string]float64{"destination_now": -c.Mu4 * d}},
+		{"reroute: crowd on k* does not count", 3, func(s, n []float32) { s[enc.AggOffset(1)+telemetry.FeatureFlowCount] += d },
+			map[string]float64{}},
+		{"reroute: other switch ignored", 3, func(s, n []float32) { s[ov(2)] += d; n[ov(2)] += d },
+			map[string]float64{}},
+
+		{"stay: predicted throughput", 1, func(s, n []float32) { n[thr] += d },
+			map[string]float64{"throughput": d / phi0, "collapse": c.Nu3 * d / phi0}},
+		{"stay: predicted overflow on k*", 1, func(s, n []float32) { n[ov(1)] -= d },
+			map[string]float64{"destination": c.Mu1 * d, "escape": c.Mu2 * d, "clean_stay": c.Nu1 * d, "stay_congestion": c.Nu2 * d}},
+		{"stay: current overflow", 1, func(s, n []float32) { s[ov(1)] += d },
+			map[string]float64{"escape": c.Mu2 * d}},
+		{"stay: crowd on k*", 1, func(s, n []float32) { s[enc.AggOffset(1)+telemetry.FeatureFlowCount] += d },
+			map[string]float64{"crowd": c.Beta * d}},
+		{"stay: another switch's overflow now", 1, func(s, n []float32) { s[ov(3)] += d },
+			map[string]float64{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, n := synthStates(enc, tc.action)
+			// Put the escape ReLU in its active region: the destination is
+			// predicted cleaner than k* is now.
+			n[ov(tc.action)] = 0.1
+			step := SyntheticStep{State: s, Next: n, Current: 1, Action: tc.action, ThroughputBaseline: phi0}
+			before, err := c.SyntheticTerms(enc, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s2, n2 := append([]float32(nil), s...), append([]float32(nil), n...)
+			tc.change(s2, n2)
+			step.State, step.Next = s2, n2
+			after, err := c.SyntheticTerms(enc, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkDeltas(t, synthTermMap(before), synthTermMap(after), tc.want)
+		})
+	}
+}
+
+func TestSyntheticRewardValue(t *testing.T) {
+	enc := testEncoder()
+	c := DefaultRewardConfig()
+	s, n := synthStates(enc, 3)
+	// Reroute 1 → 3: φ' 0.8/0.8 = 1; ξ̃'_3 = 0.2; ξ̃_1 = 0.2; ξ̂_3(now) = 0.4.
+	r, err := c.Synthetic(enc, SyntheticStep{State: s, Next: n, Current: 1, Action: 3, ThroughputBaseline: 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1 - c.Mu1*0.2 + 0 + c.Mu3*(1-0.2) - c.Mu4*0.4
+	if math.Abs(r-want) > 1e-6 {
+		t.Errorf("reroute reward %v, want %v", r, want)
+	}
+	s, n = synthStates(enc, 1)
+	// Stay on 1: φ' = 1; ξ̃'_1 = 0.1; ξ̃_1 = 0.2; ñ_1 = 0.1.
+	r, err = c.Synthetic(enc, SyntheticStep{State: s, Next: n, Current: 1, Action: 1, ThroughputBaseline: 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = 1 - c.Mu1*0.1 + c.Mu2*0.1 + c.Nu1*0.9 - c.Nu2*0.1 - 0 + c.Beta*0.1
+	if math.Abs(r-want) > 1e-6 {
+		t.Errorf("stay reward %v, want %v", r, want)
+	}
+	for _, bad := range []SyntheticStep{
+		{State: s[:3], Next: n, Current: 1, Action: 1, ThroughputBaseline: 1},
+		{State: s, Next: n, Current: 4, Action: 1, ThroughputBaseline: 1},
+		{State: s, Next: n, Current: 1, Action: -1, ThroughputBaseline: 1},
+		{State: s, Next: n, Current: 1, Action: 1, ThroughputBaseline: 0},
+	} {
+		if _, err := c.Synthetic(enc, bad); err == nil {
+			t.Errorf("Synthetic(current %d, action %d, φ0 %v, %d values): no error", bad.Current, bad.Action, bad.ThroughputBaseline, len(bad.State))
+		}
+	}
+}
+
+func TestRewardConfigValidate(t *testing.T) {
+	if err := DefaultRewardConfig().Validate(); err != nil {
+		t.Fatalf("default: %v", err)
+	}
+	ablation := DefaultRewardConfig()
+	ablation.Beta = 0
+	if err := ablation.Validate(); err != nil {
+		t.Errorf("beta 0 (crowd ablation): %v", err)
+	}
+	for name, set := range map[string]func(*RewardConfig){
+		"positive beta":  func(c *RewardConfig) { c.Beta = 0.1 },
+		"negative mu1":   func(c *RewardConfig) { c.Mu1 = -1 },
+		"NaN alpha_tc":   func(c *RewardConfig) { c.AlphaTC = math.NaN() },
+		"empty clip":     func(c *RewardConfig) { c.ClipMin, c.ClipMax = 1, 1 },
+		"infinite nu3":   func(c *RewardConfig) { c.Nu3 = math.Inf(1) },
+		"NaN clip bound": func(c *RewardConfig) { c.ClipMax = math.NaN() },
+	} {
+		c := DefaultRewardConfig()
+		set(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// JSON round trip.
+	b, err := json.Marshal(DefaultRewardConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back RewardConfig
+	if err := json.Unmarshal(b, &back); err != nil || back != DefaultRewardConfig() {
+		t.Errorf("JSON round trip: %+v, %v", back, err)
+	}
+}
