@@ -60,8 +60,9 @@ func (c CrowdConfig) Validate() error {
 // (strictly) on Consecutive strictly consecutive samples.
 //
 // When it fires, the destination is the switch with the fewest flows; ties
-// go to the lowest overflow rate, then to the lowest index; the current
-// switch is never the destination. The destination scores 1 and every other
+// go to the lowest index; the current switch is never the destination. Like
+// the paper's baseline it reads flow counts only, never rates, which is why
+// it can walk into a destination that one elephant saturates (S12). The destination scores 1 and every other
 // switch 0; otherwise the current switch scores 1. Pair it with Immediate.
 //
 // # Cooldown
@@ -115,8 +116,7 @@ func (c *Crowd) Score(scores []float64, in *proflow.Input) error {
 			if k == in.Current {
 				continue
 			}
-			if dest < 0 || s.FlowCount < sw[dest].FlowCount ||
-				(s.FlowCount == sw[dest].FlowCount && s.OverflowRate < sw[dest].OverflowRate) {
+			if dest < 0 || s.FlowCount < sw[dest].FlowCount {
 				dest = k
 			}
 		}

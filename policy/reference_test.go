@@ -152,8 +152,8 @@ func TestCrowd(t *testing.T) {
 		{"destination: fewest flows", DefaultCrowdConfig(), []refStep{
 			{0, 2, []proflow.SwitchSample{sw(0, 0, 4), sw(90000, 0, 2), sw(0, 0, 12)}, to1},
 		}},
-		{"destination ties: lowest overflow", DefaultCrowdConfig(), []refStep{
-			{0, 0, []proflow.SwitchSample{sw(0, 0, 12), sw(900, 0, 2), sw(300, 0, 2)}, to2},
+		{"destination ties ignore overflow", DefaultCrowdConfig(), []refStep{
+			{0, 0, []proflow.SwitchSample{sw(0, 0, 12), sw(90000, 0, 2), sw(300, 0, 2)}, to1},
 		}},
 		{"destination ties: lowest index", DefaultCrowdConfig(), []refStep{
 			{0, 0, []proflow.SwitchSample{sw(0, 0, 12), sw(300, 0, 2), sw(300, 0, 2)}, to1},

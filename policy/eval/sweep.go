@@ -1,0 +1,136 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strconv"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+)
+
+// PolicySpec names a policy and builds it for each episode.
+type PolicySpec struct {
+	Name string
+	New  sim.PolicyFactory
+}
+
+// ReferencePolicy returns one of the reference policies with its paper
+// defaults: "static", "reactive" or "crowd", each behind an immediate gate
+// (they debounce and cool down by themselves).
+func ReferencePolicy(name string) (PolicySpec, error) {
+	var build func() (proflow.Policy, error)
+	switch name {
+	case "static":
+		build = func() (proflow.Policy, error) { return policy.Static{}, nil }
+	case "reactive":
+		build = func() (proflow.Policy, error) { return policy.NewReactive(policy.DefaultReactiveConfig()) }
+	case "crowd":
+		build = func() (proflow.Policy, error) { return policy.NewCrowd(policy.DefaultCrowdConfig()) }
+	default:
+		return PolicySpec{}, fmt.Errorf("eval: unknown reference policy %q, want static, reactive or crowd", name)
+	}
+	return PolicySpec{Name: name, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
+		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		p, err := build()
+		return enc, p, policy.Immediate(), err
+	}}, nil
+}
+
+// AgentPolicy returns the learned agent loaded once from a model file,
+// behind the stability gate gate. Every episode gets its own clone of the
+// agent (sharing the weights). The model must have been trained for the
+// topology's encoder configuration.
+func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.Topology) (PolicySpec, error) {
+	if err := gate.Validate(); err != nil {
+		return PolicySpec{}, err
+	}
+	encCfg := telemetry.DefaultEncoderConfig(topo)
+	agent, err := policy.LoadAgent(modelPath, encCfg)
+	if err != nil {
+		return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
+	}
+	return PolicySpec{Name: name, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
+		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		g, err := policy.NewGate(gate)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return enc, agent.Clone(), g, nil
+	}}, nil
+}
+
+// Sweep describes an evaluation on the simulated fabric: every policy on
+// every scenario, Repeats times. Repeat r of a scenario uses the same seed
+// for every policy, so policies are compared on the same traffic.
+type Sweep struct {
+	Scenarios []*sim.Scenario
+	Policies  []PolicySpec
+	Repeats   int
+	// Seed is the base seed; each (scenario, repeat) derives its own.
+	Seed uint64
+	// Config is the simulated fabric (zero: sim.DefaultConfig()).
+	Config sim.Config
+	// Parallelism is the number of episodes simulated at once.
+	Parallelism int
+	// Progress, when set, is called after each episode.
+	Progress func(done, total int)
+	// TraceDir, when set, receives every episode's trace as
+	// SCENARIO-POLICY-rREPEAT.jsonl.gz.
+	TraceDir string
+}
+
+// EpisodeSeed derives the seed of repeat r of a scenario from the base seed.
+func EpisodeSeed(base uint64, scenario string, repeat int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%d", base, scenario, repeat)
+	return h.Sum64()
+}
+
+// Run simulates the sweep and returns the episodes for Summarize.
+func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
+	if len(s.Scenarios) == 0 || len(s.Policies) == 0 || s.Repeats < 1 {
+		return nil, errors.New("eval: sweep needs at least one scenario, one policy and one repeat")
+	}
+	var specs []sim.EpisodeSpec
+	for _, sc := range s.Scenarios {
+		for _, p := range s.Policies {
+			for r := 0; r < s.Repeats; r++ {
+				specs = append(specs, sim.EpisodeSpec{
+					Scenario: sc, Seed: EpisodeSeed(s.Seed, sc.Name, r), Config: s.Config,
+					Policy: p.Name, NewPolicy: p.New, Labels: map[string]string{"repeat": strconv.Itoa(r)},
+				})
+			}
+		}
+	}
+	traces, err := sim.RunMany(ctx, specs, s.Parallelism, s.Progress)
+	if err != nil {
+		return nil, err
+	}
+	eps := make([]*Episode, len(traces))
+	for i, tr := range traces {
+		if s.TraceDir != "" {
+			r := tr.Meta.Labels["repeat"]
+			path := filepath.Join(s.TraceDir, fmt.Sprintf("%s-%s-r%s.jsonl.gz", tr.Meta.Scenario, tr.Meta.Policy, r))
+			if err := trace.WriteFile(path, tr); err != nil {
+				return nil, err
+			}
+		}
+		if eps[i], err = FromTrace(tr, 0); err != nil {
+			return nil, err
+		}
+	}
+	return eps, nil
+}

@@ -1,0 +1,60 @@
+package eval
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+)
+
+// BaselineWindow is how much of the pre-congestion phase FromTrace averages
+// to get an episode's baseline throughput.
+const BaselineWindow = 10 * time.Second
+
+// FromTrace converts a recorded episode for evaluation. Times become seconds
+// since the trace's congestion start; the throughput is the step's
+// Throughput (ground truth in a simulation); the overflow is the observed ξ
+// of the switch carrying the flow; the baseline is the mean throughput over
+// the BaselineWindow before congestion starts. The repeat number comes from
+// the "repeat" label when present, else from repeat.
+func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
+	m := &ep.Meta
+	if m.CongestionStart.IsZero() {
+		return nil, fmt.Errorf("eval: trace %s/%s seed %d has no congestion start", m.Scenario, m.Policy, m.Seed)
+	}
+	if r, ok := m.Labels["repeat"]; ok {
+		n, err := strconv.Atoi(r)
+		if err != nil {
+			return nil, fmt.Errorf("eval: trace %s/%s label repeat=%q, want an integer", m.Scenario, m.Policy, r)
+		}
+		repeat = n
+	}
+	e := &Episode{Scenario: m.Scenario, Policy: m.Policy, Repeat: repeat, Seed: m.Seed}
+	var base []float64
+	overflow := 0.0
+	for i := range ep.Steps {
+		st := &ep.Steps[i]
+		t := st.Time.Sub(m.CongestionStart).Seconds()
+		if st.Obs != nil && st.Switch < len(st.Obs.Switches) {
+			overflow = st.Obs.Switches[st.Switch].OverflowRate
+		}
+		e.T = append(e.T, t)
+		e.Throughput = append(e.Throughput, st.Throughput)
+		e.Overflow = append(e.Overflow, overflow)
+		if t < 0 && t >= -BaselineWindow.Seconds() {
+			base = append(base, st.Throughput)
+		}
+		if st.Decision.Rerouted {
+			e.Reroutes = append(e.Reroutes, Reroute{At: t, From: st.Switch, To: st.Decision.Target, Overflow: overflow})
+		}
+	}
+	e.Baseline = mean(base)
+	if len(base) == 0 {
+		return nil, fmt.Errorf("eval: trace %s/%s seed %d has no samples in the %v before congestion", m.Scenario, m.Policy, m.Seed, BaselineWindow)
+	}
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}

@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+)
+
+// PolicyFactory builds the policy side of a controller for one episode: the
+// state encoder, the policy and the gate. It is called once per episode, so
+// every episode gets fresh, unshared instances (RunMany calls it from
+// several goroutines at once).
+type PolicyFactory func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error)
+
+// EpisodeSpec says what one simulated episode runs.
+type EpisodeSpec struct {
+	// Scenario is the traffic. Required.
+	Scenario *Scenario
+	// Seed drives every random choice of the episode.
+	Seed uint64
+	// Config is the fabric; a zero Config means DefaultConfig().
+	Config Config
+	// Policy names the policy in the trace (for example "reactive").
+	Policy string
+	// NewPolicy builds the encoder, policy and gate. Required.
+	NewPolicy PolicyFactory
+	// Controller, when set, adjusts the controller's configuration after
+	// RunEpisode has filled in the topology, flow, initial switch, clock
+	// and interval (for example to set a fixed Baseline or a Logger).
+	Controller func(*proflow.Config)
+	// Labels are copied into the trace's metadata.
+	Labels map[string]string
+}
+
+// RunEpisode simulates one episode under a proflow.Controller and returns
+// its trace. The controller runs on the fabric's virtual clock, exactly as
+// it would run against a real fabric: it reconciles (Locate), learns its
+// baseline while the protected flow runs alone before CongestionStart, and
+// then steps once per interval until the end of the scenario, each step
+// right after the fabric has simulated that interval. The result depends
+// only on the spec.
+func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
+	if spec.Scenario == nil {
+		return nil, errors.New("sim: run episode: scenario is nil")
+	}
+	if spec.NewPolicy == nil {
+		return nil, fmt.Errorf("sim: run episode %s: policy factory is nil", spec.Scenario.Name)
+	}
+	cfg := spec.Config
+	if cfg.Switches == 0 {
+		cfg = DefaultConfig()
+	}
+	name := spec.Scenario.Name
+	f, err := New(cfg, spec.Scenario, spec.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
+	}
+	topo := f.Topology()
+	enc, pol, gate, err := spec.NewPolicy(topo)
+	if err != nil {
+		return nil, fmt.Errorf("sim: run episode %s: build policy %q: %w", name, spec.Policy, err)
+	}
+	cc := proflow.DefaultConfig()
+	cc.Topology, cc.Flow, cc.InitialSwitch = topo, f.Flow(), f.InitialSwitch()
+	cc.Clock, cc.Interval = f.Clock(), cfg.Interval
+	if spec.Controller != nil {
+		spec.Controller(&cc)
+	}
+	ctrl, err := proflow.NewController(cc, f, enc, pol, gate, f)
+	if err != nil {
+		return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
+	}
+	if err := ctrl.Reconcile(ctx); err != nil {
+		return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sim: run episode %s: encode config: %w", name, err)
+	}
+	ep := &trace.Episode{Meta: trace.Meta{
+		Format: trace.Format, Source: "sim", Scenario: name, Policy: spec.Policy, Seed: spec.Seed,
+		Topology: topo, Flow: f.Flow(), InitialSwitch: f.InitialSwitch(), Interval: trace.Duration(cfg.Interval),
+		Start: f.Start(), CongestionStart: f.CongestionStart(), End: f.End(),
+		SimConfig: cfgJSON, Labels: spec.Labels,
+	}}
+	steps := int(spec.Scenario.Length() / cfg.Interval)
+	ep.Steps = make([]trace.Step, 0, steps)
+	var truth proflow.Observation
+	for range steps {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
+		}
+		if err := f.Advance(cfg.Interval); err != nil {
+			return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
+		}
+		d := ctrl.Step(ctx)
+		st := trace.Step{Seq: d.Seq, Time: d.Time, Switch: d.Current, Decision: trace.FromDecision(d)}
+		switch d.Reason {
+		case proflow.ReasonTelemetry, proflow.ReasonInvalid, proflow.ReasonStale:
+			// The step acted on no observation.
+		default:
+			obs := new(proflow.Observation)
+			if err := f.Collect(ctx, obs); err == nil && obs.Validate(topo) == nil {
+				st.Obs = obs
+			}
+		}
+		if f.Truth(&truth) {
+			st.Throughput = truth.Flow.Throughput
+		}
+		ep.Steps = append(ep.Steps, st)
+	}
+	return ep, nil
+}
+
+// RunMany runs specs on parallelism worker goroutines (at least one) and
+// returns their traces in the order of specs. Every episode depends only on
+// its spec, so the result does not depend on parallelism. progress, when
+// set, is called after each finished episode with the number done so far;
+// calls never overlap. A failing episode stops the others; RunMany returns
+// the first failure in spec order.
+func RunMany(ctx context.Context, specs []EpisodeSpec, parallelism int, progress func(done, total int)) ([]*trace.Episode, error) {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]*trace.Episode, len(specs))
+	errs := make([]error, len(specs))
+	jobs := make(chan int)
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for range max(1, min(parallelism, len(specs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				ep, err := RunEpisode(ctx, specs[i])
+				out[i], errs[i] = ep, err
+				if err != nil {
+					cancel()
+				}
+				mu.Lock()
+				done++
+				if progress != nil {
+					progress(done, len(specs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range specs {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	// Report the first real failure in spec order, not the cancellations it
+	// caused in the episodes running beside it.
+	first := -1
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if !errors.Is(err, context.Canceled) || parent.Err() != nil {
+			first = i
+			break
+		}
+	}
+	if first >= 0 {
+		return nil, fmt.Errorf("sim: episode %d (%s, seed %d): %w", first, specName(specs[first]), specs[first].Seed, errs[first])
+	}
+	for _, ep := range out {
+		if ep == nil {
+			return nil, fmt.Errorf("sim: run many: %w", context.Cause(ctx))
+		}
+	}
+	return out, nil
+}
+
+func specName(s EpisodeSpec) string {
+	if s.Scenario == nil {
+		return "<nil scenario>"
+	}
+	return s.Scenario.Name
+}

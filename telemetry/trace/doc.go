@@ -1,0 +1,64 @@
+// Package trace defines the episode trace: what a controller saw, decided
+// and achieved at every control interval of one episode, in a file that a
+// simulator and a real fabric write alike and that training reads back as
+// transitions (s, a, r, s').
+//
+// # Format
+//
+// A trace is JSON Lines (one JSON object per line, UTF-8). Files whose name
+// ends in ".gz" are gzip-compressed; readers also recognise compressed
+// input by its magic bytes.
+//
+// The first line is the episode's Meta:
+//
+//	{"format":"proflow-trace/1","source":"sim","scenario":"S1","policy":"reactive","seed":1,
+//	 "topology":{"switches":["agg1","agg2","agg3","agg4"],"leaves":["leaf1","leaf2","leaf3"],"bucket_rate_bytes_per_sec":25000000},
+//	 "flow":"tcp 10.0.0.1:5001->10.0.0.8:5201","initial_switch":0,"interval":"500ms",
+//	 "start":"2026-01-01T00:00:00Z","congestion_start":"2026-01-01T00:00:20Z","end":"2026-01-01T00:02:20Z",
+//	 "sim_config":{…},"labels":{…}}
+//
+// format is always "proflow-trace/1"; source is "sim" or the southbound of a
+// real fabric; the topology fixes the switch and leaf indices used by every
+// step; sim_config (simulated episodes only) is the simulator's Config, so
+// the episode can be replayed from (sim_config, scenario, seed).
+//
+// Every following line is one Step, in time order:
+//
+//	{"seq":15,"time":"2026-01-01T00:00:07.5Z",
+//	 "obs":{"time":"…","switches":[{"tx_rate":…,"overflow_rate":…,"flow_count":2,"elephant_rate":…},…],
+//	        "leaves":[{"ingress_rate":…,"transmit_rate":…},…],"flow":{"throughput":…,"congestion_rate":…}},
+//	 "switch":0,
+//	 "decision":{"reason":"stay","scores":[1,0,0,0],"best":0,"margin":0,"votes":0,"cooldown":"0s","target":-1,"rerouted":false},
+//	 "throughput":23150000}
+//
+// obs is the raw proflow.Observation the step acted on, as measured (with
+// noise in a simulation); it is absent when telemetry failed. switch is the
+// index of the switch that carried the protected flow while obs was taken
+// (k*). decision is the controller's proflow.Decision without its wall-clock
+// latency, with the error as text. throughput is the protected flow's
+// throughput over the interval in bytes/s: the noise-free ground truth in a
+// simulation, the measured value on a real fabric. Rates are bytes/s,
+// durations Go duration strings, times RFC 3339.
+//
+// # Transitions
+//
+// Step i gives the state s (encode Steps[i].Obs with the state encoder, in
+// order, from the start of the episode, since the encoder keeps history),
+// the action a = Steps[i].Action() (the switch carrying the flow after the
+// step), and with step i+1 the next state s' and the reward (computed from
+// Steps[i+1].Obs, or from Throughput for evaluation).
+//
+// # Validation
+//
+// Writer refuses, and Reader reports with its line number, anything that
+// would mislead training: an unknown format, an invalid topology or flow,
+// steps that are not numbered and timed in increasing order, switch
+// indices out of range, a score per switch missing, non-finite numbers, an
+// observation that fails proflow.Observation.Validate, a reroute that does
+// not move the flow, and unknown fields.
+//
+// # Concurrency
+//
+// A Writer or Reader must be used from one goroutine at a time. The value
+// types are not synchronised.
+package trace

@@ -1,0 +1,347 @@
+package trace_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func testMeta() trace.Meta {
+	return trace.Meta{
+		Source: "sim", Scenario: "S1", Policy: "reactive", Seed: 7,
+		Topology:      proflow.PaperTopology(),
+		Flow:          proflow.FlowID{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.8"), SrcPort: 5001, DstPort: 5201, Proto: proflow.ProtoTCP},
+		InitialSwitch: 0, Interval: trace.Duration(500 * time.Millisecond),
+		Start: t0, CongestionStart: t0.Add(20 * time.Second), End: t0.Add(140 * time.Second),
+		SimConfig: []byte(`{"switches":4}`),
+		Labels:    map[string]string{"b": "2", "a": "1"},
+	}
+}
+
+func testObs(at time.Time, xi float64) *proflow.Observation {
+	o := &proflow.Observation{Time: at}
+	o.Resize(proflow.PaperTopology())
+	o.Time = at
+	for k := range o.Switches {
+		o.Switches[k] = proflow.SwitchSample{TxRate: 2.4e7, OverflowRate: xi / float64(k+1), FlowCount: 2, ElephantRate: 2.3e7}
+	}
+	for l := range o.Leaves {
+		o.Leaves[l] = proflow.LeafSample{IngressRate: 1e6 * float64(l), TransmitRate: 2e6}
+	}
+	o.Flow = proflow.FlowSample{Throughput: 2.3e7, CongestionRate: 3e6}
+	return o
+}
+
+func testSteps(n int) []trace.Step {
+	var out []trace.Step
+	cur := 0
+	for i := range n {
+		at := t0.Add(time.Duration(i+1) * 500 * time.Millisecond)
+		s := trace.Step{Seq: uint64(i + 1), Time: at, Obs: testObs(at, 23000+float64(i)), Switch: cur, Throughput: 2.31e7 - float64(i)}
+		s.Decision = trace.Decision{Reason: proflow.ReasonStay, Scores: []float64{1, 0, 0.5, 0}, Best: 0, Target: -1, Cooldown: trace.Duration(3 * time.Second)}
+		switch {
+		case i < 2:
+			s.Decision = trace.Decision{Reason: proflow.ReasonBaseline, Best: -1, Target: -1}
+		case i == 3:
+			s.Decision = trace.Decision{Reason: proflow.ReasonRerouted, Scores: []float64{0, 0, 1, 0}, Best: 2, Margin: 1, Votes: 3, Target: 2, Rerouted: true}
+			cur = 2
+		case i == 5:
+			s.Obs = nil
+			s.Decision = trace.Decision{Reason: proflow.ReasonTelemetry, Best: -1, Target: -1, Error: "proflow: telemetry: boom"}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestRoundTrip(t *testing.T) {
+	want := &trace.Episode{Meta: testMeta(), Steps: testSteps(8)}
+	want.Meta.Format = trace.Format
+	for _, name := range []string{"ep.jsonl", "ep.jsonl.gz"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name)
+			if err := trace.WriteFile(path, want); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gz := len(raw) > 2 && raw[0] == 0x1f && raw[1] == 0x8b; gz != strings.HasSuffix(name, ".gz") {
+				t.Errorf("gzip compressed: %v, want %v", gz, strings.HasSuffix(name, ".gz"))
+			}
+			got, err := trace.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, addrs); diff != "" {
+				t.Errorf("round trip (-want +got):\n%s", diff)
+			}
+			// Writing the same episode twice gives the same bytes.
+			again := filepath.Join(t.TempDir(), name)
+			if err := trace.WriteFile(again, got); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(again); !bytes.Equal(b, raw) {
+				t.Error("rewriting the episode changed the file")
+			}
+		})
+	}
+	// In memory, and a gzip stream through NewReader.
+	var buf bytes.Buffer
+	if err := trace.Write(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(buf.String(), "\n"); lines != 9 {
+		t.Errorf("%d lines, want 1 + 8", lines)
+	}
+	var zbuf bytes.Buffer
+	zw := gzip.NewWriter(&zbuf)
+	zw.Write(buf.Bytes())
+	zw.Close()
+	got, err := trace.Read(&zbuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, addrs); diff != "" {
+		t.Errorf("gzip stream round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestStreaming(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Meta().Format != trace.Format {
+		t.Errorf("writer did not fill in the format: %q", w.Meta().Format)
+	}
+	steps := testSteps(5)
+	for i := range steps {
+		if err := w.Write(&steps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&steps[0]); err == nil {
+		t.Error("Write after Close succeeded")
+	}
+	r, err := trace.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Meta().Scenario != "S1" {
+		t.Errorf("meta %+v", r.Meta())
+	}
+	var actions []int
+	var s trace.Step
+	for {
+		err := r.Next(&s)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		actions = append(actions, s.Action())
+	}
+	if diff := cmp.Diff([]int{0, 0, 0, 2, 2}, actions); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+}
+
+func TestFromDecision(t *testing.T) {
+	d := proflow.Decision{Seq: 3, Reason: proflow.ReasonPolicy, Scores: []float64{1, 2}, Best: 1, Margin: 1, Votes: 2,
+		Cooldown: time.Second, Target: -1, Err: errors.New("bad"), Latency: time.Hour}
+	got := trace.FromDecision(d)
+	want := trace.Decision{Reason: proflow.ReasonPolicy, Scores: []float64{1, 2}, Best: 1, Margin: 1, Votes: 2, Cooldown: trace.Duration(time.Second), Target: -1, Error: "bad"}
+	if diff := cmp.Diff(want, got, addrs); diff != "" {
+		t.Errorf("FromDecision (-want +got):\n%s", diff)
+	}
+	d.Scores[0] = 9
+	if got.Scores[0] != 1 {
+		t.Error("FromDecision shares the scores")
+	}
+}
+
+func TestWriterValidates(t *testing.T) {
+	bad := testMeta()
+	bad.Topology.Switches = nil
+	if _, err := trace.NewWriter(io.Discard, bad); err == nil {
+		t.Error("NewWriter accepted an invalid topology")
+	}
+	bad = testMeta()
+	bad.Interval = 0
+	bad.InitialSwitch = 7
+	if _, err := trace.NewWriter(io.Discard, bad); err == nil || !strings.Contains(err.Error(), "initial_switch 7") || !strings.Contains(err.Error(), "interval 0s") {
+		t.Errorf("NewWriter = %v, want both problems", err)
+	}
+	for _, c := range []struct {
+		name   string
+		change func(s *trace.Step)
+		want   string
+	}{
+		{"switch out of range", func(s *trace.Step) { s.Switch = 4 }, "switch 4, want 0..3"},
+		{"score count", func(s *trace.Step) { s.Decision.Scores = []float64{1} }, "scores has 1 values"},
+		{"NaN score", func(s *trace.Step) { s.Decision.Scores[1] = math.NaN() }, "scores[1] is NaN"},
+		{"target", func(s *trace.Step) { s.Decision.Target = 9 }, "target 9"},
+		{"reroute in place", func(s *trace.Step) { s.Decision.Rerouted, s.Decision.Target = true, s.Switch }, "want another switch"},
+		{"negative throughput", func(s *trace.Step) { s.Throughput = -1 }, "throughput -1"},
+		{"invalid obs", func(s *trace.Step) { s.Obs.Switches[2].OverflowRate = math.Inf(1) }, "overflow_rate"},
+		{"no reason", func(s *trace.Step) { s.Decision.Reason = "" }, "reason empty"},
+		{"seq zero", func(s *trace.Step) { s.Seq = 0 }, "seq 0"},
+		{"seq backwards", func(s *trace.Step) { s.Seq = 1 }, "seq 1 does not follow 1"},
+		{"time backwards", func(s *trace.Step) { s.Time = t0 }, "is not after the previous step"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := trace.NewWriter(io.Discard, testMeta())
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := testSteps(3)
+			if err := w.Write(&steps[0]); err != nil {
+				t.Fatal(err)
+			}
+			s := steps[2] // a step with scores and an observation
+			s.Seq = 2
+			c.change(&s)
+			err = w.Write(&s)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Write = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	var good bytes.Buffer
+	if err := trace.Write(&good, &trace.Episode{Meta: testMeta(), Steps: testSteps(3)}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(good.String(), "\n"), "\n")
+	join := func(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+	for _, c := range []struct {
+		name, text, want string
+	}{
+		{"empty", "", "empty"},
+		{"blank lines only", "\n\n", "empty"},
+		{"bad meta json", "{", "line 1"},
+		{"wrong format", strings.Replace(lines[0], trace.Format, "other/9", 1) + "\n", `format "other/9"`},
+		{"unknown meta field", strings.Replace(lines[0], `{"format"`, `{"colour":"red","format"`, 1) + "\n", `unknown field "colour"`},
+		{"unknown step field", join(lines[0], strings.Replace(lines[1], `{"seq"`, `{"extra":1,"seq"`, 1)), `line 2: json: unknown field "extra"`},
+		{"steps out of order", join(lines[0], lines[2], lines[1]), "line 3: seq 1 does not follow 2"},
+		{"bad step", join(lines[0], strings.Replace(lines[1], `"switch":0`, `"switch":9`, 1)), "line 2: switch 9"},
+		{"two values on a line", join(lines[0], lines[1]+" {}"), "line 2: more than one JSON value"},
+		{"truncated step", join(lines[0], lines[1][:40]), "line 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := trace.Read(strings.NewReader(c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Read = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+	// Blank lines between steps are fine.
+	ep, err := trace.Read(strings.NewReader(join(lines[0], "", lines[1], "   ", lines[2])))
+	if err != nil || len(ep.Steps) != 2 {
+		t.Errorf("Read with blank lines = %d steps, %v", len(ep.Steps), err)
+	}
+	if _, err := trace.ReadFile(filepath.Join(t.TempDir(), "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile of a missing file = %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "x.jsonl.gz")
+	if err := os.WriteFile(path, []byte{0x1f, 0x8b, 0, 1, 2}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trace.ReadFile(path); err == nil {
+		t.Error("ReadFile of a corrupt gzip file succeeded")
+	}
+}
+
+func TestEpisodeValidate(t *testing.T) {
+	ep := &trace.Episode{Meta: testMeta(), Steps: testSteps(4)}
+	ep.Meta.Format = trace.Format
+	if err := ep.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ep.Steps[3].Time = ep.Steps[2].Time
+	if err := ep.Validate(); err == nil || !strings.Contains(err.Error(), "step 3") {
+		t.Errorf("Validate = %v, want step 3 named", err)
+	}
+}
+
+func TestCreateErrors(t *testing.T) {
+	if _, err := trace.Create(filepath.Join(t.TempDir(), "no", "such", "dir.jsonl"), testMeta()); err == nil {
+		t.Error("Create in a missing directory succeeded")
+	}
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	bad := testMeta()
+	bad.Start = time.Time{}
+	if _, err := trace.Create(path, bad); err == nil {
+		t.Error("Create with invalid metadata succeeded")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Create left a file behind after refusing the metadata: %v", err)
+	}
+}
+
+// A trace is written step by step as the controller runs and read back as
+// transitions.
+func Example() {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, testMeta())
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range testSteps(7) {
+		if err := w.Write(&s); err != nil {
+			panic(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		panic(err)
+	}
+
+	ep, err := trace.Read(&buf)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ep.Meta.Scenario, ep.Meta.Policy, ep.Meta.Interval)
+	for i := 0; i+1 < len(ep.Steps); i++ {
+		s, next := &ep.Steps[i], &ep.Steps[i+1]
+		if s.Obs == nil || next.Obs == nil {
+			continue // no observation: not a transition
+		}
+		fmt.Printf("s: ξ=%.0f on switch %d, a=%d, s': ξ=%.0f on switch %d\n",
+			s.Obs.Switches[s.Switch].OverflowRate, s.Switch, s.Action(), next.Obs.Switches[next.Switch].OverflowRate, next.Switch)
+	}
+	// Output:
+	// S1 reactive 500ms
+	// s: ξ=23000 on switch 0, a=0, s': ξ=23001 on switch 0
+	// s: ξ=23001 on switch 0, a=0, s': ξ=23002 on switch 0
+	// s: ξ=23002 on switch 0, a=0, s': ξ=23003 on switch 0
+	// s: ξ=23003 on switch 0, a=2, s': ξ=7668 on switch 2
+}
+
+var addrs = cmpopts.EquateComparable(netip.Addr{})
