@@ -11,8 +11,10 @@ import (
 type SwitchSample struct {
 	// TxRate is ρ_k, the transmit rate of the switch's uplinks, bytes/s.
 	TxRate float64 `json:"tx_rate"`
-	// OverflowRate is ξ_k, the token-bucket overflow rate (bytes/s that
-	// arrived while the bucket was empty: tc "overlimits" turned into a rate).
+	// OverflowRate is ξ_k, the token-bucket overflow rate: tc "overlimits"
+	// events per second on the switch's bucketed uplinks (the paper's App.
+	// A; its App. E prints the same numbers as "bytes/s", which is why the
+	// reactive threshold 27,000 and the probes use that label).
 	OverflowRate float64 `json:"overflow_rate"`
 	// FlowCount is n_k, the number of active flows through the switch, counted
 	// as flow-table entries (one per direction of a connection; see the
@@ -36,7 +38,8 @@ type LeafSample struct {
 // FlowSample holds what telemetry sees of the protected flow and of the
 // congestion traffic as a whole (SPEC §2, x_flow).
 type FlowSample struct {
-	// Throughput is φ_t, the protected flow's realised throughput, bytes/s.
+	// Throughput is φ_t, the protected flow's realised throughput, bytes/s
+	// of payload (goodput) where the source can tell, else of frames.
 	Throughput float64 `json:"throughput"`
 	// CongestionRate is F_t, the aggregate rate of congestion flows, bytes/s.
 	CongestionRate float64 `json:"congestion_rate"`

@@ -44,9 +44,7 @@ type ClientConfig struct {
 // MaxReportBytes bounds an agent's answer.
 const MaxReportBytes = 1 << 20
 
-// defaultPacketBytes converts overlimit events to bytes when no packet was
-// sent in the interval.
-const defaultPacketBytes = 1500
+
 
 // Client polls tc agents and fills the overflow rates of an observation.
 // It is a telemetry.Overlay. Create it with NewClient.
@@ -236,22 +234,15 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 	return nil
 }
 
-// OverflowRate returns the overflow rate in bytes/s between two samples of
-// one qdisc taken dt seconds apart: overlimit events per second times the
-// mean packet size of the interval.
+// OverflowRate returns the overflow rate ξ between two samples of one qdisc
+// taken dt seconds apart: tc overlimit events per second, the unit of
+// proflow.SwitchSample.OverflowRate (the paper's App. A; its App. E prints
+// the same numbers as "bytes/s").
 func OverflowRate(prev, cur Qdisc, dt float64) float64 {
 	if !(dt > 0) {
 		return 0
 	}
-	events := delta32(prev.Overlimits, cur.Overlimits)
-	if events == 0 {
-		return 0
-	}
-	size := float64(defaultPacketBytes)
-	if pk := delta(prev.Packets, cur.Packets); pk > 0 {
-		size = float64(delta(prev.Bytes, cur.Bytes)) / float64(pk)
-	}
-	return float64(events) * size / dt
+	return float64(delta32(prev.Overlimits, cur.Overlimits)) / dt
 }
 
 // delta is the increase of a 64-bit counter; one that went backwards was

@@ -214,16 +214,16 @@ func TestClientRates(t *testing.T) {
 	if err := cl.Overlay(ctx, obs); !errors.Is(err, proflow.ErrStale) {
 		t.Fatalf("first Overlay: %v, want ErrStale", err)
 	}
-	// Half a second: a1-l1 100 overlimits at 1000-byte packets, a1-l2 10
-	// overlimits with no packet sent (1500 bytes each); a2-l1 nothing.
+	// Half a second: a1-l1 100 overlimits, a1-l2 10 overlimits with no
+	// packet sent; a2-l1 nothing. ξ is overlimit events per second.
 	c.set("a1-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 50_000, Packets: 50, Overlimits: 100})
 	c.set("a1-l2", tcstat.Qdisc{Kind: "tbf", Overlimits: 10})
 	c.advance(500 * time.Millisecond)
 	if err := cl.Overlay(ctx, obs); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := obs.Switches[0].OverflowRate, (100*1000+10*1500)/0.5; got != want {
-		t.Errorf("agg1 overflow %v B/s, want %v", got, want)
+	if got, want := obs.Switches[0].OverflowRate, (100+10)/0.5; got != want {
+		t.Errorf("agg1 overflow %v events/s, want %v", got, want)
 	}
 	if obs.Switches[1].OverflowRate != 0 || obs.Switches[0].TxRate != 42 {
 		t.Errorf("agg2 overflow %v, agg1 tx %v; want 0 and 42 untouched", obs.Switches[1].OverflowRate, obs.Switches[0].TxRate)
@@ -241,8 +241,8 @@ func TestClientRates(t *testing.T) {
 	if err := cl.Overlay(ctx, obs); err != nil {
 		t.Fatal(err)
 	}
-	if got := obs.Switches[1].OverflowRate; got != 10*1500 {
-		t.Errorf("agg2 overflow across a 32-bit wrap: %v B/s, want %v", got, 10*1500)
+	if got := obs.Switches[1].OverflowRate; got != 10 {
+		t.Errorf("agg2 overflow across a 32-bit wrap: %v events/s, want 10", got)
 	}
 	// Time that does not advance: stale.
 	if err := cl.Overlay(ctx, obs); !errors.Is(err, proflow.ErrStale) {
@@ -253,8 +253,8 @@ func TestClientRates(t *testing.T) {
 func TestClientResetCountsFromZero(t *testing.T) {
 	prev := tcstat.Qdisc{Bytes: 1e6, Packets: 1000, Overlimits: 500}
 	cur := tcstat.Qdisc{Bytes: 2000, Packets: 2, Overlimits: 4}
-	if got := tcstat.OverflowRate(prev, cur, 1); got != 4*1000 {
-		t.Errorf("after a reset: %v B/s, want 4000", got)
+	if got := tcstat.OverflowRate(prev, cur, 1); got != 4 {
+		t.Errorf("after a reset: %v events/s, want 4", got)
 	}
 }
 
