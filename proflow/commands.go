@@ -1,8 +1,8 @@
 package main
 
-// commands lists every subcommand. Torch-tagged builds add train and probe
-// through torchCommands.
+// commands lists every subcommand. Torch-tagged builds add train through
+// torchCommands.
 func commands() []command {
-	cs := []command{evaluateCommand(), tcstatCommand(), fabricCommand()}
+	cs := []command{evaluateCommand(), calibrateCommand(), tcstatCommand(), fabricCommand()}
 	return append(cs, torchCommands()...)
 }

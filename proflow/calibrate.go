@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/proflow-sdn/proflow/internal/progress"
+	"github.com/proflow-sdn/proflow/policy/eval"
+	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+)
+
+func calibrateCommand() command {
+	return command{
+		name:    "calibrate",
+		summary: "calibrate the reactive (App. E) and crowd (App. G) baselines on simulated or recorded traces",
+		run:     runCalibrate,
+	}
+}
+
+func runCalibrate(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("calibrate", "calibrate [-quiet DIR -single DIR -crowd DIR] [-episodes N] [-out DIR]")
+	quietDir := fs.String("quiet", "", "directory of recorded no-congestion traces (default: simulate them)")
+	singleDir := fs.String("single", "", "directory of recorded single-congester traces (default: simulate S11)")
+	crowdDir := fs.String("crowd", "", "directory of recorded crowd traces (default: simulate S1, S5, S8)")
+	episodes := fs.Int("episodes", 40, "simulated no-congestion episodes (10 per aggregation switch for 40)")
+	repeats := fs.Int("repeats", 3, "simulated repeats of each single-congester and crowd scenario")
+	seed := fs.Uint64("seed", 1, "base seed of simulated episodes")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
+	out := fs.String("out", "out/calibrate", "directory for calibration.md and false-alarms.png")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := sim.DefaultConfig()
+	load := func(dir string, simulate func() ([]*trace.Episode, error)) ([]*trace.Episode, error) {
+		if dir == "" {
+			return simulate()
+		}
+		return readTraces(dir)
+	}
+	quiet, err := load(*quietDir, func() ([]*trace.Episode, error) {
+		var scs []*sim.Scenario
+		for i := 0; i < *episodes; i++ {
+			sw := cfg.Topology().Switches[i%cfg.Switches]
+			scs = append(scs, &sim.Scenario{Name: "quiet-" + sw, ProtectedSwitch: sw})
+		}
+		return simulateStatic(ctx, e, "quiet", scs, 1, *seed, *parallel)
+	})
+	if err != nil {
+		return err
+	}
+	th, err := eval.AnalyseThreshold(quiet, eval.DefaultThresholdOptions())
+	if err != nil {
+		return err
+	}
+	single, err := load(*singleDir, func() ([]*trace.Episode, error) { return simulateBuiltins(ctx, e, "single", []string{"S11"}, *repeats, *seed, *parallel) })
+	if err != nil {
+		return err
+	}
+	crowd, err := load(*crowdDir, func() ([]*trace.Episode, error) {
+		return simulateBuiltins(ctx, e, "crowd", []string{"S1", "S5", "S8"}, *repeats, *seed, *parallel)
+	})
+	if err != nil {
+		return err
+	}
+	cnt, err := eval.AnalyseCount(quiet, single, crowd, 2, 16)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(*out, "calibration.md"))
+	if err != nil {
+		return err
+	}
+	if err := eval.WriteCalibration(f, th, cnt); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := eval.PlotThreshold(filepath.Join(*out, "false-alarms.png"), th); err != nil {
+		return err
+	}
+	return eval.WriteCalibration(e.stdout, th, cnt)
+}
+
+func simulateBuiltins(ctx context.Context, e *env, label string, names []string, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
+	var scs []*sim.Scenario
+	for _, n := range names {
+		sc, err := sim.BuiltinScenario(n)
+		if err != nil {
+			return nil, err
+		}
+		scs = append(scs, sc)
+	}
+	return simulateStatic(ctx, e, label, scs, repeats, seed, parallel)
+}
+
+// simulateStatic runs scenarios under the static policy, which never
+// disturbs the traffic being measured.
+func simulateStatic(ctx context.Context, e *env, label string, scs []*sim.Scenario, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
+	static, err := eval.ReferencePolicy("static")
+	if err != nil {
+		return nil, err
+	}
+	var specs []sim.EpisodeSpec
+	for i, sc := range scs {
+		for r := 0; r < repeats; r++ {
+			specs = append(specs, sim.EpisodeSpec{Scenario: sc, Seed: eval.EpisodeSeed(seed, fmt.Sprintf("%s/%d", sc.Name, i), r),
+				Policy: "static", NewPolicy: static.New})
+		}
+	}
+	bar := progress.New(e.stderr, "calibrate "+label, len(specs))
+	defer bar.Finish()
+	return sim.RunMany(ctx, specs, parallel, func(done, _ int) { bar.Set(done) })
+}
+
+func readTraces(dir string) ([]*trace.Episode, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var eps []*trace.Episode
+	for _, ent := range entries {
+		if ent.IsDir() || !(strings.HasSuffix(ent.Name(), ".jsonl") || strings.HasSuffix(ent.Name(), ".jsonl.gz")) {
+			continue
+		}
+		ep, err := trace.ReadFile(filepath.Join(dir, ent.Name()))
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, ep)
+	}
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("no .jsonl or .jsonl.gz traces in %s", dir)
+	}
+	return eps, nil
+}
