@@ -46,8 +46,13 @@ test-fuzz:
 	  done; \
 	done
 
+# The main job: every policy on every built-in scenario of the simulated
+# fabric, three repeats; report.md, CSV files and four PNG figures in
+# $(OUT)/demo. The learned agent joins once models/default.safetensors exists.
+comma := ,
+DEMO_POLICIES ?= static$(comma)reactive$(comma)crowd$(if $(wildcard models/default.safetensors),$(comma)agent)
 demo:
-	$(GO) run ./examples/customtelemetry
+	$(GO) run ./proflow evaluate -policies $(DEMO_POLICIES) -scenarios all -repeats 3 -out $(OUT)/demo
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./policy/... ./telemetry
