@@ -57,7 +57,9 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	single, err := load(*singleDir, func() ([]*trace.Episode, error) { return simulateBuiltins(ctx, e, "single", []string{"S11"}, *repeats, *seed, *parallel) })
+	single, err := load(*singleDir, func() ([]*trace.Episode, error) {
+		return simulateBuiltins(ctx, e, "single", []string{"S11"}, *repeats, *seed, *parallel)
+	})
 	if err != nil {
 		return err
 	}

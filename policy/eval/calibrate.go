@@ -246,7 +246,6 @@ func pct(v float64) string {
 	return fmt.Sprintf("%.0f%%", 100*v)
 }
 
-
 // PlotThreshold writes the false-alarm curve as a PNG.
 func PlotThreshold(path string, th *ThresholdReport) error {
 	p := plot.New()

@@ -44,8 +44,6 @@ type ClientConfig struct {
 // MaxReportBytes bounds an agent's answer.
 const MaxReportBytes = 1 << 20
 
-
-
 // Client polls tc agents and fills the overflow rates of an observation.
 // It is a telemetry.Overlay. Create it with NewClient.
 type Client struct {
