@@ -71,7 +71,8 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 	if spec.Controller != nil {
 		spec.Controller(&cc)
 	}
-	ctrl, err := proflow.NewController(cc, f, enc, pol, gate, f)
+	rec := &recorder{tel: f}
+	ctrl, err := proflow.NewController(cc, rec, enc, pol, gate, f)
 	if err != nil {
 		return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
 	}
@@ -98,15 +99,15 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 		if err := f.Advance(cfg.Interval); err != nil {
 			return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
 		}
+		rec.have = false
 		d := ctrl.Step(ctx)
 		st := trace.Step{Seq: d.Seq, Time: d.Time, Switch: d.Current, Decision: trace.FromDecision(d)}
 		switch d.Reason {
 		case proflow.ReasonTelemetry, proflow.ReasonInvalid, proflow.ReasonStale:
 			// The step acted on no observation.
 		default:
-			obs := new(proflow.Observation)
-			if err := f.Collect(ctx, obs); err == nil && obs.Validate(topo) == nil {
-				st.Obs = obs
+			if rec.have {
+				st.Obs = rec.obs.Clone()
 			}
 		}
 		if f.Truth(&truth) {
@@ -193,4 +194,25 @@ func specName(s EpisodeSpec) string {
 		return "<nil scenario>"
 	}
 	return s.Scenario.Name
+}
+
+// recorder is the controller's Telemetry in RunEpisode: it passes Collect
+// through to the fabric and keeps a copy of exactly what the controller
+// received, so that a trace step records the observation the controller
+// acted on rather than a second reading.
+type recorder struct {
+	tel  proflow.Telemetry
+	obs  proflow.Observation
+	have bool // obs holds the last successful Collect of the current step
+}
+
+// Collect implements proflow.Telemetry.
+func (r *recorder) Collect(ctx context.Context, obs *proflow.Observation) error {
+	r.have = false
+	if err := r.tel.Collect(ctx, obs); err != nil {
+		return err
+	}
+	r.obs.CopyFrom(obs)
+	r.have = true
+	return nil
 }

@@ -311,3 +311,39 @@ func TestRunEpisodeErrors(t *testing.T) {
 		t.Errorf("RunMany of nothing = %v, %v", eps, err)
 	}
 }
+
+// TestRunEpisodeRecordsActedOnObservation checks that every step's Obs in
+// the trace is the observation the controller acted on: the one its
+// policy was given, field for field.
+func TestRunEpisodeRecordsActedOnObservation(t *testing.T) {
+	seen := map[time.Time]*proflow.Observation{}
+	factory := func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
+		pol := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
+			seen[in.Time] = in.Obs.Clone()
+			return stay(scores, in)
+		})
+		return oneDimEncoder{}, pol, proflow.GateFunc(argmaxGate), nil
+	}
+	ep, err := sim.RunEpisode(context.Background(), sim.EpisodeSpec{Scenario: mustScenario(t, "S5"), Seed: 3, NewPolicy: factory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for i := range ep.Steps {
+		s := &ep.Steps[i]
+		want, ok := seen[s.Time]
+		if !ok {
+			continue
+		}
+		compared++
+		if s.Obs == nil {
+			t.Fatalf("step %d: no observation in the trace, the policy acted on one", i)
+		}
+		if !s.Obs.Time.Equal(want.Time) || s.Obs.Flow != want.Flow || !slices.Equal(s.Obs.Switches, want.Switches) || !slices.Equal(s.Obs.Leaves, want.Leaves) {
+			t.Fatalf("step %d: trace observation %+v, the policy saw %+v", i, s.Obs, want)
+		}
+	}
+	if compared < 200 {
+		t.Errorf("compared %d steps, want every step after the baseline phase", compared)
+	}
+}
