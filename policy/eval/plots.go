@@ -341,7 +341,7 @@ func (s *Summary) plotReroutes(path string) error {
 }
 
 func (s *Summary) plotOverflow(path string) error {
-	p, err := s.groupedBars("Overflow on the old switch at the first reroute (mean over repeats that rerouted)", "overflow ξ (bytes/s)",
+	p, err := s.groupedBars("Overflow on the old switch at the first reroute (mean over repeats that rerouted)", "overflow ξ (tc overlimits/s; the paper's \"bytes/s\")",
 		func(c Cell) (float64, float64, float64, bool) {
 			if c.Fired == 0 {
 				return 0, 0, 0, false

@@ -42,7 +42,7 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	o := s.Options
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	fmt.Fprintf(&b, "Window: %g s after congestion start. Throughput in MB/s (10^6 bytes/s), times in seconds since congestion start, "+
-		"overflow in bytes/s. Baseline policy: %s; lead times relative to the %s policy's degradation onset (throughput below %g%% of baseline). "+
+		"overflow ξ in tc overlimits/s (printed by the paper as bytes/s). Baseline policy: %s; lead times relative to the %s policy's degradation onset (throughput below %g%% of baseline). "+
 		"Intervals at %g%%.\n\n", o.Window, o.Baseline, o.Reference, 100*o.DegradationFraction, 100*o.Confidence)
 
 	b.WriteString("## Mean throughput of the protected flow per scenario\n\n")
@@ -80,7 +80,7 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	b.WriteString("## Reroutes\n\n")
 	b.WriteString("First reroute time (repeats that rerouted / repeats), second reroute time, lead time (positive: moved before the flow would degrade), " +
 		"overflow ξ on the old switch at the first reroute.\n\n")
-	b.WriteString("| scenario | policy | first reroute (s) | second (s) | lead (s) | ξ at reroute (B/s) | degraded |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | policy | first reroute (s) | second (s) | lead (s) | ξ at reroute (/s) | degraded |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range s.Cells {
 		fmt.Fprintf(&b, "| %s | %s | %s (%d/%d) | %s (%d) | %s | %s | %d/%d |\n", c.Scenario, c.Policy,
 			secs(c.FirstReroute), c.Fired, c.Repeats, secs(c.SecondReroute), c.SecondFired, secs(c.Lead),
