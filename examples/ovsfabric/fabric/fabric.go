@@ -42,8 +42,15 @@ type Config struct {
 	// at most 4 characters so names fit in 15).
 	Prefix string
 	// Controller is the OpenFlow target of every bridge (default
-	// "tcp:127.0.0.1:6653").
+	// "tcp:127.0.0.1:6653"); "ssl:HOST:PORT" needs the SSL files below.
 	Controller string
+	// SSLPrivateKey, SSLCertificate and SSLCACert are PEM files: the
+	// switches' private key, their certificate (presented to the
+	// controller) and the CA certificate that the controller's certificate
+	// must chain to. When set (all three or none), Up configures them with
+	// `ovs-vsctl set-ssl` before it adds the bridges. ovs-vswitchd reads
+	// them, so they must stay in place while the fabric runs.
+	SSLPrivateKey, SSLCertificate, SSLCACert string
 	// Wiring is the fabric (default openflow.PaperFabric()). Host ports and
 	// datapath ids are configured on the bridges as given.
 	Wiring openflow.Fabric
@@ -154,6 +161,10 @@ func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 	if err := cfg.Wiring.Validate(); err != nil {
 		return nil, fmt.Errorf("fabric: wiring: %w", err)
 	}
+	if set := countSet(cfg.SSLPrivateKey, cfg.SSLCertificate, cfg.SSLCACert); set != 0 && set != 3 {
+		return nil, fmt.Errorf("fabric: SSL private key %q, certificate %q, CA certificate %q: want all three or none",
+			cfg.SSLPrivateKey, cfg.SSLCertificate, cfg.SSLCACert)
+	}
 	if err := Check(); err != nil {
 		return nil, err
 	}
@@ -167,6 +178,16 @@ func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+func countSet(s ...string) int {
+	n := 0
+	for _, v := range s {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func (f *Fabric) up(ctx context.Context) error {
@@ -237,8 +258,12 @@ func (f *Fabric) up(ctx context.Context) error {
 			}
 		}
 	}
-	// Bridges, ports and controllers: one ovs-vsctl transaction.
+	// SSL (for "ssl:" controller targets), bridges, ports and controllers:
+	// one ovs-vsctl transaction.
 	args := []string{"--timeout=30"}
+	if c.SSLPrivateKey != "" {
+		args = append(args, "--", "set-ssl", c.SSLPrivateKey, c.SSLCertificate, c.SSLCACert)
+	}
 	bridge := func(name string, dpid uint64) {
 		args = append(args, "--", "add-br", name,
 			"--", "set", "bridge", name, "datapath_type=netdev", "protocols=OpenFlow13", "fail-mode=secure",
