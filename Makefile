@@ -56,3 +56,7 @@ demo:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./policy/... ./telemetry
+	$(GO) test -run '^$$' -bench 'EpisodeS1' -benchtime 20x ./southbound/sim/
+	$(GO) test -run '^$$' -bench 'Sweep' -benchtime 1x ./southbound/sim/
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./southbound/p4runtime/
+	$(GO) test -run '^$$' -bench . -benchtime 300x ./southbound/openflow/
