@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/telemetry"
-	"github.com/proflow-sdn/proflow/training/internal/safetensors"
 )
 
 // Transition is one real step (s_t, a_t, r_t, s_{t+1}) of an episode.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/telemetry"
-	"github.com/proflow-sdn/proflow/training/internal/safetensors"
 )
 
 // randomState returns an in-range state with the flow on switch cur.

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
-	"github.com/proflow-sdn/proflow/training/internal/safetensors"
 )
 
 // DynamicsModel is the learned dynamics model f_ψ(s, onehot(k)) → s' in pure

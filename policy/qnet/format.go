@@ -2,19 +2,17 @@ package qnet
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
 
@@ -50,8 +48,6 @@ const (
 	KeyCommit        = "commit"
 	KeyCreated       = "created"
 )
-
-const metadataKey = "__metadata__"
 
 // requiredKeys must be present in every model file.
 var requiredKeys = []string{KeyFormat, KeyFormatVersion, KeyNumSwitches, KeyNumLeaves, KeyStateLayout,
@@ -106,12 +102,8 @@ type architecture struct {
 	Activation string `json:"activation"`
 }
 
-// tensorInfo is a safetensors header entry.
-type tensorInfo struct {
-	Dtype       string  `json:"dtype"`
-	Shape       []int64 `json:"shape"`
-	DataOffsets []int64 `json:"data_offsets"`
-}
+// container is what a model file asks of the safetensors container.
+var container = safetensors.Options{MaxHeaderBytes: MaxHeaderBytes, MaxDataBytes: MaxDataBytes, DTypes: []string{safetensors.F32}}
 
 // Write writes m and meta to w as a model file (see the package
 // documentation). It refuses metadata that does not describe m.
@@ -130,8 +122,7 @@ func Write(w io.Writer, m *Model, meta Metadata) error {
 		return fmt.Errorf("qnet: write model: %w", err)
 	}
 
-	header := map[string]any{metadataKey: md}
-	var data []byte
+	tensors := make([]safetensors.Tensor, 0, 2*len(m.w))
 	for l := range m.w {
 		in, out := int64(m.sizes[l]), int64(m.sizes[l+1])
 		if i := nonFinite(m.w[l]); i >= 0 {
@@ -140,38 +131,18 @@ func Write(w io.Writer, m *Model, meta Metadata) error {
 		if i := nonFinite(m.b[l]); i >= 0 {
 			return fmt.Errorf("qnet: write model: %w", &NonFiniteError{Tensor: biasName(l), Index: i, Value: m.b[l][i]})
 		}
-		begin := int64(len(data))
-		data = appendFloats(data, m.w[l])
-		header[weightName(l)] = tensorInfo{Dtype: "F32", Shape: []int64{out, in}, DataOffsets: []int64{begin, int64(len(data))}}
-		begin = int64(len(data))
-		data = appendFloats(data, m.b[l])
-		header[biasName(l)] = tensorInfo{Dtype: "F32", Shape: []int64{out}, DataOffsets: []int64{begin, int64(len(data))}}
+		tensors = append(tensors,
+			safetensors.Float32s(weightName(l), []int64{out, in}, m.w[l]),
+			safetensors.Float32s(biasName(l), []int64{out}, m.b[l]))
 	}
-	hdr, err := json.Marshal(header)
-	if err != nil {
-		return fmt.Errorf("qnet: write model: header: %w", err)
-	}
-	// Pad the header with spaces so the data starts 8-byte aligned, as the
-	// safetensors reference implementation does.
-	for (8+len(hdr))%8 != 0 {
-		hdr = append(hdr, ' ')
-	}
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(hdr)))
-	for _, part := range [][]byte{n[:], hdr, data} {
-		if _, err := w.Write(part); err != nil {
-			return fmt.Errorf("qnet: write model: %w", err)
-		}
+	if err := safetensors.Write(w, md, tensors); err != nil {
+		return fmt.Errorf("qnet: write model: %w", err)
 	}
 	return nil
 }
 
-func appendFloats(b []byte, v []float32) []byte {
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
-	}
-	return b
-}
+// appendFloats appends v to b as little-endian F32 data.
+func appendFloats(b []byte, v []float32) []byte { return safetensors.AppendFloat32s(b, v) }
 
 func encodeMetadata(meta Metadata, m *Model) (map[string]string, error) {
 	enc, err := json.Marshal(meta.Encoder)
@@ -273,83 +244,33 @@ func checkAgainstModel(meta Metadata, in, out int) error {
 // or *NonFiniteError that says what is wrong, any file that is truncated,
 // malformed, inconsistent, or not a proflow Q-network of a known version.
 func Read(r io.Reader) (*Model, Metadata, error) {
-	var n [8]byte
-	if got, err := io.ReadFull(r, n[:]); err != nil {
-		if isEOF(err) {
-			return nil, Metadata{}, truncatedErr("header", "file has %d bytes, want at least 8 (the header length)", got)
-		}
-		return nil, Metadata{}, fmt.Errorf("qnet: read model: %w", err)
-	}
-	hlen := binary.LittleEndian.Uint64(n[:])
-	if hlen > MaxHeaderBytes {
-		return nil, Metadata{}, formatErr("header", "length %d bytes is absurd, want at most %d (100 MiB)", hlen, MaxHeaderBytes)
-	}
-	hdr, err := io.ReadAll(io.LimitReader(r, int64(hlen)))
+	h, err := safetensors.ReadHeader(r, container)
 	if err != nil {
-		return nil, Metadata{}, fmt.Errorf("qnet: read model: %w", err)
+		return nil, Metadata{}, containerErr(err)
 	}
-	if uint64(len(hdr)) < hlen {
-		return nil, Metadata{}, truncatedErr("header", "length %d bytes, but only %d bytes follow", hlen, len(hdr))
+	if h.Metadata == nil {
+		return nil, Metadata{}, formatErr("metadata", "no %s in the header, want the proflow-qnet metadata", safetensors.MetadataKey)
 	}
-
-	members, err := parseObject(hdr, "header")
+	meta, arch, err := decodeMetadata(h.Metadata)
 	if err != nil {
 		return nil, Metadata{}, err
 	}
-	var (
-		md      map[string]string
-		tensors = make(map[string]tensorInfo, len(members))
-	)
-	for _, mem := range members {
-		if mem.key == metadataKey {
-			if md, err = parseMetadataObject(mem.value); err != nil {
-				return nil, Metadata{}, err
-			}
-			continue
-		}
-		info, err := parseTensorInfo(mem.key, mem.value)
-		if err != nil {
-			return nil, Metadata{}, err
-		}
-		tensors[mem.key] = info
-	}
-	if md == nil {
-		return nil, Metadata{}, formatErr("metadata", "no %s in the header, want the proflow-qnet metadata", metadataKey)
-	}
-	meta, arch, err := decodeMetadata(md)
+	sizes, err := checkTensors(h.Entries, meta, arch)
 	if err != nil {
 		return nil, Metadata{}, err
 	}
-	total, err := checkOffsets(tensors)
+	tensors, err := h.ReadData(r)
 	if err != nil {
-		return nil, Metadata{}, err
-	}
-	sizes, err := checkTensors(tensors, meta, arch)
-	if err != nil {
-		return nil, Metadata{}, err
-	}
-
-	if total > MaxDataBytes {
-		return nil, Metadata{}, formatErr("data", "%d bytes, more than the %d-byte limit", total, MaxDataBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(r, total+1))
-	if err != nil {
-		return nil, Metadata{}, fmt.Errorf("qnet: read model: %w", err)
-	}
-	if int64(len(data)) < total {
-		return nil, Metadata{}, truncatedErr("data", "%d bytes, but the tensors' data_offsets need %d", len(data), total)
-	}
-	if int64(len(data)) > total {
-		return nil, Metadata{}, formatErr("data", "bytes follow the last tensor (at %d), want the buffer entirely indexed by data_offsets", total)
+		return nil, Metadata{}, containerErr(err)
 	}
 
 	layers := make([]Layer, len(sizes)-1)
 	for l := range layers {
 		in, out := sizes[l], sizes[l+1]
 		layer := Layer{In: in, Out: out}
-		wi, bi := tensors[weightName(l)], tensors[biasName(l)]
-		layer.Weight = decodeFloats(data[wi.DataOffsets[0]:wi.DataOffsets[1]])
-		layer.Bias = decodeFloats(data[bi.DataOffsets[0]:bi.DataOffsets[1]])
+		// The container checked the dtypes (F32 only) and the sizes.
+		layer.Weight, _ = tensors[weightName(l)].AsFloat32s()
+		layer.Bias, _ = tensors[biasName(l)].AsFloat32s()
 		if i := nonFinite(layer.Weight); i >= 0 {
 			return nil, Metadata{}, &NonFiniteError{Tensor: weightName(l), Index: i, Value: layer.Weight[i], Cols: in}
 		}
@@ -361,165 +282,23 @@ func Read(r io.Reader) (*Model, Metadata, error) {
 	return build(sizes, layers), meta, nil
 }
 
-func isEOF(err error) bool { return err == io.EOF || err == io.ErrUnexpectedEOF }
-
-func decodeFloats(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+// containerErr turns a container error into a *FormatError (same section
+// and problem, ErrTruncated for truncation); reader errors stay as they are.
+func containerErr(err error) error {
+	var se *safetensors.Error
+	if !errors.As(err, &se) {
+		return fmt.Errorf("qnet: read model: %w", err)
 	}
-	return v
-}
-
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// parseObject splits a JSON object into its members in order, refusing
-// duplicate keys and anything after the object but spaces.
-func parseObject(data []byte, section string) ([]member, error) {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, formatErr(section, "invalid JSON: want an object starting with '{'")
+	if errors.Is(se, safetensors.ErrTruncated) {
+		return truncatedErr(se.Section, "%s", se.Problem)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
-		return nil, formatErr(section, "invalid JSON: %v", err)
-	}
-	var members []member
-	seen := make(map[string]bool)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, formatErr(section, "invalid JSON: %v", err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, formatErr(section, "invalid JSON: object key %v is not a string", tok)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, formatErr(section, "invalid JSON: value of %q: %v", key, err)
-		}
-		if seen[key] {
-			return nil, formatErr(section, "duplicate key %q", key)
-		}
-		seen[key] = true
-		members = append(members, member{key, v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, formatErr(section, "invalid JSON: %v", err)
-	}
-	if rest := bytes.TrimRight(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return nil, formatErr(section, "invalid JSON: %d bytes of trailing data after the object", len(rest))
-	}
-	return members, nil
-}
-
-func parseMetadataObject(raw json.RawMessage) (map[string]string, error) {
-	members, err := parseObject(raw, "metadata")
-	if err != nil {
-		return nil, err
-	}
-	md := make(map[string]string, len(members))
-	for _, m := range members {
-		var s string
-		if err := json.Unmarshal(m.value, &s); err != nil {
-			return nil, formatErr("metadata", "value of %q is %s, want a string", m.key, m.value)
-		}
-		md[m.key] = s
-	}
-	return md, nil
-}
-
-// knownDtypes are the safetensors dtypes; only F32 is supported.
-var knownDtypes = []string{"BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64"}
-
-func parseTensorInfo(name string, raw json.RawMessage) (tensorInfo, error) {
-	section := "tensor " + name
-	var info tensorInfo
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&info); err != nil {
-		return info, formatErr(section, "invalid entry %s: %v, want {\"dtype\",\"shape\",\"data_offsets\"}", raw, err)
-	}
-	switch {
-	case info.Dtype == "F32":
-	case info.Dtype == "":
-		return info, formatErr(section, "no dtype, want F32")
-	case slices.Contains(knownDtypes, info.Dtype):
-		return info, formatErr(section, "dtype %s not supported, want F32", info.Dtype)
-	default:
-		return info, formatErr(section, "unknown dtype %q, want F32", info.Dtype)
-	}
-	if info.Shape == nil {
-		return info, formatErr(section, "no shape")
-	}
-	if len(info.DataOffsets) != 2 {
-		return info, formatErr(section, "data_offsets %v, want [begin, end]", info.DataOffsets)
-	}
-	begin, end := info.DataOffsets[0], info.DataOffsets[1]
-	if begin < 0 || end < begin {
-		return info, formatErr(section, "data_offsets [%d, %d], want 0 <= begin <= end", begin, end)
-	}
-	elems := int64(1)
-	for _, d := range info.Shape {
-		if d < 0 {
-			return info, formatErr(section, "shape %v has a negative dimension", info.Shape)
-		}
-		if d != 0 && elems > (end-begin)/d {
-			// More elements than the offsets can hold; report without overflowing.
-			return info, formatErr(section, "shape %v does not fit data_offsets [%d, %d] (%d bytes)", info.Shape, begin, end, end-begin)
-		}
-		elems *= d
-	}
-	if 4*elems != end-begin {
-		return info, formatErr(section, "shape %v needs %d bytes of F32 but data_offsets [%d, %d] span %d bytes",
-			info.Shape, 4*elems, begin, end, end-begin)
-	}
-	return info, nil
-}
-
-// checkOffsets checks that the tensors tile the data section from 0 without
-// gaps or overlaps, and returns its length.
-func checkOffsets(tensors map[string]tensorInfo) (int64, error) {
-	names := make([]string, 0, len(tensors))
-	for name := range tensors {
-		names = append(names, name)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		oa, ob := tensors[a].DataOffsets, tensors[b].DataOffsets
-		if oa[0] != ob[0] {
-			return int(min(max(oa[0]-ob[0], -1), 1))
-		}
-		if oa[1] != ob[1] {
-			return int(min(max(oa[1]-ob[1], -1), 1))
-		}
-		return strings.Compare(a, b)
-	})
-	var end int64
-	prev := ""
-	for _, name := range names {
-		o := tensors[name].DataOffsets
-		switch {
-		case o[0] < end:
-			return 0, formatErr("tensors", "%s [%d, %d] overlaps %s, which ends at %d", name, o[0], o[1], prev, end)
-		case o[0] > end && prev == "":
-			return 0, formatErr("tensors", "data_offsets are not contiguous: %s begins at %d, want the first tensor at 0", name, o[0])
-		case o[0] > end:
-			return 0, formatErr("tensors", "data_offsets are not contiguous: %d-byte gap between %s (ends at %d) and %s (begins at %d)",
-				o[0]-end, prev, end, name, o[0])
-		}
-		end, prev = o[1], name
-	}
-	return end, nil
+	return formatErr(se.Section, "%s", se.Problem)
 }
 
 // checkTensors checks that the tensors are exactly the layers of the
 // architecture, that their shapes chain and agree with the metadata, and
 // returns the layer sizes.
-func checkTensors(tensors map[string]tensorInfo, meta Metadata, arch architecture) ([]int, error) {
+func checkTensors(tensors map[string]safetensors.Entry, meta Metadata, arch architecture) ([]int, error) {
 	nl := len(arch.Hidden) + 1
 	want := make(map[string]bool, 2*nl)
 	var missing []string
