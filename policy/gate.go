@@ -20,15 +20,24 @@ type GateConfig struct {
 	// Cooldown is the time after a reroute during which no other reroute
 	// is admitted.
 	Cooldown time.Duration `json:"cooldown"`
+	// Tolerance makes the vote streak robust to near-ties between
+	// destinations: while the previous step's candidate scores within
+	// Tolerance of the best switch (and still beats the current one by more
+	// than Margin), it keeps winning, so two equally clean destinations
+	// swapping places by a hair do not restart the count. 0 counts only the
+	// exact k_best.
+	Tolerance float64 `json:"tolerance,omitempty"`
 }
 
 // DefaultGateConfig returns the gate settings for a learned agent whose
-// Q-values are of order 1–10 (rewards clipped to [−1, 2], discounted):
+// Q-values are of order 10–25 (rewards clipped to [−1, 2], discounted with
+// γ = 0.95):
 //
-//   - Margin δ = 0.1: a few percent of a typical Q-value, enough to filter
-//     the jitter between near-equal switches during the precursor window,
-//     far below the gap the crowd signal opens (the agent's decision margin
-//     swings by whole units across the flow-count sweep of the paper).
+//   - Margin δ = 0.2: under 1% of a typical Q-value, enough to filter the
+//     jitter of the learned margins between switches in quiet states (up to
+//     ±0.15 measured on the default model: the probe's quiet offsets, and
+//     a pointless second move at ΔQ 0.11–0.13 that δ = 0.1 let through), far
+//     below the gap the crowd signal opens (0.5–1.5 for a full crowd).
 //   - Votes W = 3: 1.5 s at the 500 ms interval, the same debounce the
 //     paper's reactive baseline uses, small next to the 9–18 s at which the
 //     agent reroutes.
@@ -36,10 +45,17 @@ type GateConfig struct {
 //     new path (paper, S8), so the next decision waits for the transport
 //     to settle; shorter than the reactive baseline's 30 s so a wrong
 //     destination (S7) can be corrected within the episode.
+//   - Tolerance 0.2, the resolution δ sets: Q differences below it are
+//     noise between two destinations as between a destination and the
+//     current switch. Without it, a trained agent facing several clean
+//     destinations (S4, S8 on the simulated fabric) saw k_best alternate
+//     between them by 0.01–0.05 while every one beat the current switch
+//     by 0.3–1.5, and the streak restarted for up to 10 s — 6 s of them
+//     with the flow collapsed.
 //
 // The paper gives no values; these are the project's and are configurable.
 func DefaultGateConfig() GateConfig {
-	return GateConfig{Margin: 0.1, Votes: 3, Cooldown: 15 * time.Second}
+	return GateConfig{Margin: 0.2, Votes: 3, Cooldown: 15 * time.Second, Tolerance: 0.2}
 }
 
 // Validate reports every problem of the configuration at once.
@@ -53,6 +69,9 @@ func (c GateConfig) Validate() error {
 	}
 	if c.Cooldown < 0 {
 		errs = append(errs, fmt.Errorf("cooldown %v, want >= 0", c.Cooldown))
+	}
+	if !(c.Tolerance >= 0) || math.IsInf(c.Tolerance, 0) {
+		errs = append(errs, fmt.Errorf("tolerance %v, want a finite number >= 0", c.Tolerance))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("policy: invalid gate config: %w", err)
@@ -75,7 +94,10 @@ func (c GateConfig) Validate() error {
 //  2. the same k_best has been the candidate for Votes consecutive steps:
 //     a different candidate restarts the count at 1, a step without a
 //     candidate resets it to 0, and so does a change of the current switch
-//     (votes are cast against a placement);
+//     (votes are cast against a placement). With Tolerance > 0 the previous
+//     candidate stays k_best while it scores within Tolerance of the
+//     maximum (a near-tie), so near-equal destinations do not restart the
+//     count by swapping places;
 //  3. Decision.Time − Decision.LastReroute ≥ Cooldown, when LastReroute is
 //     set. Votes keep counting during the cooldown, so a candidate that kept
 //     winning is admitted as soon as the cooldown expires.
@@ -94,9 +116,10 @@ func (c GateConfig) Validate() error {
 //
 // # Parameters
 //
-//	Margin    δ, strict lower bound on ΔQ   default 0.1
-//	Votes     W, consecutive winning steps  default 3 (1.5 s at 500 ms)
-//	Cooldown  quiet time after a reroute    default 15 s
+//	Margin     δ, strict lower bound on ΔQ        default 0.2
+//	Votes      W, consecutive winning steps       default 3 (1.5 s at 500 ms)
+//	Cooldown   quiet time after a reroute         default 15 s
+//	Tolerance  near-tie keeping the candidate     default 0.2
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -162,13 +185,17 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if d.Scores[cur] == d.Scores[best] {
 		best = cur // the current switch wins a tie
 	}
-	d.Best = best
-	d.Margin = d.Scores[best] - d.Scores[cur]
-
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
 	}
 	g.current = cur
+	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
+		d.Scores[best]-d.Scores[c] <= g.cfg.Tolerance {
+		best = c // a near-tie keeps the previous candidate
+	}
+	d.Best = best
+	d.Margin = d.Scores[best] - d.Scores[cur]
+
 	switch {
 	case best == cur:
 		g.candidate, g.streak = -1, 0

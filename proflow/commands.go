@@ -1,8 +1,8 @@
 package main
 
 // commands lists every subcommand. Torch-tagged builds add train through
-// torchCommands.
+// torchCommands; collect and probe are pure Go.
 func commands() []command {
-	cs := []command{evaluateCommand(), calibrateCommand(), tcstatCommand(), fabricCommand()}
+	cs := []command{evaluateCommand(), collectCommand(), probeCommand(), calibrateCommand(), tcstatCommand(), fabricCommand()}
 	return append(cs, torchCommands()...)
 }

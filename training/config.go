@@ -72,6 +72,12 @@ type TrainConfig struct {
 	// SyntheticWeight scales the synthetic transitions' loss relative to the
 	// real ones'.
 	SyntheticWeight float64 `json:"synthetic_weight"`
+	// PermuteSwitches relabels every training row (dynamics and Q stages)
+	// with a random permutation of the aggregation switches (PermuteState):
+	// the fabric is symmetric in its switches, the corpus is not, and
+	// without it the networks learn its accidental preferences for one
+	// switch.
+	PermuteSwitches bool `json:"permute_switches"`
 
 	// HeldOut is the fraction of episodes held out for evaluation (one-step
 	// dynamics error, Bellman error); 0 trains on everything.
@@ -98,9 +104,9 @@ func DefaultTrainConfig() TrainConfig {
 		QLearningRate:          5e-4,
 		DynamicsLearningRate:   1e-3,
 		BatchSize:              256,
-		Gamma:                  0.9,
+		Gamma:                  0.95,
 		HuberDelta:             1,
-		TargetUpdatePeriod:     500,
+		TargetUpdatePeriod:     250,
 		DynamicsEpochs:         30,
 		RerouteWindow:          20,
 		MinDynamicsTransitions: 2000,
@@ -110,6 +116,7 @@ func DefaultTrainConfig() TrainConfig {
 		DynaHorizon:            3,
 		RolloutEpsilon:         0.1,
 		SyntheticWeight:        1,
+		PermuteSwitches:        true,
 		HeldOut:                0.1,
 		Seed:                   1,
 		Device:                 DeviceCPU,

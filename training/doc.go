@@ -22,6 +22,15 @@
 //   - ξ̂ and Δn⁺ are clipped to [0, 1], like the state's unsigned overflow
 //     and flow-count features: Cξ is the largest overflow the encoding
 //     tells apart and Cn the soft saturation of the crowd signal.
+//   - ξ̂ is the overflow in excess of the flow's own, ξ̂ = (ξ_k* − ξ̄)/Cξ,
+//     as the state encodes k* (Eq. 4 as printed has ξ_k*/Cξ). The flow alone
+//     at 92% of the bucket overflows about ξ̄ ≈ 23,000 B/s by itself; charging
+//     it would (1) lower every clean step by a constant the synthetic reward
+//     (App. B, on deviations) does not have, so that in Dyna every synthetic
+//     alternative outscored the logged action and the greedy policy rerouted
+//     from 99% of states, and (2) pay every reroute, in real data too, for
+//     the step after it, when the flow ramps up on its new path and
+//     overflows less. A baseline with Overflow 0 gives the printed form.
 //
 // MeasureReward reads these RewardInputs from a raw observation and the
 // episode's baseline; RewardConfig.Real weighs them. A Dataset keeps the
@@ -36,7 +45,10 @@
 //
 // ξ̃ are the states' overflow features (telemetry.FeatureOverflow): in s' the
 // destination k is the current switch, so ξ̃'_k is its signed deviation from
-// the baseline; ξ̂_k(now) is k's unsigned overflow feature in s; φ'_norm is
+// the baseline, counted from 0 (a flow overflowing less than its own
+// baseline is ramping up or backing off, not on a cleaner switch; a negative
+// ξ̃' would otherwise pay μ1 and μ2 for the ramp-up every reroute causes);
+// ξ̂_k(now) is k's unsigned overflow feature in s; φ'_norm is
 // the throughput feature of s' divided by φ0/Cφ (each transition carries it);
 // Δn⁺_k* = max(0, ñ_k*) is read from the current state (unprimed in the
 // paper: the crowd is observed, not predicted). The synthetic reward is
@@ -48,17 +60,24 @@
 // The paper gives no coefficients. With the default encoder (Cξ = 50,000 B/s
 // for a 200 Mbit/s bucket, Cn = 12, n̄ = 2) the defaults are:
 //
-//	α_tc 0.5, α_stay 0.2   a clean switch (the flow's own overflow, ξ̂ ≈ 0.46)
-//	                       nets −0.12, a saturated one −0.5: a spread of 0.38,
-//	                       the weight of a 38% throughput loss.
+//	α_tc 0.5, α_stay 0.2   a clean switch (no overflow beyond the flow's own,
+//	                       ξ̂ = 0) nets +0.2, the same as the synthetic
+//	                       clean-stay bonus ν1, so real and synthetic targets
+//	                       of competing actions share one scale; a saturated
+//	                       one −0.5: a spread of 0.7.
 //	α_coll 0.5             a collapse below baseline costs 1.5× its raw loss.
-//	β −0.6                 five congesters (n = 12, Δn⁺ = 0.83) cost 0.5 per
-//	                       step, more than saturated overflow adds (0.38), so the
-//	                       crowd alone can make leaving worth a reroute's TCP
+//	β −0.7                 five congesters (n = 12, Δn⁺ = 0.83) cost 0.58 per
+//	                       step, more than saturated overflow adds, so the
+//	                       crowd alone makes leaving worth a reroute's TCP
 //	                       ramp-up, as the paper's probe shows (the crowd sweep
 //	                       flips the decision; overflow alone barely does). One
-//	                       congester (S11's elephant, n = 4) costs only 0.1:
-//	                       there the overflow terms must do the work.
+//	                       congester (S11's elephant, n = 4) costs 0.12: there
+//	                       the predicted collapse must do the work. The learned
+//	                       margin grows by about |β|/12 per flow-table entry
+//	                       from a quiet offset that varies by ±0.1 between
+//	                       trainings; with the gate's δ = 0.2, β = −0.7 puts
+//	                       the crowd sweep's flip at 5–9 flows on every switch
+//	                       (β = −0.45 with δ = 0.1 flipped at 4 on some).
 //	μ1 0.5, ν2 0.5         predicted congestion of the switch the flow ends on
 //	                       weighs like α_tc.
 //	μ2 0.5                 escaping to a predicted-cleaner switch is rewarded
@@ -102,19 +121,69 @@
 //	q_learning_rate 5e-4       Adam; below the dynamics model's 1e-3 because
 //	                           its targets move.
 //	batch_size 256             an Adam step takes about 5 ms here.
-//	gamma 0.9                  a horizon of about 10 intervals (5 s): long enough
-//	                           to repay a reroute's ramp-up, short enough that
-//	                           bootstrapped errors stay small; the crowd term,
-//	                           not the horizon, carries the early warning.
+//	gamma 0.95                 a horizon of about 20 intervals (10 s): the
+//	                           collapse a single full-rate congester brings
+//	                           10–20 s after it arrives (S8, S11) weighs on the
+//	                           value of staying in its precursor window (0.95^30
+//	                           ≈ 0.2; 0.9^30 ≈ 0.04, with which the agent waited
+//	                           for the collapse there), while a light crowd of
+//	                           the same size, which never collapses the flow,
+//	                           does not.
 //	huber_delta 1              rewards lie in [−1, 2]: most errors are
 //	                           regressed quadratically, outliers linearly.
-//	target_update_period 500   about one fitted-Q iteration per epoch.
+//	target_update_period 250   about two fitted-Q iterations per epoch, 81 in
+//	                           all: enough for γ = 0.95 (mean Q ends within
+//	                           about 5% of its fixed point, 1.2/(1 − γ)).
 //	dynamics_epochs 30, reroute_window 20 (10 s each side of a reroute, the
 //	                           length of the precursor window),
 //	                           min_dynamics_transitions 2000.
 //	fqi_epochs 20, dyna_epochs 10, dyna_rollouts 64, dyna_horizon 3,
 //	rollout_epsilon 0.1        short rollouts: model error compounds.
 //	synthetic_weight 1, held_out 0.1, seed 1, device "cpu".
+//	permute_switches true      every training row is relabelled by a random
+//	                           permutation of the aggregation switches
+//	                           (PermuteState): the fabric is symmetric, a
+//	                           779-episode corpus is not, and without it the
+//	                           learned margins differ from switch to switch
+//	                           (the probe's crowd flip moved between 4 and 6
+//	                           flows with k*).
+//
+// # Collection
+//
+// Collect builds a corpus on the simulated fabric (package southbound/sim)
+// with the data-collection strategies of the paper's Table I (Strategies,
+// SPEC §8): each episode is a Plan drawn by PlanEpisode — a sim.Scenario
+// (where the protected flow starts; which congester hosts send, through
+// which switch, with how many streams, capped or full rate, arriving at once
+// or one by one, moving or leaving) and a Script, the strategy's runner
+// (ScriptedPolicy: no reroute, a reroute at a time drawn from the
+// strategy's window, or one once the overflow of the flow's switch has been
+// confirmed above a threshold, after a dwell; to a fixed, random or the
+// cleanest switch). A controller runs every episode behind
+// policy.Immediate(), exactly as it runs any policy; sim.RunMany runs them
+// in parallel. Every random choice comes from a math/rand/v2 PCG seeded per
+// episode from (CollectConfig.Seed, strategy, index), so a corpus is
+// reproducible and one strategy's share can change without changing the
+// others' episodes.
+//
+// Beyond Table I, some episodes carry the variations the evaluation
+// scenarios need to be learnable: bandwidth-capped crowds (C1, C2: many
+// flows, no overflow), congesters arriving one at a time (S8, C2), a
+// full-rate elephant on another switch from the start (the S12 destination
+// trap), bursts (S9) and rolling congesters (S6).
+//
+// EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
+// Episode, replaying the controller's baseline phase, so a corpus can also
+// come from a real fabric (DatasetFromTraces; proflow collect -from-traces).
+//
+// # Probe
+//
+// Probe is the Q-network signal analysis of the paper's Fig. 8: synthetic
+// states of the protected flow alone on k* at its baseline (measured on the
+// simulated fabric by AloneObservations), in which the flow count or the
+// overflow rate of k* is swept, and the decision margin
+// max_{k≠k*} Q(s,k) − Q(s,k*) read at each point. It only evaluates the
+// trained weights: the agent holds no threshold.
 //
 // # Concurrency
 //

@@ -51,7 +51,7 @@ type RewardConfig struct {
 // package documentation for why).
 func DefaultRewardConfig() RewardConfig {
 	return RewardConfig{
-		AlphaTC: 0.5, AlphaStay: 0.2, AlphaColl: 0.5, Beta: -0.6,
+		AlphaTC: 0.5, AlphaStay: 0.2, AlphaColl: 0.5, Beta: -0.7,
 		Mu1: 0.5, Mu2: 0.5, Mu3: 0.2, Mu4: 0.5,
 		Nu1: 0.2, Nu2: 0.5, Nu3: 0.5,
 		ClipMin: -1, ClipMax: 2,
@@ -93,9 +93,11 @@ func (c RewardConfig) Validate() error {
 type RewardInputs struct {
 	// ThroughputNorm is φ_norm = φ_{t+1}/φ0 (not clipped).
 	ThroughputNorm float64 `json:"throughput_norm"`
-	// Overflow is ξ̂_k* = ξ_k*/Cξ, clipped to [0, 1] like the state's
-	// unsigned overflow feature: Cξ is the largest overflow the encoding
-	// distinguishes, so the penalty saturates there too.
+	// Overflow is ξ̂_k* = (ξ_k* − ξ̄)/Cξ, the overflow in excess of the
+	// protected flow's own (the episode baseline ξ̄, as the state encodes
+	// k*), clipped to [0, 1]: Cξ is the largest overflow the encoding
+	// distinguishes, so the penalty saturates there too. See the package
+	// documentation for why the flow's own overflow is not penalised.
 	Overflow float64 `json:"overflow"`
 	// CrowdExcess is Δn⁺_k* = max(0, (n_k* − n̄)/Cn), clipped to 1 like the
 	// state's ñ: Cn is the soft saturation above which the crowd counts as
@@ -106,8 +108,10 @@ type RewardInputs struct {
 // MeasureReward reads the RewardInputs of a transition from its outcome
 // observation next, with the protected flow on switch k during the step (the
 // action: the switch it is on after the step), the episode's baseline (φ0 =
-// base.Throughput, n̄ = base.FlowCount) and the encoder's scaling constants
-// (Cξ = enc.OverflowScale, Cn = enc.FlowCountScale).
+// base.Throughput, ξ̄ = base.Overflow, n̄ = base.FlowCount) and the
+// encoder's scaling constants (Cξ = enc.OverflowScale, Cn =
+// enc.FlowCountScale). A baseline with Overflow 0 gives Eq. 4 as printed,
+// ξ̂ = ξ_k*/Cξ.
 //
 // Every term is read from o_{t+1}, like φ_{t+1} in Eq. 4: the reward scores
 // the outcome of the placement chosen at t, so a reroute away from a crowd is
@@ -129,7 +133,7 @@ func MeasureReward(enc telemetry.EncoderConfig, base proflow.Baseline, next *pro
 	sw := next.Switches[k]
 	in := RewardInputs{
 		ThroughputNorm: next.Flow.Throughput / base.Throughput,
-		Overflow:       clip(sw.OverflowRate/enc.OverflowScale, 0, 1),
+		Overflow:       clip((sw.OverflowRate-base.Overflow)/enc.OverflowScale, 0, 1),
 		CrowdExcess:    clip((sw.FlowCount-base.FlowCount)/enc.FlowCountScale, 0, 1),
 	}
 	for _, v := range [...]float64{in.ThroughputNorm, in.Overflow, in.CrowdExcess} {
@@ -235,7 +239,11 @@ func (t SyntheticRewardTerms) Sum() float64 {
 // ξ̃ are the states' overflow features (signed deviation on the current
 // switch of each state, unsigned elsewhere), so ξ̃'_k is the destination's
 // deviation once the flow is there; ξ̂_k(now) is the destination's unsigned
-// overflow feature in the current state.
+// overflow feature in the current state. A negative deviation (the flow
+// overflowing less than its own baseline: its TCP backing off or ramping up
+// after a move) counts as 0 in ξ̃_k* and ξ̃'_k, as the real reward's ξ̂
+// does: it is not a cleaner switch, and rewarding it would pay every reroute
+// for the ramp-up it causes.
 func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step SyntheticStep) (SyntheticRewardTerms, error) {
 	dim, nS := enc.Dim(), enc.NumSwitches
 	switch {
@@ -248,8 +256,8 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	}
 	s, n := step.State, step.Next
 	cur, k := step.Current, step.Action
-	xiCur := float64(s[enc.AggOffset(cur)+telemetry.FeatureOverflow])
-	xiNext := float64(n[enc.AggOffset(k)+telemetry.FeatureOverflow])
+	xiCur := max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureOverflow]))
+	xiNext := max(0, float64(n[enc.AggOffset(k)+telemetry.FeatureOverflow]))
 	phiNorm := float64(n[enc.FlowOffset()+telemetry.FeatureThroughput]) / step.ThroughputBaseline
 
 	t := SyntheticRewardTerms{

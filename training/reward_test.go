@@ -88,7 +88,7 @@ func TestRealRewardTerms(t *testing.T) {
 func TestRealRewardValueAndClip(t *testing.T) {
 	c := DefaultRewardConfig()
 	in := RewardInputs{ThroughputNorm: 0.8, Overflow: 0.4, CrowdExcess: 0.3}
-	want := 0.8 - 0.5*0.4 + 0.2*0.6 - 0.5*0.2 - 0.6*0.3
+	want := 0.8 - 0.5*0.4 + 0.2*0.6 - 0.5*0.2 + c.Beta*0.3
 	if got := c.Real(in); math.Abs(got-want) > 1e-12 {
 		t.Errorf("Real(%+v) = %v, want %v", in, got, want)
 	}
@@ -121,7 +121,7 @@ func TestMeasureReward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := RewardInputs{ThroughputNorm: 20e6 / 23e6, Overflow: 25000 / enc.OverflowScale, CrowdExcess: 6 / enc.FlowCountScale}
+	want := RewardInputs{ThroughputNorm: 20e6 / 23e6, Overflow: (25000 - 23000) / enc.OverflowScale, CrowdExcess: 6 / enc.FlowCountScale}
 	if math.Abs(got.ThroughputNorm-want.ThroughputNorm) > 1e-12 || math.Abs(got.Overflow-want.Overflow) > 1e-12 ||
 		math.Abs(got.CrowdExcess-want.CrowdExcess) > 1e-12 {
 		t.Errorf("MeasureReward = %+v, want %+v", got, want)
@@ -137,6 +137,7 @@ func TestMeasureReward(t *testing.T) {
 		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1}},
 		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0}},
 		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess}},
+		{"own overflow not penalised", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 20000 }, RewardInputs{want.ThroughputNorm, 0, want.CrowdExcess}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := obs()
@@ -240,6 +241,32 @@ func TestSyntheticRewardTerms(t *testing.T) {
 			}
 			checkDeltas(t, synthTermMap(before), synthTermMap(after), tc.want)
 		})
+	}
+}
+
+// A negative overflow deviation (the flow overflowing less than its own
+// baseline, as it does while ramping up after a move) is no cleaner than
+// none: it earns no destination, escape or clean-stay bonus.
+func TestSyntheticRewardNegativeDeviation(t *testing.T) {
+	enc := testEncoder()
+	c := DefaultRewardConfig()
+	ov := func(k int) int { return enc.AggOffset(k) + telemetry.FeatureOverflow }
+	for _, action := range []int{1, 3} {
+		s, n := synthStates(enc, action)
+		s[ov(1)] = 0
+		n[ov(action)] = 0
+		zero, err := c.Synthetic(enc, SyntheticStep{State: s, Next: n, Current: 1, Action: action, ThroughputBaseline: 0.8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s[ov(1)], n[ov(action)] = -0.4, -0.4
+		neg, err := c.Synthetic(enc, SyntheticStep{State: s, Next: n, Current: 1, Action: action, ThroughputBaseline: 0.8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if neg != zero {
+			t.Errorf("action %d: reward %v with deviations −0.4, want %v as with 0", action, neg, zero)
+		}
 	}
 }
 

@@ -35,6 +35,7 @@ const (
 	streamDynamics
 	streamFQI
 	streamDyna
+	streamPermute
 )
 
 // evalChunk bounds the rows of one evaluation forward pass.
@@ -75,6 +76,8 @@ type Trainer struct {
 	rngDyn         *rand.Rand
 	rngFQI         *rand.Rand
 	rngDyna        *rand.Rand
+	// perm relabels training rows when TrainConfig.PermuteSwitches is set.
+	perm *permuter
 }
 
 // NewTrainer returns a trainer for states encoded with enc, writing one
@@ -103,6 +106,9 @@ func NewTrainer(cfg training.TrainConfig, enc telemetry.EncoderConfig, progress 
 	pcg := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
 	t := &Trainer{cfg: cfg, enc: enc, dev: dev, out: progress,
 		rngSplit: pcg(streamSplit), rngDyn: pcg(streamDynamics), rngFQI: pcg(streamFQI), rngDyna: pcg(streamDyna)}
+	if cfg.PermuteSwitches {
+		t.perm = newPermuter(enc, pcg(streamPermute))
+	}
 	init := pcg(streamInit)
 	dim, nS := enc.Dim(), enc.NumSwitches
 
@@ -335,8 +341,8 @@ func (t *Trainer) TrainDynamics(ctx context.Context, train, held *training.Datas
 			rows := perm[b:min(b+bs, len(perm))]
 			x, y = x[:0], y[:0]
 			for _, i := range rows {
-				s, s2 := train.S[i*dim:(i+1)*dim], train.S2[i*dim:(i+1)*dim]
-				x = appendInput(x, s, int(train.A[i]), nS)
+				s, a, _, s2 := t.perm.row(train.S[i*dim:(i+1)*dim], int(train.A[i]), 0, train.S2[i*dim:(i+1)*dim])
+				x = appendInput(x, s, a, nS)
 				for f := range s {
 					y = append(y, s2[f]-s[f])
 				}
@@ -558,8 +564,8 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 				if train.Done[i] {
 					g = 0
 				}
-				b.add(train.S[i*dim:(i+1)*dim], int(train.A[i]), train.R[i], train.S2[i*dim:(i+1)*dim], g,
-					int(train.Current[i]), float64(train.Phi0[i]))
+				s, a, cur, s2 := t.perm.row(train.S[i*dim:(i+1)*dim], int(train.A[i]), int(train.Current[i]), train.S2[i*dim:(i+1)*dim])
+				b.add(s, a, train.R[i], s2, g, cur, float64(train.Phi0[i]))
 			}
 			b.real = len(rows)
 			if dyna {
@@ -913,4 +919,33 @@ func Train(ctx context.Context, ds *training.Dataset, cfg training.TrainConfig, 
 		return nil, err
 	}
 	return res, nil
+}
+
+// permuter relabels training rows by random permutations of the switches
+// (TrainConfig.PermuteSwitches). A nil permuter leaves them as they are.
+type permuter struct {
+	enc   telemetry.EncoderConfig
+	rng   *rand.Rand
+	s, s2 []float32
+	p     []int
+}
+
+func newPermuter(enc telemetry.EncoderConfig, rng *rand.Rand) *permuter {
+	return &permuter{enc: enc, rng: rng, s: make([]float32, enc.Dim()), s2: make([]float32, enc.Dim()), p: make([]int, enc.NumSwitches)}
+}
+
+// row returns the transition (s, a, cur, s2) under a fresh random
+// permutation. The states returned are valid until the next call.
+func (p *permuter) row(s []float32, a, cur int, s2 []float32) ([]float32, int, int, []float32) {
+	if p == nil {
+		return s, a, cur, s2
+	}
+	for i := range p.p {
+		p.p[i] = i
+	}
+	p.rng.Shuffle(len(p.p), func(i, j int) { p.p[i], p.p[j] = p.p[j], p.p[i] })
+	// The arguments are rows of a dataset in its layout, so these cannot fail.
+	_ = training.PermuteState(p.enc, p.s, s, p.p)
+	_ = training.PermuteState(p.enc, p.s2, s2, p.p)
+	return p.s, p.p[a], p.p[cur], p.s2
 }

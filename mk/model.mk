@@ -1,0 +1,83 @@
+# mk/model.mk — the committed default agent: collect → train → export.
+#
+# Included by the top-level Makefile (after mk/torch.mk); it also works on
+# its own: `make -f mk/model.mk model`. See models/README.md.
+#
+#   make model            collect MODEL_EPISODES episodes on the simulated
+#                         fabric (seed MODEL_SEED), train with libtorch and
+#                         write $(MODEL_DIR)/default.safetensors (the pure-Go
+#                         Q-network) and $(MODEL_DIR)/default.dynamics.safetensors
+#                         (the dynamics model), provenance in their metadata;
+#                         prints the time of each stage.
+#   make model-ablation   the no-crowd ablation (β = 0) on the same corpus,
+#                         into $(MODEL_BUILD)/ablation-beta0.safetensors.
+#   make model-probe      the Q-network signal analysis of the default model
+#                         into $(MODEL_BUILD)/probe.
+#   make model-evaluate   every policy on every built-in scenario, 3 repeats,
+#                         into $(MODEL_BUILD)/evaluate.
+#
+# Variables:
+#   MODEL_DIR          where the model files go (default models)
+#   MODEL_EPISODES     corpus size (default 779, the paper's)
+#   MODEL_SEED         collection and training seed (default 1)
+#   MODEL_SHARES       optional JSON file of strategy shares for collect
+#   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default models/train.json)
+#   MODEL_BUILD        ignored folder for the corpus and logs (default build/model)
+
+_model_default_goal := $(.DEFAULT_GOAL)
+
+# Stand-alone use: bring in the torch set-up.
+ifndef TORCH_GOENV
+SHELL := /bin/bash
+include $(dir $(lastword $(MAKEFILE_LIST)))torch.mk
+endif
+
+GO                 ?= go
+MODEL_DIR          ?= models
+MODEL_EPISODES     ?= 779
+MODEL_SEED         ?= 1
+MODEL_SHARES       ?=
+MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train.json
+MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model
+
+MODEL_CORPUS := $(MODEL_BUILD)/corpus.dataset
+MODEL_BIN    := $(MODEL_BUILD)/proflow-torch
+# The revision recorded in the model: HEAD, marked -dirty when the working
+# tree differs from it.
+MODEL_COMMIT  = $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+
+.PHONY: model model-ablation model-probe model-evaluate model-bin
+
+model-bin: torch-setup
+	@mkdir -p $(MODEL_BUILD)
+	$(TORCH_GOENV) $(GO) build -tags torch -o $(MODEL_BIN) ./proflow
+
+## model: collect, train and export the default agent, timing each stage.
+model: model-bin
+	@set -eo pipefail; mkdir -p $(MODEL_DIR); \
+	t0=$$(date +%s); \
+	$(MODEL_BIN) collect -episodes $(MODEL_EPISODES) -seed $(MODEL_SEED) -out $(MODEL_CORPUS) \
+	  $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/collect.log; \
+	t1=$$(date +%s); \
+	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
+	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
+	  -out $(MODEL_DIR)/default.safetensors -dynamics $(MODEL_DIR)/default.dynamics.safetensors | tee $(MODEL_BUILD)/train.log; \
+	t2=$$(date +%s); \
+	echo "make model: collect $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" | tee $(MODEL_BUILD)/time.log
+
+## model-ablation: the β = 0 ablation on the corpus of the last make model.
+model-ablation: model-bin
+	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -beta 0 -commit "$(MODEL_COMMIT)" \
+	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
+	  -out $(MODEL_BUILD)/ablation-beta0.safetensors | tee $(MODEL_BUILD)/ablation.log
+
+## model-probe: the signal analysis (Fig. 8) of the default model.
+model-probe:
+	$(GO) run ./proflow probe -model $(MODEL_DIR)/default.safetensors -out $(MODEL_BUILD)/probe
+
+## model-evaluate: the default agent against the reference policies.
+model-evaluate:
+	$(GO) run ./proflow evaluate -model $(MODEL_DIR)/default.safetensors -policies static,reactive,crowd,agent \
+	  -scenarios all -repeats 3 -out $(MODEL_BUILD)/evaluate
+
+.DEFAULT_GOAL := $(_model_default_goal)

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/proflow-sdn/proflow/internal/progress"
+	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+	"github.com/proflow-sdn/proflow/training"
+)
+
+func collectCommand() command {
+	return command{
+		name:    "collect",
+		summary: "collect a training corpus on the simulated fabric with the strategies of Table I (or convert recorded traces)",
+		run:     runCollect,
+	}
+}
+
+func runCollect(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("collect", "collect [-episodes 779] [-seed 1] [-out corpus.dataset] [-traces DIR] [-shares FILE] | collect -from-traces DIR -out corpus.dataset")
+	episodes := fs.Int("episodes", training.DefaultCollectEpisodes, "number of episodes")
+	seed := fs.Uint64("seed", 1, "seed of every plan and episode")
+	out := fs.String("out", "corpus.dataset", "dataset file to write (training.Dataset, safetensors)")
+	traces := fs.String("traces", "", "also write every episode's trace into this directory")
+	sharesPath := fs.String("shares", "", `JSON file of strategy shares, e.g. {"A": 0.1, "F_EARLY": 0.2} (default: the built-in shares)`)
+	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
+	fromTraces := fs.String("from-traces", "", "instead of simulating, convert the traces (*.jsonl, *.jsonl.gz) in this directory, e.g. recorded on a real fabric")
+	list := fs.Bool("list", false, "list the strategies and their default shares, then exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("collect: unexpected arguments %q: %w", fs.Args(), errUsage)
+	}
+	if *list {
+		sh := training.DefaultShares()
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "strategy\tshare\tdescription")
+		for _, st := range training.Strategies() {
+			fmt.Fprintf(tw, "%s\t%.2f\t%s\n", st, sh[string(st)], st.Description())
+		}
+		return tw.Flush()
+	}
+	if *fromTraces != "" {
+		return collectFromTraces(e, *fromTraces, *out)
+	}
+	cfg := training.CollectConfig{Episodes: *episodes, Seed: *seed, Parallelism: *parallel, OutDir: *traces, Sim: sim.DefaultConfig()}
+	if *sharesPath != "" {
+		data, err := os.ReadFile(*sharesPath)
+		if err != nil {
+			return fmt.Errorf("collect: %w", err)
+		}
+		if cfg.Shares, err = training.ReadShares(data); err != nil {
+			return fmt.Errorf("collect: %w", err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	bar := progress.New(e.stderr, "collect", *episodes)
+	cfg.Progress = func(done, _ int) { bar.Set(done) }
+	start := time.Now()
+	col, err := training.Collect(ctx, cfg)
+	bar.Finish()
+	if err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	elapsed := time.Since(start)
+	if err := saveDataset(col.Dataset, *out); err != nil {
+		return err
+	}
+	printCollection(e, col)
+	fmt.Fprintf(e.stdout, "dataset: %v\n", col.Dataset.Stats())
+	fmt.Fprintf(e.stdout, "corpus: %s\n", col.Dataset.Corpus)
+	fmt.Fprintf(e.stdout, "wrote %s: %d episodes in %v\n", *out, len(col.Episodes), elapsed.Round(time.Millisecond))
+	return nil
+}
+
+func saveDataset(ds *training.Dataset, path string) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("collect: %w", err)
+		}
+	}
+	if err := ds.Save(path); err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	return nil
+}
+
+// printCollection writes one line per strategy: episodes, reroutes and the
+// median time of the first reroute after the episode start.
+func printCollection(e *env, col *training.Collection) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\tepisodes\trerouted\tmedian reroute (s)\ttransitions\t")
+	for i, st := range training.Strategies() {
+		if col.Counts[i] == 0 {
+			continue
+		}
+		var firsts []float64
+		n := 0
+		for _, ep := range col.Episodes {
+			if ep.Strategy != st {
+				continue
+			}
+			n += ep.Transitions
+			if len(ep.Reroutes) > 0 {
+				firsts = append(firsts, ep.Reroutes[0].Seconds())
+			}
+		}
+		med := "–"
+		if len(firsts) > 0 {
+			slices.Sort(firsts)
+			med = fmt.Sprintf("%.1f", firsts[len(firsts)/2])
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t\n", st, col.Counts[i], len(firsts), med, n)
+	}
+	tw.Flush()
+}
+
+// collectFromTraces converts recorded traces into a dataset.
+func collectFromTraces(e *env, dir, out string) error {
+	var paths []string
+	for _, pat := range []string{"*.jsonl", "*.jsonl.gz"} {
+		m, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return fmt.Errorf("collect: %w", err)
+		}
+		paths = append(paths, m...)
+	}
+	slices.Sort(paths)
+	if len(paths) == 0 {
+		return fmt.Errorf("collect: no traces (*.jsonl, *.jsonl.gz) in %s", dir)
+	}
+	var trs []*trace.Episode
+	for _, p := range paths {
+		tr, err := trace.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("collect: %w", err)
+		}
+		if len(trs) > 0 && !sameTopology(trs[0], tr) {
+			return fmt.Errorf("collect: %s has topology %+v, but %s has %+v: want one fabric", p, tr.Meta.Topology, paths[0], trs[0].Meta.Topology)
+		}
+		trs = append(trs, tr)
+	}
+	enc := telemetry.DefaultEncoderConfig(trs[0].Meta.Topology)
+	corpus := fmt.Sprintf("proflow collect -from-traces %s: %d traces", dir, len(trs))
+	ds, err := training.DatasetFromTraces(trs, enc, training.DefaultRewardConfig(), training.TraceOptions{}, corpus)
+	if err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	if err := saveDataset(ds, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "dataset: %v\nwrote %s from %d traces\n", ds.Stats(), out, len(trs))
+	return nil
+}
+
+func sameTopology(a, b *trace.Episode) bool {
+	ta, tb := a.Meta.Topology, b.Meta.Topology
+	return slices.Equal(ta.Switches, tb.Switches) && slices.Equal(ta.Leaves, tb.Leaves) && ta.BucketRate == tb.BucketRate
+}
