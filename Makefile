@@ -11,6 +11,7 @@ OUT ?= out
 
 include mk/torch.mk
 include mk/ovs.mk
+include mk/model.mk
 DEPS_TARGETS += ovs-deps
 
 .PHONY: all build vet fmt-check test test-go test-fuzz demo bench deps
