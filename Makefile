@@ -6,6 +6,7 @@
 # make model (collect → train → export the default agent), make fmt, make vet.
 
 SHELL := /bin/bash
+.DEFAULT_GOAL := all
 GO ?= go
 OUT ?= out
 
