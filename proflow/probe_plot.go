@@ -64,7 +64,7 @@ func plotProbe(path string, res *training.ProbeResult, sweep string, names []str
 		return fmt.Errorf("probe: plot %s: no %s points", path, sweep)
 	}
 	span := math.Max(ymax-ymin, 0.1)
-	ymin, ymax = ymin-0.05*span, ymax+0.35*span // headroom for the legend
+	ymin, ymax = ymin-0.05*span, ymax+0.75*span // headroom: the legend sits above the data
 	delta, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: l.margin}, {X: xmax, Y: l.margin}})
 	if err != nil {
 		return err
