@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/southbound/sim"
@@ -145,17 +145,8 @@ func writeProbeCSV(path string, res *training.ProbeResult, names []string) error
 		}
 		rows = append(rows, row)
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	if err := fileutil.WriteCSV(path, rows); err != nil {
 		return fmt.Errorf("probe: %w", err)
-	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(rows); err != nil {
-		f.Close()
-		return fmt.Errorf("probe: write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("probe: write %s: %w", path, err)
 	}
 	return nil
 }

@@ -9,11 +9,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -549,41 +549,10 @@ func (d *Dataset) Save(path string) error {
 	return atomicWrite(path, func(w io.Writer) error { return d.Write(w) })
 }
 
-// atomicWrite writes a temporary file in path's directory with write, syncs
-// it and renames it over path.
-func atomicWrite(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("training: save %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := write(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("training: save %s: %w", path, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("training: save %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("training: save %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("training: save %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("training: save %s: %w", path, err)
+// atomicWrite replaces path with what write produces (fileutil.WriteAtomic).
+func atomicWrite(path string, write func(io.Writer) error) error {
+	if err := fileutil.WriteAtomic(path, write); err != nil {
+		return fmt.Errorf("training: save: %w", err)
 	}
 	return nil
 }

@@ -1,14 +1,14 @@
 package eval
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 )
 
 // mbps formats a rate in bytes/s as MB/s (10^6 bytes per second), the unit
@@ -179,17 +179,8 @@ func f(v float64) string {
 }
 
 func writeCSV(path string, rows [][]string) error {
-	file, err := os.Create(path)
-	if err != nil {
+	if err := fileutil.WriteCSV(path, rows); err != nil {
 		return fmt.Errorf("eval: %w", err)
-	}
-	w := csv.NewWriter(file)
-	if err := w.WriteAll(rows); err != nil {
-		file.Close()
-		return fmt.Errorf("eval: write %s: %w", path, err)
-	}
-	if err := file.Close(); err != nil {
-		return fmt.Errorf("eval: write %s: %w", path, err)
 	}
 	return nil
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -463,39 +463,9 @@ func Load(path string) (*Model, Metadata, error) {
 // Save writes m and meta to path atomically: it writes a temporary file in
 // the same directory, syncs it and renames it over path, so a reader never
 // sees a partial model.
-func Save(path string, m *Model, meta Metadata) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+func Save(path string, m *Model, meta Metadata) error {
+	if err := fileutil.WriteAtomic(path, func(w io.Writer) error { return Write(w, m, meta) }); err != nil {
 		return fmt.Errorf("qnet: save model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if err := Write(bw, m, meta); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("qnet: save model %s: %w", path, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("qnet: save model %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("qnet: save model %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("qnet: save model %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("qnet: save model %s: %w", path, err)
 	}
 	return nil
 }
