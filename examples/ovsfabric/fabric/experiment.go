@@ -93,10 +93,11 @@ func (x Experiment) Run(ctx context.Context) error {
 	if err := srv.WaitReady(ctx); err != nil {
 		return err
 	}
-	tel, err := overflowTelemetry(ctx, f, srv, topo)
+	tel, stopAgent, err := overflowTelemetry(ctx, f, srv, topo)
 	if err != nil {
 		return err
 	}
+	defer stopAgent()
 
 	// Traffic: the protected flow h1→h8 on agg1; sinks on h8 and h7.
 	if err := srv.Place(ctx, flow, 0); err != nil {
@@ -237,28 +238,37 @@ func (x Experiment) Run(ctx context.Context) error {
 }
 
 // overflowTelemetry merges the OpenFlow telemetry with a tc agent on the
-// fabric's bucketed uplinks.
-func overflowTelemetry(ctx context.Context, f *Fabric, srv *openflow.Server, topo proflow.Topology) (proflow.Telemetry, error) {
-	tln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
+// fabric's bucketed uplinks. stop shuts the agent down and waits for it.
+func overflowTelemetry(ctx context.Context, f *Fabric, srv *openflow.Server, topo proflow.Topology) (tel proflow.Telemetry, stop func(), err error) {
 	var devs []string
-	var srcs []tcstat.Source
 	for _, d := range f.UplinkDevs() {
 		devs = append(devs, d...)
-		srcs = append(srcs, tcstat.Source{Agent: "http://" + tln.Addr().String(), Interfaces: d})
 	}
 	agent, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: devs})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	go func() { _ = tcstat.Serve(ctx, tln, agent) }()
-	client, err := tcstat.NewClient(tcstat.ClientConfig{Topology: topo, Switches: srcs})
+	tln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return telemetry.Merge(srv, client)
+	var srcs []tcstat.Source
+	for _, d := range f.UplinkDevs() {
+		srcs = append(srcs, tcstat.Source{Agent: "http://" + tln.Addr().String(), Interfaces: d})
+	}
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = tcstat.Serve(actx, tln, agent) }()
+	stop = func() { cancel(); <-done }
+	client, err := tcstat.NewClient(tcstat.ClientConfig{Topology: topo, Switches: srcs})
+	if err == nil {
+		tel, err = telemetry.Merge(srv, client)
+	}
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return tel, stop, nil
 }
 
 // ParseRate converts a tc rate such as "10mbit" to bytes per second.
