@@ -1,16 +1,13 @@
 package openflow_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/proflow-sdn/proflow/internal/testpki"
 
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 )
@@ -22,38 +19,8 @@ type testPKI struct {
 }
 
 func newPKI(t *testing.T) testPKI {
-	t.Helper()
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := key()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "proflow test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	issue := func(serial int64, cn string, usage x509.ExtKeyUsage) tls.Certificate {
-		k := key()
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature,
-			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: k}
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return testPKI{pool: pool, server: issue(2, "controller", x509.ExtKeyUsageServerAuth), client: issue(3, "switch", x509.ExtKeyUsageClientAuth)}
+	ca := testpki.New(t, "proflow test CA")
+	return testPKI{pool: ca.Pool, server: ca.Server(t, "controller"), client: ca.Client(t, "switch")}
 }
 
 func TestTLS(t *testing.T) {

@@ -1,49 +1,25 @@
 package p4runtime
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"testing"
 	"time"
+
+	"github.com/proflow-sdn/proflow/internal/testpki"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
 
-// selfSigned returns a server certificate for 127.0.0.1 and a pool trusting it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "p4runtime target"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
+// serverCert returns a server certificate for 127.0.0.1 and a pool trusting its CA.
+func serverCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	ca := testpki.New(t, "p4runtime test CA")
+	return ca.Server(t, "p4runtime target"), ca.Pool
 }
 
 func TestTLS(t *testing.T) {
-	cert, pool := selfSigned(t)
+	cert, pool := serverCert(t)
 	f := newFabric(t, nil, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})))
 	cfg := f.config(10)
 	cfg.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}

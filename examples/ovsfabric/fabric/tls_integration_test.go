@@ -3,16 +3,9 @@ package fabric_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"log/slog"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,87 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/testpki"
+
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 )
-
-// ovsCA is a test certificate authority whose certificates OVS 3.1
-// (OpenSSL 3.0) and crypto/tls both accept: ECDSA P-256 keys in PKCS #8
-// PEM, a CA with basicConstraints CA:TRUE and keyCertSign, leaf
-// certificates with the server or client extended key usage and an IP SAN
-// 127.0.0.1.
-type ovsCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newOVSCA(t *testing.T, cn string) *ovsCA {
-	t.Helper()
-	key := newECKey(t)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &ovsCA{cert: cert, key: key, pool: pool}
-}
-
-func newECKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-// issue signs a leaf certificate for cn with the given extended key usage.
-func (ca *ovsCA) issue(t *testing.T, serial int64, cn string, usage x509.ExtKeyUsage) tls.Certificate {
-	t.Helper()
-	key := newECKey(t)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-}
-
-// writePEM writes the certificate and key of c (and the CA certificate) as
-// PEM files under dir and returns their paths.
-func writePEM(t *testing.T, dir, name string, c tls.Certificate, ca *ovsCA) (keyPath, certPath, caPath string) {
-	t.Helper()
-	keyDER, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(path, typ string, der []byte, mode os.FileMode) string {
-		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	return write(filepath.Join(dir, name+"-privkey.pem"), "PRIVATE KEY", keyDER, 0o600),
-		write(filepath.Join(dir, name+"-cert.pem"), "CERTIFICATE", c.Certificate[0], 0o644),
-		write(filepath.Join(dir, "cacert.pem"), "CERTIFICATE", ca.cert.Raw, 0o644)
-}
 
 // syncBuffer is a bytes.Buffer safe for the server's logger.
 type syncBuffer struct {
@@ -154,13 +72,13 @@ func TestOVSFabricTLS(t *testing.T) {
 
 	// PKI: one CA for the controller and the switches, another one for an
 	// impostor.
-	ca := newOVSCA(t, "proflow fabric CA")
-	ctrlCert := ca.issue(t, 2, "proflow controller", x509.ExtKeyUsageServerAuth)
-	swCert := ca.issue(t, 3, "proflow switch", x509.ExtKeyUsageClientAuth)
+	ca := testpki.New(t, "proflow fabric CA")
+	ctrlCert := ca.Server(t, "proflow controller")
+	swCert := ca.Client(t, "proflow switch")
 	dir := t.TempDir()
-	swKey, swCertPath, caPath := writePEM(t, dir, "switch", swCert, ca)
-	otherCA := newOVSCA(t, "some other CA")
-	impostor := otherCA.issue(t, 2, "proflow switch", x509.ExtKeyUsageClientAuth)
+	swKey, swCertPath, caPath := ca.WritePEM(t, dir, "switch", swCert)
+	otherCA := testpki.New(t, "some other CA")
+	impostor := otherCA.Client(t, "proflow switch")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -172,7 +90,7 @@ func TestOVSFabricTLS(t *testing.T) {
 	cfg.Fabric, cfg.Topology, cfg.Flow = openflow.PaperFabric(), topo, fp
 	cfg.RequestTimeout = time.Second
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{ctrlCert}, ClientCAs: ca.pool,
+	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{ctrlCert}, ClientCAs: ca.Pool,
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
 	srv, err := openflow.NewServer(cfg)
 	if err != nil {
@@ -257,15 +175,15 @@ func TestOVSFabricTLS(t *testing.T) {
 	// (the server is reachable and the refusals below are about the
 	// certificate); one without a certificate, one whose certificate comes
 	// from another CA and a plain TCP client get none.
-	if ok, err := helloOver(addr, &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{swCert}}); !ok {
+	if ok, err := helloOver(addr, &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{swCert}}); !ok {
 		t.Errorf("a client with a certificate of the fabric's CA got no OpenFlow hello: %v", err)
 	}
 	for name, conf := range map[string]*tls.Config{
-		"no certificate": {RootCAs: ca.pool, ServerName: "127.0.0.1"},
+		"no certificate": {RootCAs: ca.Pool, ServerName: "127.0.0.1"},
 		// GetClientCertificate: crypto/tls would otherwise send no
 		// certificate, as this one does not chain to the CAs the server
 		// asks for.
-		"certificate of other CA": {RootCAs: ca.pool, ServerName: "127.0.0.1",
+		"certificate of other CA": {RootCAs: ca.Pool, ServerName: "127.0.0.1",
 			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &impostor, nil }},
 	} {
 		ok, err := helloOver(addr, conf)
