@@ -132,9 +132,9 @@
 //     counts θ × (arrivals + departures at its token rate) packets. The
 //     field is the root package's OverflowRate: the paper reports these
 //     numbers as "bytes/s" (27,000 B/s threshold, 23,093 B/s self-induced)
-//     and the simulator reproduces those numbers, but they count packets,
-//     not bytes (tc's own counter does; telemetry/tcstat multiplies it by
-//     the mean packet size, which gives values about 1514 times larger).
+//     and the simulator reproduces those numbers, but they count events,
+//     not bytes, as tc's counter does and as telemetry/tcstat reports it
+//     from a real fabric.
 //   - FlowCount n_k: the number of flow-table entries on k whose counters
 //     advanced during the interval. Every communicating host pair has two
 //     entries on the switch carrying it, one per direction (the paper's

@@ -20,14 +20,17 @@
 // nothing else. The overflow rate of a switch is the sum over its interfaces
 // of
 //
-//	ξ = Δoverlimits/Δt × (Δbytes/Δpackets)
+//	ξ = Δoverlimits/Δt
 //
-// tbf counts an overlimit each time a packet finds the bucket empty, so ξ
-// estimates the bytes per second that arrived while the bucket was empty;
-// the mean packet size of the interval converts events to bytes (1500 bytes
-// when no packet was sent). Counters that go backwards are a reset (the
-// qdisc was replaced) and count from zero, except the 32-bit overlimits
-// counter, which wraps. A malformed or partial report (an interface
+// in tc overlimit events per second, the unit of
+// proflow.SwitchSample.OverflowRate. tbf counts an overlimit each time an
+// attempt to send its head packet finds too few tokens (after every enqueue
+// and at every timer wake-up while it is throttled), so a saturated
+// 200 Mbit/s bucket reads a few tens of thousands per second, the scale of
+// the paper's 27,000 threshold (which the paper prints as "bytes/s").
+// Counters that go backwards are a reset (the qdisc was replaced) and count
+// from zero, except the 32-bit overlimits counter, which wraps. A malformed
+// or partial report (an interface
 // missing), an HTTP error, a timeout, or a report whose time does not advance
 // or is older than ClientConfig.MaxAge is an error; stale ones wrap
 // proflow.ErrStale.
