@@ -17,6 +17,10 @@ DEPS_TARGETS += ovs-deps
 
 .PHONY: all build vet fmt-check test test-go test-fuzz demo bench deps
 
+# The targets install system packages and run test suites that share the
+# machine; they run one at a time even under make -j.
+.NOTPARALLEL:
+
 all: build
 
 build:
@@ -26,7 +30,9 @@ vet:
 	$(GO) vet ./...
 
 fmt-check:
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	@files=$$(git ls-files '*.go' 2>/dev/null || find . -path ./build -prune -o -name '*.go' -print); \
+	if [ -z "$$files" ]; then echo "fmt-check: no Go files found"; exit 1; fi; \
+	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted:"; echo "$$unformatted"; exit 1; fi
 
 # deps installs the system packages the tests need on a fresh Debian machine.

@@ -32,7 +32,7 @@ _torch_default_goal := $(.DEFAULT_GOAL)
 
 GO               ?= go
 PROFLOW_LIBTORCH ?=
-TORCH_APT_PKGS   ?= libtorch-dev libopenblas0-pthread
+TORCH_APT_PKGS   ?= libtorch-dev libopenblas0-pthread g++
 TORCH_BUILD_DIR  ?= build
 TORCH_WORK       := $(TORCH_BUILD_DIR)/torch.work
 GOTCHPATCH       := $(TORCH_BUILD_DIR)/bin/gotchpatch
@@ -60,9 +60,7 @@ ifeq ($(strip $(PROFLOW_LIBTORCH)),)
 	  || [ "$$(dpkg-query -W -f='$${Status}\n' $(TORCH_APT_PKGS) 2>/dev/null | wc -l)" -ne "$(words $(TORCH_APT_PKGS))" ]; then \
 	  echo "torch-deps: installing $(TORCH_APT_PKGS)"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  if ! apt-get install -y --no-install-recommends $(TORCH_APT_PKGS); then \
-	    apt-get update && apt-get install -y --no-install-recommends $(TORCH_APT_PKGS); \
-	  fi; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends $(TORCH_APT_PKGS); \
 	else \
 	  echo "torch-deps: $(TORCH_APT_PKGS) already installed"; \
 	fi
