@@ -96,8 +96,10 @@ func (c GateConfig) Validate() error {
 //     candidate resets it to 0, and so does a change of the current switch
 //     (votes are cast against a placement). With Tolerance > 0 the previous
 //     candidate stays k_best while it scores within Tolerance of the
-//     maximum (a near-tie), so near-equal destinations do not restart the
-//     count by swapping places;
+//     maximum (a near-tie) and still beats the current switch by more than
+//     Margin, so near-equal destinations do not restart the count by
+//     swapping places; a kept candidate that no longer clears the margin
+//     gives way to the maximum;
 //  3. Decision.Time − Decision.LastReroute ≥ Cooldown, when LastReroute is
 //     set. Votes keep counting during the cooldown, so a candidate that kept
 //     winning is admitted as soon as the cooldown expires.
@@ -190,8 +192,8 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 	g.current = cur
 	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
-		d.Scores[best]-d.Scores[c] <= g.cfg.Tolerance {
-		best = c // a near-tie keeps the previous candidate
+		d.Scores[best]-d.Scores[c] <= g.cfg.Tolerance && d.Scores[c]-d.Scores[cur] > g.cfg.Margin {
+		best = c // a near-tie keeps the previous candidate while it still clears the margin
 	}
 	d.Best = best
 	d.Margin = d.Scores[best] - d.Scores[cur]

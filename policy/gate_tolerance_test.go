@@ -33,9 +33,13 @@ func TestGateTolerance(t *testing.T) {
 			{0, []float64{1, 2, 1.96875, 0}, 0, none, votes(1, 1, 1)},
 			{0, []float64{1, 1.75, 2, 0}, 0.5, none, votes(2, 1, 1)},
 		}},
-		{"the kept candidate must still clear the margin", GateConfig{Margin: 0.1, Votes: 3, Tolerance: 0.1}, []gateStep{
+		{"a kept candidate that no longer clears the margin gives way to the maximum", GateConfig{Margin: 0.1, Votes: 3, Tolerance: 0.1}, []gateStep{
 			{0, []float64{1, 1.5, 1.4375, 0}, 0, none, votes(1, 0.5, 1)},
-			{0, []float64{1, 1.0625, 1.125, 0}, 0.5, none, gateOut{Best: 1, Margin: 0.0625, Target: -1, Reason: proflow.ReasonMargin}},
+			{0, []float64{1, 1.0625, 1.125, 0}, 0.5, none, votes(2, 0.125, 1)},
+		}},
+		{"no switch clears the margin", GateConfig{Margin: 0.1, Votes: 3, Tolerance: 0.1}, []gateStep{
+			{0, []float64{1, 1.5, 1.4375, 0}, 0, none, votes(1, 0.5, 1)},
+			{0, []float64{1, 1.0625, 1.0625, 0}, 0.5, none, gateOut{Best: 1, Margin: 0.0625, Target: -1, Reason: proflow.ReasonMargin}},
 		}},
 		{"the current switch still wins when it is best", GateConfig{Margin: 0.1, Votes: 3, Tolerance: 0.1}, []gateStep{
 			{0, []float64{1, 2, 0, 0}, 0, none, votes(1, 1, 1)},
