@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,14 @@ type Config struct {
 	// MaxSampleAge is the oldest observation the controller acts on
 	// (default 2×Interval; negative disables the check).
 	MaxSampleAge time.Duration
+	// MaxClockSkew is how far an observation's time may lie after the
+	// controller clock's time when the observation arrives, allowing for
+	// clock skew between the telemetry source and the controller (default:
+	// Interval). A sample dated further ahead is refused as invalid and does
+	// not count as the latest sample, so it cannot make later, correctly
+	// dated samples look as if they did not advance. The check cannot be
+	// disabled: a negative value is an error.
+	MaxClockSkew time.Duration
 	// Baseline, when set, is used instead of learning one.
 	Baseline *Baseline
 	// BaselineWarmup is how many samples the baseline phase discards first
@@ -80,6 +89,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxSampleAge == 0 {
 		c.MaxSampleAge = 2 * c.Interval
 	}
+	if c.MaxClockSkew == 0 {
+		c.MaxClockSkew = c.Interval
+	}
 	if c.BaselineSamples == 0 {
 		c.BaselineSamples = 10
 	}
@@ -110,6 +122,9 @@ func (c Config) Validate() error {
 	if c.StepTimeout < 0 {
 		errs = append(errs, fmt.Errorf("step timeout %v, want a positive duration", c.StepTimeout))
 	}
+	if c.MaxClockSkew < 0 {
+		errs = append(errs, fmt.Errorf("max clock skew %v, want a positive duration (zero: one interval)", c.MaxClockSkew))
+	}
 	if c.BaselineWarmup < 0 || c.BaselineSamples < 0 {
 		errs = append(errs, fmt.Errorf("baseline warm-up %d and window %d samples, want non-negative", c.BaselineWarmup, c.BaselineSamples))
 	}
@@ -131,8 +146,10 @@ func (c Config) Validate() error {
 // observation, an encoder or policy failure, or an enforcer error holds the
 // current placement and is reported in that step's Decision.
 //
-// Run and Step must not be called concurrently; Current and Baseline are
-// safe to call from any goroutine.
+// Run, Step, Reset and Reconcile must not be called concurrently with one
+// another: they share the controller's per-episode state without locking
+// (Run itself calls Reconcile and Step). Current and Baseline are safe to
+// call from any goroutine, also while Run is running.
 type Controller struct {
 	cfg  Config
 	tel  Telemetry
@@ -156,11 +173,19 @@ type Controller struct {
 }
 
 // NewController checks cfg and the collaborators and returns a controller
-// ready to Run. The collaborators are used only by this controller.
+// ready to Run. The controller keeps its own copies of cfg.Topology's slices
+// and of *cfg.Baseline, so the caller may reuse or change them afterwards.
+// The collaborators are used only by this controller.
 func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate Gate, enf Enforcer) (*Controller, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	cfg.Topology.Switches = slices.Clone(cfg.Topology.Switches)
+	cfg.Topology.Leaves = slices.Clone(cfg.Topology.Leaves)
+	if cfg.Baseline != nil {
+		b := *cfg.Baseline
+		cfg.Baseline = &b
 	}
 	for _, c := range [...]struct {
 		name string
@@ -197,7 +222,7 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 // the baseline is learned again.
 func (c *Controller) Reset(current int) error {
 	if n := c.cfg.Topology.NumSwitches(); current < 0 || current >= n {
-		return &UnknownSwitchError{Index: current, Known: c.cfg.Topology.Switches}
+		return &UnknownSwitchError{Index: current, Known: slices.Clone(c.cfg.Topology.Switches)}
 	}
 	c.current.Store(int64(current))
 	c.lastReroute, c.lastObsTime, c.seq = time.Time{}, time.Time{}, 0
@@ -247,7 +272,7 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		switch {
 		case err == nil:
 			if sw < 0 || sw >= c.cfg.Topology.NumSwitches() {
-				return fmt.Errorf("proflow: reconcile: located %w", &UnknownSwitchError{Index: sw, Known: c.cfg.Topology.Switches})
+				return fmt.Errorf("proflow: reconcile: located %w", &UnknownSwitchError{Index: sw, Known: slices.Clone(c.cfg.Topology.Switches)})
 			}
 			c.current.Store(int64(sw))
 			return nil
@@ -317,6 +342,12 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 		d.Reason, d.Err = ReasonInvalid, err
 		return
 	}
+	// Compare with the clock once the sample has arrived: Collect may take
+	// up to StepTimeout, so d.Time can be well before the sampling time.
+	if err := c.checkNotAhead(c.cfg.Clock.Now(), obs.Time); err != nil {
+		d.Reason, d.Err = ReasonInvalid, err
+		return
+	}
 	if err := c.checkFresh(d.Time, obs.Time); err != nil {
 		d.Reason, d.Err = ReasonStale, err
 		return
@@ -365,7 +396,7 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	}
 	if d.Target >= c.cfg.Topology.NumSwitches() {
 		d.Reason = ReasonPolicy
-		d.Err = fmt.Errorf("proflow: gate: %w", &UnknownSwitchError{Index: d.Target, Known: c.cfg.Topology.Switches})
+		d.Err = fmt.Errorf("proflow: gate: %w", &UnknownSwitchError{Index: d.Target, Known: slices.Clone(c.cfg.Topology.Switches)})
 		d.Target = -1
 		return
 	}
@@ -377,6 +408,18 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	c.current.Store(int64(d.Target))
 	c.lastReroute = d.Time
 	d.Rerouted, d.Reason = true, ReasonRerouted
+}
+
+// checkNotAhead refuses a sample dated more than MaxClockSkew after now: its
+// time is wrong, and taking it as the latest sample would make every later,
+// correctly dated one look as if it did not advance.
+func (c *Controller) checkNotAhead(now, sampled time.Time) error {
+	if ahead := sampled.Sub(now); ahead > c.cfg.MaxClockSkew {
+		return &InvalidObservationError{Field: "time", Problem: fmt.Sprintf(
+			"%s is %v after the controller's clock (%s), want at most %v ahead (Config.MaxClockSkew)",
+			sampled.Format(time.RFC3339Nano), ahead, now.Format(time.RFC3339Nano), c.cfg.MaxClockSkew)}
+	}
+	return nil
 }
 
 // checkFresh refuses a sample older than MaxSampleAge or not newer than the

@@ -689,6 +689,8 @@ func TestConfigValidate(t *testing.T) {
 			[]string{"interval -1s"}},
 		{"negative step timeout", func(c *proflow.Config) { c.StepTimeout = -time.Second },
 			[]string{"step timeout -1s"}},
+		{"negative max clock skew", func(c *proflow.Config) { c.MaxClockSkew = -time.Second },
+			[]string{"max clock skew -1s, want a positive duration"}},
 		{"negative baseline window", func(c *proflow.Config) { c.BaselineSamples = -1 },
 			[]string{"window -1 samples"}},
 		{"invalid baseline", func(c *proflow.Config) { c.Baseline = &proflow.Baseline{Throughput: math.NaN()} },
@@ -926,5 +928,89 @@ func TestReasonHeld(t *testing.T) {
 		if got := r.Held(); got != want {
 			t.Errorf("Reason(%q).Held() = %v, want %v", r, got, want)
 		}
+	}
+}
+
+// TestControllerRefusesFutureSample feeds a sample dated well after the
+// controller's clock: the step must hold with an invalid-time error, and the
+// sample must not become the latest one, so that the next, correctly dated
+// samples are acted on instead of being refused as not advancing.
+func TestControllerRefusesFutureSample(t *testing.T) {
+	r := newRig(t, nil)
+	if d := r.step(); d.Reason != proflow.ReasonStay || d.Err != nil {
+		t.Fatalf("healthy step: reason %q, err %v; want stay, nil", d.Reason, d.Err)
+	}
+	r.scores = []float64{0, 0, 3, 1} // the policy now wants switch 2
+
+	r.fab.SetLag(-time.Hour) // the telemetry's clock runs an hour ahead
+	d := r.step()
+	var ioe *proflow.InvalidObservationError
+	if d.Reason != proflow.ReasonInvalid || !errors.As(d.Err, &ioe) || ioe.Field != "time" {
+		t.Fatalf("future-dated step: reason %q, err %v; want invalid, an InvalidObservationError on time", d.Reason, d.Err)
+	}
+	if !strings.Contains(d.Err.Error(), "after the controller's clock") {
+		t.Errorf("error %q does not say the sample is dated after the clock", d.Err)
+	}
+	if d.Rerouted || r.ctrl.Current() != 0 || r.placement() != 0 {
+		t.Errorf("future-dated step moved the flow: rerouted %v, current %d, fabric %d; want a hold on 0",
+			d.Rerouted, r.ctrl.Current(), r.placement())
+	}
+
+	r.fab.SetLag(0)
+	for i := range 3 {
+		d = r.step()
+		if d.Err != nil {
+			t.Fatalf("step %d after the clock was fixed: reason %q, err %v; want no error", i+1, d.Reason, d.Err)
+		}
+	}
+	if got := r.ctrl.Current(); got != 2 {
+		t.Errorf("Current() = %d after the clock was fixed, want 2", got)
+	}
+}
+
+func TestControllerAcceptsSampleWithinClockSkew(t *testing.T) {
+	r := newRig(t, func(c *proflow.Config) { c.MaxClockSkew = time.Second })
+	r.fab.SetLag(-time.Second) // exactly the allowance
+	if d := r.step(); d.Reason != proflow.ReasonStay || d.Err != nil {
+		t.Fatalf("sample 1 s ahead with a 1 s allowance: reason %q, err %v; want stay, nil", d.Reason, d.Err)
+	}
+	r.fab.SetLag(-time.Second - time.Millisecond)
+	if d := r.step(); d.Reason != proflow.ReasonInvalid {
+		t.Errorf("sample 1.001 s ahead with a 1 s allowance: reason %q, err %v; want invalid", d.Reason, d.Err)
+	}
+}
+
+// TestNewControllerCopiesConfig changes the caller's topology slices and
+// baseline after NewController: the controller must not see the changes.
+func TestNewControllerCopiesConfig(t *testing.T) {
+	cfg := validConfig()
+	cfg.Topology = proflow.PaperTopology()
+	b := testBaseline
+	cfg.Baseline = &b
+	fab := southboundtest.NewFabric(proflow.PaperTopology(), nil)
+	ctrl, err := proflow.NewController(cfg, fab, &fakeEncoder{dim: 8},
+		proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil }), proflow.GateFunc(argmaxGate), fab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Topology.Switches[0] = "changed"
+	cfg.Topology.Leaves[0] = "changed"
+	b.Throughput = 1
+
+	if err := ctrl.Reset(0); err != nil {
+		t.Fatalf("Reset: %v", err)
+	}
+	if got, _ := ctrl.Baseline(); got != testBaseline {
+		t.Errorf("Baseline() after Reset = %+v, want the configured %+v", got, testBaseline)
+	}
+	var use *proflow.UnknownSwitchError
+	if err := ctrl.Reset(9); !errors.As(err, &use) {
+		t.Fatalf("Reset(9) = %v, want an UnknownSwitchError", err)
+	} else if diff := cmp.Diff(proflow.PaperTopology().Switches, use.Known); diff != "" {
+		t.Errorf("switches the controller knows (-want +got):\n%s", diff)
+	}
+	fab.SetLeaf(0, proflow.LeafSample{IngressRate: -1})
+	if d := ctrl.Step(t.Context()); d.Err == nil || !strings.Contains(d.Err.Error(), "leaves[leaf1]") {
+		t.Errorf("step with a bad first leaf: err %v, want it to name leaves[leaf1]", d.Err)
 	}
 }

@@ -1,9 +1,11 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -24,8 +26,77 @@ type ThresholdOptions struct {
 	FullRate float64
 	// Consecutive is the reactive rule's number of consecutive samples (3).
 	Consecutive int
-	// From, To and Step span the candidate thresholds (App. E: 500 resolution).
+	// From, To and Step span the candidate thresholds (App. E: 500
+	// resolution): finite, From <= To, Step > 0 and resolvable at From
+	// (From+Step != From), and at most 1,000,000 thresholds.
 	From, To, Step float64
+}
+
+// maxCurvePoints bounds the number of candidate thresholds of the App. E
+// and App. G curves.
+const maxCurvePoints = 1_000_000
+
+// Validate checks the options, naming every field that is wrong.
+func (o ThresholdOptions) Validate() error {
+	var errs []error
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{{"AloneCount", o.AloneCount}, {"FullRate", o.FullRate}, {"From", o.From}, {"To", o.To}, {"Step", o.Step}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			errs = append(errs, fmt.Errorf("%s is %v, want a finite number", f.name, f.v))
+		}
+	}
+	if !math.IsNaN(o.Step) && o.Step <= 0 {
+		errs = append(errs, fmt.Errorf("Step is %v, want > 0", o.Step))
+	}
+	if o.Consecutive < 1 {
+		errs = append(errs, fmt.Errorf("Consecutive is %d, want >= 1", o.Consecutive))
+	}
+	if len(errs) == 0 {
+		if err := checkSpan("From", "To", "Step", o.From, o.To, o.Step); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("eval: invalid threshold options: %w", err)
+	}
+	return nil
+}
+
+// spanPoints is the number of thresholds from, from+step, … up to to
+// (with the 1e-9 tolerance the curves have always used).
+func spanPoints(from, to, step float64) float64 {
+	return math.Floor((to+1e-9-from)/step) + 1
+}
+
+// checkSpan checks finite bounds from <= to spanned by a positive step in
+// at most maxCurvePoints thresholds; the names are the fields in errors.
+func checkSpan(fromName, toName, stepName string, from, to, step float64) error {
+	switch {
+	case to < from:
+		return fmt.Errorf("%s %v is below %s %v, want %s <= %s", toName, to, fromName, from, fromName, toName)
+	case from+step == from:
+		return fmt.Errorf("%s %v is too large to step by %s %v (%s+%s == %s)", fromName, from, stepName, step, fromName, stepName, fromName)
+	}
+	if n := spanPoints(from, to, step); !(n <= maxCurvePoints) {
+		return fmt.Errorf("%s %v to %s %v by %s %v spans %v thresholds, want at most %d", fromName, from, toName, to, stepName, step, n, maxCurvePoints)
+	}
+	return nil
+}
+
+// checkTraces refuses nil episodes and steps whose switch index cannot be
+// used; what names the set in errors.
+func checkTraces(what string, eps []*trace.Episode) error {
+	for i, ep := range eps {
+		if ep == nil {
+			return fmt.Errorf("eval: %s: episode %d is nil", what, i)
+		}
+		if err := checkSwitches(ep); err != nil {
+			return fmt.Errorf("eval: %s: episode %d: %w", what, i, err)
+		}
+	}
+	return nil
 }
 
 // DefaultThresholdOptions returns App. E's settings.
@@ -56,9 +127,14 @@ type ThresholdReport struct {
 // collects the samples where the protected flow runs alone at full rate on
 // its switch and, for each candidate threshold, applies the reactive rule
 // (Consecutive samples in a row above the threshold) to every episode.
+// It refuses invalid options (see ThresholdOptions.Validate) and steps
+// whose switch index is outside the topology or the observation.
 func AnalyseThreshold(eps []*trace.Episode, opt ThresholdOptions) (*ThresholdReport, error) {
-	if opt.Step <= 0 || opt.To < opt.From || opt.Consecutive < 1 {
-		return nil, fmt.Errorf("eval: threshold options: want From <= To, Step > 0 and Consecutive >= 1")
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkTraces("threshold analysis", eps); err != nil {
+		return nil, err
 	}
 	// runs[e] holds the episode's qualifying samples as runs of
 	// consecutive steps.
@@ -76,7 +152,7 @@ func AnalyseThreshold(eps []*trace.Episode, opt ThresholdOptions) (*ThresholdRep
 		}
 		for i := range ep.Steps {
 			st := &ep.Steps[i]
-			if st.Obs == nil || st.Switch >= len(st.Obs.Switches) {
+			if st.Obs == nil {
 				flush()
 				continue
 			}
@@ -98,7 +174,9 @@ func AnalyseThreshold(eps []*trace.Episode, opt ThresholdOptions) (*ThresholdRep
 	}
 	r := &ThresholdReport{Samples: len(all), Episodes: len(runs), Mean: mean(all), P95: quantile(all, 0.95), Lowest: math.NaN()}
 	r.Max = quantile(all, 1)
-	for th := opt.From; th <= opt.To+1e-9; th += opt.Step {
+	n := int(spanPoints(opt.From, opt.To, opt.Step))
+	for i := range n {
+		th := opt.From + float64(i)*opt.Step
 		alarms := 0
 		for _, epRuns := range runs {
 			if firesOn(epRuns, th, opt.Consecutive) {
@@ -154,13 +232,35 @@ type CountReport struct {
 
 // AnalyseCount runs App. G's analysis of the crowd threshold T over three
 // sets of episodes: no congestion, a single congester on the flow's switch,
-// and crowds (for example S1, S5, S8).
+// and crowds (for example S1, S5, S8). The candidate thresholds are from,
+// from+1, … up to to: finite, from <= to, and at most 1,000,000 of them.
 func AnalyseCount(quiet, single, crowd []*trace.Episode, from, to float64) (*CountReport, error) {
 	if len(crowd) == 0 {
 		return nil, fmt.Errorf("eval: count analysis needs crowd episodes")
 	}
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{{"from", from}, {"to", to}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return nil, fmt.Errorf("eval: count analysis: %s is %v, want a finite number", f.name, f.v)
+		}
+	}
+	if err := checkSpan("from", "to", "step", from, to, 1); err != nil {
+		return nil, fmt.Errorf("eval: count analysis: %w", err)
+	}
+	for _, set := range [...]struct {
+		name string
+		eps  []*trace.Episode
+	}{{"count analysis: quiet", quiet}, {"count analysis: single-congester", single}, {"count analysis: crowd", crowd}} {
+		if err := checkTraces(set.name, set.eps); err != nil {
+			return nil, err
+		}
+	}
 	r := &CountReport{Recommended: math.NaN()}
-	for T := from; T <= to; T++ {
+	n := int(spanPoints(from, to, 1))
+	for i := range n {
+		T := from + float64(i)
 		p := CountPoint{Threshold: T, QuietRate: fireRate(quiet, T), SingleRate: fireRate(single, T)}
 		var delays []float64
 		for _, ep := range crowd {
@@ -200,7 +300,7 @@ func firstAbove(ep *trace.Episode, T float64) (float64, bool) {
 	}
 	for i := range ep.Steps {
 		st := &ep.Steps[i]
-		if st.Obs == nil || st.Switch >= len(st.Obs.Switches) || st.Time.Before(origin) {
+		if st.Obs == nil || st.Time.Before(origin) {
 			continue
 		}
 		if st.Obs.Switches[st.Switch].FlowCount > T {
@@ -210,8 +310,21 @@ func firstAbove(ep *trace.Episode, T float64) (float64, bool) {
 	return 0, false
 }
 
-// WriteCalibration writes both analyses as Markdown.
+// WriteCalibration writes both analyses as Markdown; cnt may be nil, th
+// may not. It returns the first write error.
 func WriteCalibration(w io.Writer, th *ThresholdReport, cnt *CountReport) error {
+	if w == nil || th == nil {
+		return errors.New("eval: write calibration: the writer and the threshold report are required")
+	}
+	var b strings.Builder
+	writeCalibration(&b, th, cnt)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("eval: write calibration: %w", err)
+	}
+	return nil
+}
+
+func writeCalibration(w *strings.Builder, th *ThresholdReport, cnt *CountReport) {
 	fmt.Fprintf(w, "# Baseline calibration\n\n## Reactive threshold (App. E)\n\n")
 	fmt.Fprintf(w, "Self-induced overflow over %d samples in %d episodes (protected flow alone at full rate): mean %.0f, 95th percentile %.0f, max %.0f overlimits/s.\n\n",
 		th.Samples, th.Episodes, th.Mean, th.P95, th.Max)
@@ -225,18 +338,17 @@ func WriteCalibration(w io.Writer, th *ThresholdReport, cnt *CountReport) error 
 		fmt.Fprintf(w, "\nLowest threshold with zero false alarms: **%.0f**.\n", th.Lowest)
 	}
 	if cnt == nil {
-		return nil
+		return
 	}
 	fmt.Fprintf(w, "\n## Crowd threshold (App. G)\n\nFires when n_k* > T.\n\n| T | quiet | single congester | crowds detected | mean delay (s) |\n|---|---|---|---|---|\n")
 	for _, p := range cnt.Curve {
 		fmt.Fprintf(w, "| %.0f | %s | %s | %.0f%% | %s |\n", p.Threshold, pct(p.QuietRate), pct(p.SingleRate), 100*p.CrowdDetected, secs(p.CrowdDelay))
 	}
 	if math.IsNaN(cnt.Recommended) {
-		_, err := fmt.Fprintf(w, "\nNo T separates quiet and single-congester episodes from every crowd.\n")
-		return err
+		fmt.Fprintf(w, "\nNo T separates quiet and single-congester episodes from every crowd.\n")
+		return
 	}
-	_, err := fmt.Fprintf(w, "\nLowest T that ignores a single congester and catches every crowd: **%.0f**.\n", cnt.Recommended)
-	return err
+	fmt.Fprintf(w, "\nLowest T that ignores a single congester and catches every crowd: **%.0f**.\n", cnt.Recommended)
 }
 
 func pct(v float64) string {
@@ -248,6 +360,9 @@ func pct(v float64) string {
 
 // PlotThreshold writes the false-alarm curve as a PNG.
 func PlotThreshold(path string, th *ThresholdReport) error {
+	if th == nil {
+		return fmt.Errorf("eval: plot %s: threshold report is nil", path)
+	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Reactive false alarms on self-induced overflow (%d episodes)", th.Episodes)
 	p.X.Label.Text = "threshold ξ_th (overlimits/s, the paper's \"bytes/s\")"

@@ -38,9 +38,14 @@ type Reroute struct {
 	Overflow float64 `json:"overflow"`
 }
 
+// id names the episode in errors: scenario/policy/repeat.
+func (e *Episode) id() string {
+	return fmt.Sprintf("eval: episode %s/%s/%d", e.Scenario, e.Policy, e.Repeat)
+}
+
 // Validate checks that the series line up and hold usable numbers.
 func (e *Episode) Validate() error {
-	id := fmt.Sprintf("eval: episode %s/%s/%d", e.Scenario, e.Policy, e.Repeat)
+	id := e.id()
 	switch {
 	case e.Scenario == "" || e.Policy == "":
 		return fmt.Errorf("%s: scenario and policy names are required", id)
@@ -70,7 +75,24 @@ func (e *Episode) Validate() error {
 	return nil
 }
 
-// meanThroughput is the mean of φ over [0, window), bytes/s.
+// checkWindow reports an episode without a sample in [0, window): its mean
+// throughput would be NaN and poison every mean, gain and test it enters.
+func (e *Episode) checkWindow(window float64) error {
+	for _, t := range e.T {
+		if t >= 0 && t < window {
+			return nil
+		}
+	}
+	span := "no samples"
+	if len(e.T) > 0 {
+		span = fmt.Sprintf("samples span [%vs, %vs]", e.T[0], e.T[len(e.T)-1])
+	}
+	return fmt.Errorf("%s: no sample in the evaluation window [0s, %vs) after congestion start (%s)", e.id(), window, span)
+}
+
+// meanThroughput is the mean of φ over [0, window), bytes/s; NaN if no
+// sample lies in the window (Summarize refuses such episodes, see
+// checkWindow).
 func (e *Episode) meanThroughput(window float64) float64 {
 	sum, n := 0.0, 0
 	for i, t := range e.T {

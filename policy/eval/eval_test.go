@@ -2,7 +2,10 @@ package eval
 
 import (
 	"bytes"
+	"errors"
 	"image/png"
+	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
 // episode builds an episode sampled every second over [-5, 120) whose
@@ -110,7 +115,10 @@ func TestComparisonStatistics(t *testing.T) {
 func TestBootstrapOfExactRatio(t *testing.T) {
 	a := []float64{2, 4, 6, 8}
 	b := []float64{1, 2, 3, 4}
-	lo, hi := bootstrapRatioCI(a, b, 0.95, 1000, rand.New(rand.NewPCG(1, 2)))
+	lo, hi, err := bootstrapRatioCI(a, b, 0.95, 1000, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if lo != 2 || hi != 2 {
 		t.Errorf("CI [%v, %v], want [2, 2] when every scenario has ratio 2", lo, hi)
 	}
@@ -198,6 +206,243 @@ func TestReportAndPlots(t *testing.T) {
 		for _, name := range []string{FigThroughput, FigMeans, FigReroutes, FigOverflow} {
 			b, _ := os.ReadFile(filepath.Join(dir, name))
 			os.WriteFile(filepath.Join(os.Getenv("EVAL_KEEP_PLOTS"), name), b, 0o644)
+		}
+	}
+}
+
+func TestSummarizeRefusesEpisodeWithoutWindowSamples(t *testing.T) {
+	late := episode("S2", "agent", 3, 20e6, 20e6, 500)
+	for i := range late.T {
+		late.T[i] += 200 // every sample after the 120 s window
+	}
+	eps := []*Episode{episode("S2", "reactive", 3, 20e6, 8e6, 20, 30), late}
+	_, err := Summarize(eps, DefaultOptions())
+	if err == nil {
+		t.Fatal("Summarize accepted an episode without a sample in the window")
+	}
+	for _, want := range []string{"S2/agent/3", "no sample in the evaluation window [0s, 120s)", "samples span [195s, 319s]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Summarize = %q, want it to contain %q", err, want)
+		}
+	}
+	if _, err := Summarize([]*Episode{eps[0], nil}, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "episode 1 of 2 is nil") {
+		t.Errorf("Summarize with a nil episode = %v, want an error naming it", err)
+	}
+}
+
+func TestStatsRefuseNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	good := []float64{1, 2, 3}
+	for _, c := range []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"bootstrap NaN candidate", func() error {
+			_, _, err := bootstrapRatioCI([]float64{1, math.NaN(), 3}, good, 0.95, 10, rng)
+			return err
+		}, "candidate[1] is NaN"},
+		{"bootstrap +Inf baseline", func() error {
+			_, _, err := bootstrapRatioCI(good, []float64{1, 2, math.Inf(1)}, 0.95, 10, rng)
+			return err
+		}, "baseline[2] is +Inf"},
+		{"bootstrap lengths", func() error {
+			_, _, err := bootstrapRatioCI(good, good[:2], 0.95, 10, rng)
+			return err
+		}, "want equal lengths"},
+		{"paired t NaN", func() error {
+			_, err := pairedTTest(good, []float64{math.NaN(), 1, 1})
+			return err
+		}, "baseline[0] is NaN"},
+		{"t interval -Inf", func() error {
+			_, _, _, err := tInterval([]float64{1, math.Inf(-1)}, 0.95)
+			return err
+		}, "values[1] is -Inf"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.err(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	if _, err := pairedTTest(good, []float64{0, 1, 3}); err != nil {
+		t.Errorf("pairedTTest of finite values: %v", err)
+	}
+}
+
+func TestSummarizeRefusesUnknownBaseline(t *testing.T) {
+	eps := []*Episode{
+		episode("S1", "static", 0, 20e6, 4e6, 20),
+		episode("S1", "agent", 0, 20e6, 20e6, 200, 10),
+	}
+	opt := DefaultOptions() // baseline "reactive", which did not run
+	_, err := Summarize(eps, opt)
+	if err == nil || !strings.Contains(err.Error(), `baseline policy "reactive"`) || !strings.Contains(err.Error(), `["static" "agent"]`) {
+		t.Errorf("Summarize = %v, want an error naming the baseline and the policies present", err)
+	}
+	// One policy: nothing to compare, whatever the baseline.
+	s, err := Summarize(eps[1:], opt)
+	if err != nil || len(s.Comparisons) != 0 {
+		t.Errorf("Summarize of one policy = %v with %d comparisons, want no error and none", err, len(s.Comparisons))
+	}
+	// No baseline: no comparisons.
+	opt.Baseline = ""
+	if s, err = Summarize(eps, opt); err != nil || len(s.Comparisons) != 0 {
+		t.Errorf("Summarize without a baseline = %v with %d comparisons, want no error and none", err, len(s.Comparisons))
+	}
+	opt.Baseline = "static"
+	if s, err = Summarize(eps, opt); err != nil || len(s.Comparisons) != 1 {
+		t.Errorf("Summarize with baseline static = %v with %d comparisons, want no error and 1", err, len(s.Comparisons))
+	}
+}
+
+func TestOptionsValidateRefusesUnboundedWindow(t *testing.T) {
+	for _, w := range []float64{math.Inf(1), math.NaN(), 0, -1} {
+		opt := DefaultOptions()
+		opt.Window = w
+		if err := opt.Validate(); err == nil || !strings.Contains(err.Error(), "want a finite number > 0") {
+			t.Errorf("Validate with window %v = %v, want an error", w, err)
+		}
+	}
+}
+
+// TestComparisonIndependentOfOtherPolicies checks that a comparison's
+// bootstrap interval does not change when other policies are added.
+func TestComparisonIndependentOfOtherPolicies(t *testing.T) {
+	var eps []*Episode
+	base := []float64{4e6, 6e6, 8e6, 10e6, 7e6}
+	gain := []float64{1e6, 3e6, 2e6, 0.5e6, 4e6}
+	for i, sc := range []string{"S1", "S2", "S3", "S4", "S5"} {
+		eps = append(eps,
+			episode(sc, "reactive", 0, base[i], base[i], 500, 40),
+			episode(sc, "agent", 0, base[i]+gain[i], base[i]+gain[i], 500, 10))
+	}
+	opt := DefaultOptions()
+	opt.Resamples = 500
+	alone, err := Summarize(eps, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var more []*Episode
+	for i, sc := range []string{"S1", "S2", "S3", "S4", "S5"} {
+		more = append(more, episode(sc, "alpha", 0, base[i]*1.5, base[i]*0.7, 30, 20))
+	}
+	more = append(more, eps...)
+	with, err := Summarize(more, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := alone.Comparison("agent")
+	b, ok := with.Comparison("agent")
+	if !ok {
+		t.Fatal("no comparison for agent")
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("agent's comparison changed when another policy was added (-alone +with):\n%s", diff)
+	}
+	if !(a.GainLo < a.GainHi) {
+		t.Errorf("gain interval [%v, %v] is degenerate; the test needs spread to mean anything", a.GainLo, a.GainHi)
+	}
+}
+
+// TestPlotsReplaceFilesAtomically holds the old figure open while it is
+// rewritten: an atomic replacement leaves the open file intact.
+func TestPlotsReplaceFilesAtomically(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "false-alarms.png")
+	th := &ThresholdReport{Episodes: 2, Curve: []ThresholdPoint{{1, 1}, {2, 0.5}, {3, 0}}, Lowest: 3}
+	if err := PlotThreshold(path, th); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	th.Curve = append(th.Curve, ThresholdPoint{4, 0}, ThresholdPoint{5, 0})
+	th.Episodes = 7
+	if err := PlotThreshold(path, th); err != nil {
+		t.Fatal(err)
+	}
+	held, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(held, old) {
+		t.Error("the figure was rewritten in place: a reader of the old file saw it change")
+	}
+	now, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(now, old) {
+		t.Error("the figure was not replaced")
+	}
+	if _, err := png.Decode(bytes.NewReader(now)); err != nil {
+		t.Errorf("new figure: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("%d files in the directory, want 1 (no temporary file)", len(entries))
+	}
+	if err := PlotThreshold(path, nil); err == nil {
+		t.Error("PlotThreshold(nil) succeeded")
+	}
+}
+
+func TestSweepRefusesDuplicateNames(t *testing.T) {
+	s1, err := sim.BuiltinScenario("S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	static, err := ReferencePolicy("static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		sw   Sweep
+		want string
+	}{
+		{"policies", Sweep{Scenarios: []*sim.Scenario{s1}, Policies: []PolicySpec{static, static}, Repeats: 1},
+			`policy name "static" used at index 0 and 1`},
+		{"scenarios", Sweep{Scenarios: []*sim.Scenario{s1, s1}, Policies: []PolicySpec{static}, Repeats: 1},
+			`scenario name "S1" used at index 0 and 1`},
+		{"nil scenario", Sweep{Scenarios: []*sim.Scenario{nil}, Policies: []PolicySpec{static}, Repeats: 1},
+			"scenario 0 is nil"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eps, err := c.sw.Run(t.Context())
+			if err == nil || !strings.Contains(err.Error(), c.want) || eps != nil {
+				t.Errorf("Run = %d episodes, %v; want none and an error containing %q", len(eps), err, c.want)
+			}
+		})
+	}
+}
+
+func TestSweepKeepsEpisodesWhenTracesCannotBeWritten(t *testing.T) {
+	s1, err := sim.BuiltinScenario("S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	static, err := ReferencePolicy("static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	sw := Sweep{Scenarios: []*sim.Scenario{s1}, Policies: []PolicySpec{static}, Repeats: 2, Seed: 1, TraceDir: missing}
+	eps, err := sw.Run(t.Context())
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Run = %v, want the trace write errors naming %s", err, missing)
+	}
+	if len(eps) != 2 {
+		t.Fatalf("Run returned %d episodes, want both simulated ones", len(eps))
+	}
+	for i, e := range eps {
+		if e == nil || e.Scenario != "S1" || e.Policy != "static" || e.Repeat != i || len(e.T) == 0 {
+			t.Errorf("episode %d = %+v, want S1/static/%d with samples", i, e, i)
 		}
 	}
 }

@@ -3,8 +3,8 @@ package eval
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 )
 
 // Figure file names written by WritePlots.
@@ -371,13 +373,10 @@ func writeGrid(path string, plots [][]*plot.Plot, width, height vg.Length) error
 			}
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fileutil.WriteAtomic(path, func(w io.Writer) error {
+		if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	})
 }

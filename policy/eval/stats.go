@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -46,13 +47,33 @@ func quantile(xs []float64, q float64) float64 {
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
+// checkFinite refuses series of different lengths and non-finite values,
+// naming the series and the index.
+func checkFinite(names []string, xs ...[]float64) error {
+	for k, x := range xs {
+		if len(x) != len(xs[0]) {
+			return fmt.Errorf("%s has %d values and %s %d, want equal lengths", names[k], len(x), names[0], len(xs[0]))
+		}
+		for i, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s[%d] is %v, want a finite number", names[k], i, v)
+			}
+		}
+	}
+	return nil
+}
+
 // bootstrapRatioCI returns a percentile bootstrap confidence interval for
 // mean(a)/mean(b) where a[i], b[i] belong to the same scenario: scenarios
-// are resampled with replacement, keeping the pairs together.
-func bootstrapRatioCI(a, b []float64, level float64, resamples int, rng *rand.Rand) (lo, hi float64) {
+// are resampled with replacement, keeping the pairs together. It refuses
+// non-finite values, which would poison every resample.
+func bootstrapRatioCI(a, b []float64, level float64, resamples int, rng *rand.Rand) (lo, hi float64, err error) {
+	if err := checkFinite([]string{"candidate", "baseline"}, a, b); err != nil {
+		return math.NaN(), math.NaN(), fmt.Errorf("bootstrap: %w", err)
+	}
 	n := len(a)
 	if n == 0 || resamples < 1 {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), nil
 	}
 	ratios := make([]float64, 0, resamples)
 	for r := 0; r < resamples; r++ {
@@ -67,7 +88,7 @@ func bootstrapRatioCI(a, b []float64, level float64, resamples int, rng *rand.Ra
 		}
 	}
 	alpha := (1 - level) / 2
-	return quantile(ratios, alpha), quantile(ratios, 1-alpha)
+	return quantile(ratios, alpha), quantile(ratios, 1-alpha), nil
 }
 
 // pairedT is a two-sided paired t-test of a against b.
@@ -78,14 +99,18 @@ type pairedT struct {
 	P        float64
 }
 
-func pairedTTest(a, b []float64) pairedT {
+// pairedTTest refuses non-finite values, which make t and p meaningless.
+func pairedTTest(a, b []float64) (pairedT, error) {
+	if err := checkFinite([]string{"candidate", "baseline"}, a, b); err != nil {
+		return pairedT{T: math.NaN(), P: math.NaN(), MeanDiff: math.NaN()}, fmt.Errorf("paired t-test: %w", err)
+	}
 	d := make([]float64, len(a))
 	for i := range a {
 		d[i] = a[i] - b[i]
 	}
 	res := pairedT{N: len(d), MeanDiff: mean(d), T: math.NaN(), P: math.NaN()}
 	if len(d) < 2 {
-		return res
+		return res, nil
 	}
 	sd := sampleSD(d)
 	if sd == 0 {
@@ -94,21 +119,25 @@ func pairedTTest(a, b []float64) pairedT {
 		} else {
 			res.T, res.P = math.Copysign(math.Inf(1), res.MeanDiff), 0
 		}
-		return res
+		return res, nil
 	}
 	res.T = res.MeanDiff / (sd / math.Sqrt(float64(len(d))))
 	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(d) - 1)}
 	res.P = 2 * dist.Survival(math.Abs(res.T))
-	return res
+	return res, nil
 }
 
 // tInterval returns the mean of xs and its two-sided t confidence interval.
-func tInterval(xs []float64, level float64) (m, lo, hi float64) {
+// It refuses non-finite values.
+func tInterval(xs []float64, level float64) (m, lo, hi float64, err error) {
+	if err := checkFinite([]string{"values"}, xs); err != nil {
+		return math.NaN(), math.NaN(), math.NaN(), fmt.Errorf("t interval: %w", err)
+	}
 	m = mean(xs)
 	if len(xs) < 2 {
-		return m, math.NaN(), math.NaN()
+		return m, math.NaN(), math.NaN(), nil
 	}
 	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}
 	half := dist.Quantile(1-(1-level)/2) * sampleSD(xs) / math.Sqrt(float64(len(xs)))
-	return m, m - half, m + half
+	return m, m - half, m + half, nil
 }

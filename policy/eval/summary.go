@@ -3,6 +3,7 @@ package eval
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 )
@@ -15,6 +16,10 @@ type Options struct {
 	// throughput is below this fraction of its baseline (0.5).
 	DegradationFraction float64 `json:"degradation_fraction"`
 	// Baseline is the policy every other policy is compared with ("reactive").
+	// When the episodes hold more than one policy, Summarize refuses a
+	// Baseline that names none of them; with a single policy there is
+	// nothing to compare and no comparison is made. Empty means no
+	// comparisons.
 	Baseline string `json:"baseline"`
 	// Reference is the policy whose degradation onset defines a policy's
 	// lead time, i.e. when the flow degrades if nobody moves it ("static").
@@ -24,7 +29,10 @@ type Options struct {
 	Confidence float64 `json:"confidence"`
 	// Resamples is the number of scenario bootstrap resamples (10,000).
 	Resamples int `json:"resamples"`
-	// Seed seeds the bootstrap, so reports are reproducible.
+	// Seed seeds the bootstrap, so reports are reproducible. Each
+	// comparison draws from its own generator, derived from Seed and the
+	// candidate's name (FNV-1a), so adding or removing a policy does not
+	// change the other comparisons' intervals.
 	Seed uint64 `json:"seed"`
 }
 
@@ -37,8 +45,8 @@ func DefaultOptions() Options {
 // Validate checks the options.
 func (o Options) Validate() error {
 	var errs []error
-	if !(o.Window > 0) {
-		errs = append(errs, fmt.Errorf("window %vs, want > 0", o.Window))
+	if !(o.Window > 0) || math.IsInf(o.Window, 1) {
+		errs = append(errs, fmt.Errorf("window %vs, want a finite number > 0", o.Window))
 	}
 	if !(o.DegradationFraction > 0 && o.DegradationFraction < 1) {
 		errs = append(errs, fmt.Errorf("degradation fraction %v, want in (0, 1)", o.DegradationFraction))
@@ -145,7 +153,10 @@ func (s *Summary) Comparison(candidate string) (Comparison, bool) {
 }
 
 // Summarize computes per-scenario cells and the comparisons with the
-// baseline policy (SPEC §9).
+// baseline policy (SPEC §9). It refuses an invalid episode, an episode
+// without a sample in the evaluation window (naming its scenario, policy
+// and repeat), and a baseline policy that is not among several policies
+// (see Options.Baseline).
 func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
@@ -155,8 +166,14 @@ func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 	}
 	s := &Summary{Options: opt, Episodes: map[[2]string][]*Episode{}}
 	seenS, seenP := map[string]bool{}, map[string]bool{}
-	for _, e := range eps {
+	for i, e := range eps {
+		if e == nil {
+			return nil, fmt.Errorf("eval: episode %d of %d is nil", i, len(eps))
+		}
 		if err := e.Validate(); err != nil {
+			return nil, err
+		}
+		if err := e.checkWindow(opt.Window); err != nil {
 			return nil, err
 		}
 		if !seenS[e.Scenario] {
@@ -170,6 +187,9 @@ func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 		k := [2]string{e.Scenario, e.Policy}
 		s.Episodes[k] = append(s.Episodes[k], e)
 	}
+	if opt.Baseline != "" && !seenP[opt.Baseline] && len(s.Policies) > 1 {
+		return nil, fmt.Errorf("eval: baseline policy %q is not among the episodes' policies %q, want one of them", opt.Baseline, s.Policies)
+	}
 	for _, sc := range s.Scenarios {
 		ref := math.NaN()
 		if refEps := s.Episodes[[2]string{sc, opt.Reference}]; len(refEps) > 0 {
@@ -181,13 +201,25 @@ func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 			}
 		}
 	}
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x70726f666c6f77))
 	for _, p := range s.Policies {
 		if p != opt.Baseline && seenP[opt.Baseline] {
-			s.Comparisons = append(s.Comparisons, s.compare(p, rng))
+			c, err := s.compare(p, comparisonRNG(opt.Seed, p))
+			if err != nil {
+				return nil, fmt.Errorf("eval: compare %s with %s: %w", p, opt.Baseline, err)
+			}
+			s.Comparisons = append(s.Comparisons, c)
 		}
 	}
 	return s, nil
+}
+
+// comparisonRNG returns the bootstrap generator of the comparison of
+// candidate with the baseline: seeded by seed and an FNV-1a hash of the
+// candidate's name, so it does not depend on which other policies ran.
+func comparisonRNG(seed uint64, candidate string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(candidate))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
 // meanOnset is the mean degradation onset of the episodes that degraded,
@@ -241,7 +273,7 @@ func summariseCell(sc, p string, eps []*Episode, refOnset float64, opt Options) 
 	return c
 }
 
-func (s *Summary) compare(candidate string, rng *rand.Rand) Comparison {
+func (s *Summary) compare(candidate string, rng *rand.Rand) (Comparison, error) {
 	opt := s.Options
 	cmp := Comparison{Candidate: candidate, Baseline: opt.Baseline}
 	var a, b, leads []float64
@@ -261,9 +293,17 @@ func (s *Summary) compare(candidate string, rng *rand.Rand) Comparison {
 	}
 	cmp.CandidateMean, cmp.BaselineMean = mean(a), mean(b)
 	cmp.Gain = cmp.CandidateMean / cmp.BaselineMean
-	cmp.GainLo, cmp.GainHi = bootstrapRatioCI(a, b, opt.Confidence, opt.Resamples, rng)
-	t := pairedTTest(a, b)
+	var err error
+	if cmp.GainLo, cmp.GainHi, err = bootstrapRatioCI(a, b, opt.Confidence, opt.Resamples, rng); err != nil {
+		return Comparison{}, fmt.Errorf("gain interval over scenarios %v: %w", cmp.Scenarios, err)
+	}
+	t, err := pairedTTest(a, b)
+	if err != nil {
+		return Comparison{}, fmt.Errorf("throughput over scenarios %v: %w", cmp.Scenarios, err)
+	}
 	cmp.MeanDiff, cmp.T, cmp.P = t.MeanDiff, t.T, t.P
-	cmp.Lead, cmp.LeadLo, cmp.LeadHi = tInterval(leads, opt.Confidence)
-	return cmp
+	if cmp.Lead, cmp.LeadLo, cmp.LeadHi, err = tInterval(leads, opt.Confidence); err != nil {
+		return Comparison{}, fmt.Errorf("lead over scenarios %v: %w", cmp.LeadScenarios, err)
+	}
+	return cmp, nil
 }

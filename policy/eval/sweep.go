@@ -99,10 +99,20 @@ func EpisodeSeed(base uint64, scenario string, repeat int) uint64 {
 	return h.Sum64()
 }
 
-// Run simulates the sweep and returns the episodes for Summarize.
+// Run simulates the sweep and returns the episodes for Summarize. It
+// refuses, before simulating anything, a nil or unnamed scenario or policy
+// and two scenarios or two policies of the same name (their episodes and
+// trace files would be indistinguishable).
+//
+// If writing a trace to TraceDir fails, Run still converts and returns every
+// simulated episode, together with the failed writes' errors joined: the
+// evaluation is not lost to a full disk.
 func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 	if len(s.Scenarios) == 0 || len(s.Policies) == 0 || s.Repeats < 1 {
 		return nil, errors.New("eval: sweep needs at least one scenario, one policy and one repeat")
+	}
+	if err := s.checkNames(); err != nil {
+		return nil, err
 	}
 	var specs []sim.EpisodeSpec
 	for _, sc := range s.Scenarios {
@@ -120,17 +130,57 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 		return nil, err
 	}
 	eps := make([]*Episode, len(traces))
+	var writeErrs []error
 	for i, tr := range traces {
 		if s.TraceDir != "" {
 			r := tr.Meta.Labels["repeat"]
 			path := filepath.Join(s.TraceDir, fmt.Sprintf("%s-%s-r%s.jsonl.gz", tr.Meta.Scenario, tr.Meta.Policy, r))
 			if err := trace.WriteFile(path, tr); err != nil {
-				return nil, err
+				writeErrs = append(writeErrs, fmt.Errorf("eval: sweep: keep trace: %w", err))
 			}
 		}
 		if eps[i], err = FromTrace(tr, 0); err != nil {
-			return nil, err
+			return nil, errors.Join(append([]error{err}, writeErrs...)...)
 		}
 	}
-	return eps, nil
+	return eps, errors.Join(writeErrs...)
+}
+
+// checkNames refuses nil, unnamed and duplicate scenarios and policies.
+func (s Sweep) checkNames() error {
+	var errs []error
+	seen := map[string]int{}
+	for i, sc := range s.Scenarios {
+		switch {
+		case sc == nil:
+			errs = append(errs, fmt.Errorf("scenario %d is nil", i))
+		case sc.Name == "":
+			errs = append(errs, fmt.Errorf("scenario %d has no name", i))
+		default:
+			if j, dup := seen[sc.Name]; dup {
+				errs = append(errs, fmt.Errorf("scenario name %q used at index %d and %d, want unique names", sc.Name, j, i))
+			} else {
+				seen[sc.Name] = i
+			}
+		}
+	}
+	seen = map[string]int{}
+	for i, p := range s.Policies {
+		if p.Name == "" {
+			errs = append(errs, fmt.Errorf("policy %d has no name", i))
+			continue
+		}
+		if p.New == nil {
+			errs = append(errs, fmt.Errorf("policy %d (%s) has no factory (New is nil)", i, p.Name))
+		}
+		if j, dup := seen[p.Name]; dup {
+			errs = append(errs, fmt.Errorf("policy name %q used at index %d and %d, want unique names", p.Name, j, i))
+		} else {
+			seen[p.Name] = i
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("eval: invalid sweep: %w", err)
+	}
+	return nil
 }

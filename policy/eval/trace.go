@@ -17,8 +17,15 @@ const BaselineWindow = 10 * time.Second
 // Throughput (ground truth in a simulation); the overflow is the observed ξ
 // of the switch carrying the flow; the baseline is the mean throughput over
 // the BaselineWindow before congestion starts. The repeat number comes from
-// the "repeat" label when present, else from repeat.
+// the "repeat" label when present, else from repeat. A step whose switch
+// index is outside the topology (or outside its observation) is an error.
 func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
+	if ep == nil {
+		return nil, fmt.Errorf("eval: trace is nil")
+	}
+	if err := checkSwitches(ep); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	m := &ep.Meta
 	if m.CongestionStart.IsZero() {
 		return nil, fmt.Errorf("eval: trace %s/%s seed %d has no congestion start", m.Scenario, m.Policy, m.Seed)
@@ -36,7 +43,7 @@ func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
 	for i := range ep.Steps {
 		st := &ep.Steps[i]
 		t := st.Time.Sub(m.CongestionStart).Seconds()
-		if st.Obs != nil && st.Switch < len(st.Obs.Switches) {
+		if st.Obs != nil {
 			overflow = st.Obs.Switches[st.Switch].OverflowRate
 		}
 		e.T = append(e.T, t)
@@ -57,4 +64,24 @@ func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// checkSwitches checks that every step's switch index lies in the trace's
+// topology and, where the step has an observation, in its switches, so
+// that indexing by it cannot panic.
+func checkSwitches(ep *trace.Episode) error {
+	m := &ep.Meta
+	n := m.Topology.NumSwitches()
+	for i := range ep.Steps {
+		st := &ep.Steps[i]
+		if st.Switch < 0 || st.Switch >= n {
+			return fmt.Errorf("trace %s/%s seed %d: step %d: switch %d, want 0..%d (the topology's %d switches)",
+				m.Scenario, m.Policy, m.Seed, i, st.Switch, n-1, n)
+		}
+		if st.Obs != nil && st.Switch >= len(st.Obs.Switches) {
+			return fmt.Errorf("trace %s/%s seed %d: step %d: switch %d, but the observation has %d switch samples, want one per switch (%d)",
+				m.Scenario, m.Policy, m.Seed, i, st.Switch, len(st.Obs.Switches), n)
+		}
+	}
+	return nil
 }

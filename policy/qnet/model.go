@@ -1,6 +1,7 @@
 package qnet
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -25,6 +26,11 @@ type Layer struct {
 // Forward writes into preallocated activation buffers, so a Model is not safe
 // for concurrent use; give each goroutine its own Clone, which shares the
 // weights.
+//
+// Build a Model with New, FromLayers or Read. The zero Model has no layers:
+// its accessors return zero values (InputDim and OutputDim 0, Hidden, Sizes
+// and Layer empty), Clone returns another zero Model, and Forward and Write
+// return an error. A nil *Model behaves the same (its Clone is nil).
 type Model struct {
 	sizes []int       // [input, hidden..., output]
 	w, b  [][]float32 // per layer
@@ -121,6 +127,9 @@ func build(sizes []int, layers []Layer) *Model {
 }
 
 func (m *Model) allocBuffers() {
+	if len(m.sizes) < 2 {
+		return // the zero Model
+	}
 	m.act = make([][]float32, len(m.sizes)-2)
 	for i := range m.act {
 		m.act[i] = make([]float32, m.sizes[i+1])
@@ -130,28 +139,66 @@ func (m *Model) allocBuffers() {
 // Clone returns a model that shares m's weights but has its own activation
 // buffers, for use in another goroutine.
 func (m *Model) Clone() *Model {
+	if m == nil {
+		return nil
+	}
 	c := &Model{sizes: m.sizes, w: m.w, b: m.b}
 	c.allocBuffers()
 	return c
 }
 
-// InputDim returns the length of the input vector (the state dimension).
-func (m *Model) InputDim() int { return m.sizes[0] }
+// empty reports whether m is the zero Model (no layers).
+func (m *Model) empty() bool { return m == nil || len(m.sizes) < 2 }
 
-// OutputDim returns the number of outputs (one Q-value per switch).
-func (m *Model) OutputDim() int { return m.sizes[len(m.sizes)-1] }
+// InputDim returns the length of the input vector (the state dimension),
+// or 0 for the zero Model.
+func (m *Model) InputDim() int {
+	if m.empty() {
+		return 0
+	}
+	return m.sizes[0]
+}
 
-// Hidden returns the widths of the hidden layers.
-func (m *Model) Hidden() []int { return append([]int(nil), m.sizes[1:len(m.sizes)-1]...) }
+// OutputDim returns the number of outputs (one Q-value per switch), or 0
+// for the zero Model.
+func (m *Model) OutputDim() int {
+	if m.empty() {
+		return 0
+	}
+	return m.sizes[len(m.sizes)-1]
+}
+
+// Hidden returns the widths of the hidden layers (none for the zero Model).
+func (m *Model) Hidden() []int {
+	if m.empty() {
+		return nil
+	}
+	return append([]int(nil), m.sizes[1:len(m.sizes)-1]...)
+}
 
 // Sizes returns the layer sizes: input, hidden..., output.
-func (m *Model) Sizes() []int { return append([]int(nil), m.sizes...) }
+func (m *Model) Sizes() []int {
+	if m.empty() {
+		return nil
+	}
+	return append([]int(nil), m.sizes...)
+}
 
 // NumLayers returns the number of dense layers.
-func (m *Model) NumLayers() int { return len(m.w) }
+func (m *Model) NumLayers() int {
+	if m.empty() {
+		return 0
+	}
+	return len(m.w)
+}
 
-// Layer returns a copy of dense layer l (0 ≤ l < NumLayers).
+// Layer returns a copy of dense layer l (0 ≤ l < NumLayers). For l out of
+// that range, including any l of the zero Model, it returns the zero Layer
+// (In and Out 0, no weights).
 func (m *Model) Layer(l int) Layer {
+	if m.empty() || l < 0 || l >= len(m.w) || l+1 >= len(m.sizes) {
+		return Layer{}
+	}
 	return Layer{In: m.sizes[l], Out: m.sizes[l+1],
 		Weight: append([]float32(nil), m.w[l]...), Bias: append([]float32(nil), m.b[l]...)}
 }
@@ -164,6 +211,9 @@ func (m *Model) Layer(l int) Layer {
 // agrees with libtorch on the same weights up to float32 rounding, not bit
 // for bit.
 func (m *Model) Forward(dst []float32, x []float32) error {
+	if m.empty() || len(m.w) != len(m.sizes)-1 {
+		return errors.New("qnet: forward: the model has no layers (the zero Model), want one from New, FromLayers or Read")
+	}
 	if len(x) != m.sizes[0] {
 		return fmt.Errorf("qnet: forward: input has %d values, want %d", len(x), m.sizes[0])
 	}

@@ -208,3 +208,48 @@ func TestCloneConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestLayerOutOfRangeIsZero(t *testing.T) {
+	m, err := New([]int{3, 4, 2}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []int{-1, 2, 99, math.MinInt} {
+		if diff := cmp.Diff(Layer{}, m.Layer(l)); diff != "" {
+			t.Errorf("Layer(%d) (-want +got):\n%s", l, diff)
+		}
+	}
+	if got := m.Layer(1); got.In != 4 || got.Out != 2 || len(got.Weight) != 8 || len(got.Bias) != 2 {
+		t.Errorf("Layer(1) = %d→%d with %d weights and %d biases, want 4→2 with 8 and 2", got.In, got.Out, len(got.Weight), len(got.Bias))
+	}
+}
+
+func TestZeroModelIsSafe(t *testing.T) {
+	for name, m := range map[string]*Model{"zero": {}, "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			got := struct {
+				In, Out, Layers int
+				Hidden, Sizes   []int
+				Layer           Layer
+			}{m.InputDim(), m.OutputDim(), m.NumLayers(), m.Hidden(), m.Sizes(), m.Layer(0)}
+			if diff := cmp.Diff(struct {
+				In, Out, Layers int
+				Hidden, Sizes   []int
+				Layer           Layer
+			}{}, got); diff != "" {
+				t.Errorf("accessors of the zero Model (-want +got):\n%s", diff)
+			}
+			err := m.Forward(make([]float32, 1), make([]float32, 1))
+			if err == nil || !strings.Contains(err.Error(), "no layers") {
+				t.Errorf("Forward = %v, want an error saying the model has no layers", err)
+			}
+			if c := m.Clone(); c.NumLayers() != 0 || c.InputDim() != 0 {
+				t.Errorf("Clone of the zero Model has %d layers and %d inputs, want 0 and 0", c.NumLayers(), c.InputDim())
+			}
+			var buf strings.Builder
+			if err := Write(&buf, m, testMetadata(smallTopology())); err == nil {
+				t.Error("Write of the zero Model succeeded")
+			}
+		})
+	}
+}

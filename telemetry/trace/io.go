@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -23,9 +24,11 @@ type Writer struct {
 	meta   Meta
 	bw     *bufio.Writer
 	gz     *gzip.Writer
-	file   *os.File
+	file   *os.File // the temporary file of a Writer from Create
+	path   string   // where Close renames file to
 	prev   Step
 	n      int
+	err    error // the first failure that makes the trace unusable
 	closed bool
 }
 
@@ -46,12 +49,28 @@ func newWriter(w io.Writer, meta Meta, gz *gzip.Writer, file *os.File) (*Writer,
 	return tw, nil
 }
 
-// Create creates the file at path and returns a Writer on it; a path ending
-// in ".gz" is gzip-compressed. Close the Writer to finish the file.
+// Create returns a Writer for the trace file at path; a path ending in
+// ".gz" is gzip-compressed. It validates meta before touching the file
+// system. The trace is written to a temporary file in path's directory,
+// which Close renames over path once everything is written, so path only
+// ever holds a complete trace, or whatever it held before.
+//
+// If any Write fails (an invalid step or an I/O error), the trace is
+// incomplete: later Writes fail too, and Close removes the temporary file,
+// leaves path untouched and returns the error. Abort does the same on
+// demand.
 func Create(path string, meta Meta) (*Writer, error) {
-	f, err := os.Create(path)
+	meta.Format = Format
+	if err := meta.Validate(); err != nil {
+		return nil, fmt.Errorf("trace: create %s: %w", path, err)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
+		return nil, fmt.Errorf("trace: create %s: %w", path, err)
 	}
 	var w io.Writer = f
 	var gz *gzip.Writer
@@ -62,9 +81,10 @@ func Create(path string, meta Meta) (*Writer, error) {
 	tw, err := newWriter(w, meta, gz, f)
 	if err != nil {
 		f.Close()
-		os.Remove(path)
-		return nil, err
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("trace: create %s: %w", path, err)
 	}
+	tw.path = path
 	return tw, nil
 }
 
@@ -73,23 +93,41 @@ func (w *Writer) Meta() Meta { return w.meta }
 
 // Write validates step s (against the metadata and the previous step) and
 // writes it.
+//
+// A Writer from NewWriter refuses an invalid step without writing anything
+// and stays usable. A Writer from Create does not: see Create. After an I/O
+// error every Writer fails.
 func (w *Writer) Write(s *Step) error {
 	if w.closed {
 		return errors.New("trace: write after close")
+	}
+	if w.err != nil {
+		return fmt.Errorf("trace: write step %d after an earlier failure: %w", w.n, w.err)
+	}
+	if s == nil {
+		return w.fail(fmt.Errorf("trace: step %d is nil", w.n), w.file != nil)
 	}
 	var prev *Step
 	if w.n > 0 {
 		prev = &w.prev
 	}
 	if err := checkStep(&w.meta, prev, s); err != nil {
-		return fmt.Errorf("trace: step %d: %w", w.n, err)
+		return w.fail(fmt.Errorf("trace: step %d: %w", w.n, err), w.file != nil)
 	}
 	if err := w.line(s); err != nil {
-		return fmt.Errorf("trace: write step %d: %w", w.n, err)
+		return w.fail(fmt.Errorf("trace: write step %d: %w", w.n, err), true)
 	}
 	w.prev = Step{Seq: s.Seq, Time: s.Time}
 	w.n++
 	return nil
+}
+
+// fail returns err, remembering it first when it leaves the trace unusable.
+func (w *Writer) fail(err error, sticky bool) error {
+	if sticky {
+		w.err = err
+	}
+	return err
 }
 
 func (w *Writer) line(v any) error {
@@ -110,25 +148,72 @@ func (w *Writer) Flush() error {
 	return nil
 }
 
-// Close flushes the trace and, for a Writer from Create, finishes the gzip
-// stream and closes the file. A Writer from NewWriter does not close the
-// io.Writer it was given.
+// Close flushes the trace. For a Writer from Create it finishes the gzip
+// stream, syncs and closes the temporary file and renames it over the
+// target path; if any step of that, or an earlier Write, failed, it removes
+// the temporary file instead, leaving the target untouched, and returns the
+// error. A Writer from NewWriter does not close the io.Writer it was given.
+// Closing a closed Writer does nothing.
 func (w *Writer) Close() error {
 	if w.closed {
 		return nil
 	}
 	w.closed = true
+	if w.err != nil {
+		w.discard()
+		if w.file != nil {
+			return fmt.Errorf("trace: %s not written: %w", w.path, w.err)
+		}
+		return fmt.Errorf("trace: close: %w", w.err)
+	}
 	err := w.bw.Flush()
 	if w.gz != nil {
 		err = errors.Join(err, w.gz.Close())
 	}
-	if w.file != nil {
-		err = errors.Join(err, w.file.Close())
+	if w.file == nil {
+		if err != nil {
+			return fmt.Errorf("trace: close: %w", err)
+		}
+		return nil
+	}
+	if err == nil {
+		err = w.file.Chmod(0o644)
+	}
+	if err == nil {
+		err = w.file.Sync()
+	}
+	if cerr := w.file.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(w.file.Name(), w.path)
 	}
 	if err != nil {
-		return fmt.Errorf("trace: close: %w", err)
+		os.Remove(w.file.Name())
+		return fmt.Errorf("trace: write %s: %w", w.path, err)
 	}
 	return nil
+}
+
+// Abort closes the Writer without finishing the trace. For a Writer from
+// Create it removes the temporary file, so the target path keeps whatever
+// it held before; for a Writer from NewWriter it only stops further
+// writes (what was already flushed stays written). Aborting a closed Writer
+// does nothing.
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	w.discard()
+}
+
+// discard drops a Create Writer's temporary file.
+func (w *Writer) discard() {
+	if w.file != nil {
+		w.file.Close()
+		os.Remove(w.file.Name())
+	}
 }
 
 // Reader reads a trace written by Writer, validating every line. It reads
@@ -198,7 +283,8 @@ func Open(path string) (*Reader, error) {
 func (r *Reader) Meta() Meta { return r.meta }
 
 // Next reads the next step into s. It returns io.EOF after the last step,
-// and an error naming the line for a malformed or invalid one.
+// and an error naming the line for a malformed or invalid one, or for input
+// that ends in the middle of a line or of its gzip stream.
 func (r *Reader) Next(s *Step) error {
 	b, err := r.next()
 	if err != nil {
@@ -206,6 +292,16 @@ func (r *Reader) Next(s *Step) error {
 	}
 	*s = Step{}
 	if err := strictUnmarshal(b, s); err != nil {
+		rerr := r.sc.Err()
+		switch {
+		case rerr != nil && errors.Is(err, io.ErrUnexpectedEOF):
+			// The partial last line of input cut short.
+			return fmt.Errorf("trace: line %d: incomplete, the input was cut short: %w", r.line, rerr)
+		case rerr != nil:
+			return fmt.Errorf("trace: line %d: %v; the input was cut short: %w", r.line, err, rerr)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return fmt.Errorf("trace: line %d: incomplete JSON value: %w", r.line, err)
+		}
 		return fmt.Errorf("trace: line %d: %w", r.line, err)
 	}
 	var prev *Step
@@ -258,6 +354,12 @@ func strictUnmarshal(b []byte, v any) error {
 }
 
 // Read reads a whole trace from r.
+//
+// If a step line is malformed or invalid, or the input ends in the middle of
+// a line or of its gzip stream (a trace cut short by a crash), Read returns
+// the episode with the steps before that line together with an error naming
+// the line where reading stopped and how many steps were read. The episode
+// is nil only when the metadata line cannot be read.
 func Read(r io.Reader) (*Episode, error) {
 	tr, err := NewReader(r)
 	if err != nil {
@@ -276,13 +378,14 @@ func readAll(tr *Reader) (*Episode, error) {
 			return ep, nil
 		}
 		if err != nil {
-			return nil, err
+			return ep, fmt.Errorf("%w (reading stopped there, after %d steps)", err, len(ep.Steps))
 		}
 		ep.Steps = append(ep.Steps, s)
 	}
 }
 
-// ReadFile reads the whole trace file at path.
+// ReadFile reads the whole trace file at path. Like Read, it returns the
+// steps read before a bad or cut-short line together with the error.
 func ReadFile(path string) (*Episode, error) {
 	tr, err := Open(path)
 	if err != nil {
@@ -291,13 +394,18 @@ func ReadFile(path string) (*Episode, error) {
 	defer tr.Close()
 	ep, err := readAll(tr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return ep, fmt.Errorf("%s: %w", path, err)
 	}
 	return ep, nil
 }
 
-// Write writes a whole episode to w.
+// Write writes a whole episode to w. It stops at the first invalid step and
+// returns its error; w may then hold the beginning of the trace. Use
+// WriteFile for a file that must hold either the whole trace or nothing new.
 func Write(w io.Writer, ep *Episode) error {
+	if ep == nil {
+		return errors.New("trace: write: episode is nil")
+	}
 	tw, err := NewWriter(w, ep.Meta)
 	if err != nil {
 		return err
@@ -311,16 +419,21 @@ func Write(w io.Writer, ep *Episode) error {
 }
 
 // WriteFile writes a whole episode to the file at path (gzip-compressed if
-// path ends in ".gz").
+// path ends in ".gz") through a temporary file, as Create does: if the
+// metadata or any step is invalid, or writing fails, it returns the error
+// and path keeps whatever it held before.
 func WriteFile(path string, ep *Episode) error {
+	if ep == nil {
+		return fmt.Errorf("trace: write %s: episode is nil", path)
+	}
 	tw, err := Create(path, ep.Meta)
 	if err != nil {
 		return err
 	}
 	for i := range ep.Steps {
 		if err := tw.Write(&ep.Steps[i]); err != nil {
-			tw.Close()
-			return err
+			tw.Abort()
+			return fmt.Errorf("trace: %s not written: %w", path, err)
 		}
 	}
 	return tw.Close()

@@ -345,3 +345,210 @@ func Example() {
 }
 
 var addrs = cmpopts.EquateComparable(netip.Addr{})
+
+// writeOld puts a valid two-step trace at path and returns its bytes.
+func writeOld(t *testing.T, path string) []byte {
+	t.Helper()
+	if err := trace.WriteFile(path, &trace.Episode{Meta: testMeta(), Steps: testSteps(2)}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkUntouched fails unless path holds old and is the only file in its
+// directory (no temporary file left behind).
+func checkUntouched(t *testing.T, path string, old []byte) {
+	t.Helper()
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, old) {
+		t.Errorf("the existing trace was changed or lost (read error %v, %d bytes, want %d)", err, len(b), len(old))
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if diff := cmp.Diff([]string{filepath.Base(path)}, names); diff != "" {
+		t.Errorf("files in the directory (-want +got):\n%s", diff)
+	}
+}
+
+func TestCreateInvalidMetaKeepsExistingFile(t *testing.T) {
+	for _, name := range []string{"ep.jsonl", "ep.jsonl.gz"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name)
+			old := writeOld(t, path)
+			bad := testMeta()
+			bad.Start = time.Time{}
+			if _, err := trace.Create(path, bad); err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("Create with invalid metadata = %v, want an error naming %s", err, path)
+			}
+			checkUntouched(t, path, old)
+		})
+	}
+}
+
+func TestWriteFileInvalidStepKeepsExistingFile(t *testing.T) {
+	for _, name := range []string{"ep.jsonl", "ep.jsonl.gz"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name)
+			old := writeOld(t, path)
+			steps := testSteps(6)
+			steps[4].Switch = 9 // invalid part-way
+			err := trace.WriteFile(path, &trace.Episode{Meta: testMeta(), Steps: steps})
+			if err == nil || !strings.Contains(err.Error(), "step 4") || !strings.Contains(err.Error(), "switch 9") {
+				t.Errorf("WriteFile = %v, want an error naming step 4 and switch 9", err)
+			}
+			checkUntouched(t, path, old)
+
+			fresh := filepath.Join(filepath.Dir(path), "new-"+name)
+			if err := trace.WriteFile(fresh, &trace.Episode{Meta: testMeta(), Steps: steps}); err == nil {
+				t.Error("WriteFile of an invalid episode to a new path succeeded")
+			}
+			if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("WriteFile left a file at the new path: %v", err)
+			}
+			if err := trace.WriteFile(path, nil); err == nil {
+				t.Error("WriteFile of a nil episode succeeded")
+			}
+			checkUntouched(t, path, old)
+		})
+	}
+}
+
+func TestCreateReplacesOnlyOnClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ep.jsonl.gz")
+	old := writeOld(t, path)
+	steps := testSteps(5)
+
+	// Until Close, path keeps the old trace; after it, the new one.
+	w, err := trace.Create(path, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range steps {
+		if err := w.Write(&steps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, old) {
+		t.Error("path changed before Close")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := trace.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(steps, got.Steps, addrs); diff != "" {
+		t.Errorf("steps after Close (-want +got):\n%s", diff)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("trace file mode %v (%v), want 0644", fi.Mode().Perm(), err)
+	}
+	replaced, _ := os.ReadFile(path)
+
+	// Abort and a failed Write both leave the file as it was.
+	w, err = trace.Create(path, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&steps[0]); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	if err := w.Write(&steps[1]); err == nil {
+		t.Error("Write after Abort succeeded")
+	}
+	checkUntouched(t, path, replaced)
+
+	w, err = trace.Create(path, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := steps[1]
+	bad.Throughput = -1
+	if err := w.Write(&steps[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&bad); err == nil {
+		t.Fatal("Write of an invalid step succeeded")
+	}
+	if err := w.Write(&steps[1]); err == nil {
+		t.Error("Write after a failed Write succeeded, want the trace marked incomplete")
+	}
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "not written") || !strings.Contains(err.Error(), "throughput -1") {
+		t.Errorf("Close after a failed Write = %v, want an error saying the trace was not written and why", err)
+	}
+	checkUntouched(t, path, replaced)
+}
+
+// TestReadCutShort reads traces that end part-way through, as a crash leaves
+// them: the steps before the break come back with an error naming the line.
+func TestReadCutShort(t *testing.T) {
+	want := testSteps(60)
+	var plain bytes.Buffer
+	if err := trace.Write(&plain, &trace.Episode{Meta: testMeta(), Steps: want}); err != nil {
+		t.Fatal(err)
+	}
+	var zbuf bytes.Buffer
+	zw := gzip.NewWriter(&zbuf)
+	zw.Write(plain.Bytes())
+	zw.Close()
+	cutPlain := plain.Bytes()[:plain.Len()/2]
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string // in the error
+	}{
+		{"plain, mid-line", cutPlain, "incomplete JSON value"},
+		{"gzip, mid-stream", zbuf.Bytes()[:zbuf.Len()*2/3], "the input was cut short: unexpected EOF"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			check := func(what string, ep *trace.Episode, err error) {
+				t.Helper()
+				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "reading stopped there") {
+					t.Errorf("%s = %v, want an error containing %q and where reading stopped", what, err, c.want)
+				}
+				if ep == nil {
+					t.Fatalf("%s returned no episode, want the steps read before the break", what)
+				}
+				if ep.Meta.Scenario != "S1" {
+					t.Errorf("%s: meta %+v", what, ep.Meta)
+				}
+				n := len(ep.Steps)
+				if n == 0 || n >= len(want) {
+					t.Fatalf("%s read %d steps, want some but fewer than %d", what, n, len(want))
+				}
+				if !strings.Contains(err.Error(), fmt.Sprintf("after %d steps", n)) || !strings.Contains(err.Error(), fmt.Sprintf("line %d", n+2)) {
+					t.Errorf("%s error %q, want line %d and %d steps", what, err, n+2, n)
+				}
+				if diff := cmp.Diff(want[:n], ep.Steps, addrs); diff != "" {
+					t.Errorf("%s steps (-want +got):\n%s", what, diff)
+				}
+			}
+			ep, err := trace.Read(bytes.NewReader(c.data))
+			check("Read", ep, err)
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "")+".jsonl")
+			if err := os.WriteFile(path, c.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ep, err = trace.ReadFile(path)
+			check("ReadFile", ep, err)
+			if err != nil && !strings.Contains(err.Error(), path) {
+				t.Errorf("ReadFile error %q does not name the file", err)
+			}
+		})
+	}
+}
