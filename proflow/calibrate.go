@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/progress"
 	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/sim"
@@ -32,17 +34,30 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "base seed of simulated episodes")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	out := fs.String("out", "out/calibrate", "directory for calibration.md and false-alarms.png")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "calibrate", args); err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("calibrate", flagInt{"episodes", *episodes}, flagInt{"repeats", *repeats}, flagInt{"parallel", *parallel}); err != nil {
 		return err
 	}
 	cfg := sim.DefaultConfig()
-	load := func(dir string, simulate func() ([]*trace.Episode, error)) ([]*trace.Episode, error) {
+	// load reads the traces in dir (named by flag), or simulates them when
+	// dir is empty.
+	load := func(flag, dir, what string, simulate func() ([]*trace.Episode, error)) ([]*trace.Episode, error) {
 		if dir == "" {
-			return simulate()
+			eps, err := simulate()
+			if err != nil {
+				return nil, fmt.Errorf("calibrate: simulate %s episodes: %w", what, err)
+			}
+			return eps, nil
 		}
-		return readTraces(dir)
+		eps, err := readTraces(dir)
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: -%s %s: %w", flag, dir, err)
+		}
+		return eps, nil
 	}
-	quiet, err := load(*quietDir, func() ([]*trace.Episode, error) {
+	quiet, err := load("quiet", *quietDir, "no-congestion", func() ([]*trace.Episode, error) {
 		var scs []*sim.Scenario
 		for i := 0; i < *episodes; i++ {
 			sw := cfg.Topology().Switches[i%cfg.Switches]
@@ -55,15 +70,15 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	}
 	th, err := eval.AnalyseThreshold(quiet, eval.DefaultThresholdOptions())
 	if err != nil {
-		return err
+		return fmt.Errorf("calibrate: reactive threshold: %w", err)
 	}
-	single, err := load(*singleDir, func() ([]*trace.Episode, error) {
+	single, err := load("single", *singleDir, "single-congester", func() ([]*trace.Episode, error) {
 		return simulateBuiltins(ctx, e, "single", []string{"S11"}, *repeats, *seed, *parallel)
 	})
 	if err != nil {
 		return err
 	}
-	crowd, err := load(*crowdDir, func() ([]*trace.Episode, error) {
+	crowd, err := load("crowd", *crowdDir, "crowd", func() ([]*trace.Episode, error) {
 		return simulateBuiltins(ctx, e, "crowd", []string{"S1", "S5", "S8"}, *repeats, *seed, *parallel)
 	})
 	if err != nil {
@@ -71,26 +86,23 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	}
 	cnt, err := eval.AnalyseCount(quiet, single, crowd, 2, 16)
 	if err != nil {
-		return err
+		return fmt.Errorf("calibrate: crowd threshold: %w", err)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
+		return fmt.Errorf("calibrate: -out: %w", err)
 	}
-	f, err := os.Create(filepath.Join(*out, "calibration.md"))
-	if err != nil {
-		return err
+	report := filepath.Join(*out, "calibration.md")
+	if err := fileutil.WriteAtomic(report, func(w io.Writer) error { return eval.WriteCalibration(w, th, cnt) }); err != nil {
+		return fmt.Errorf("calibrate: write %s: %w", report, err)
 	}
-	if err := eval.WriteCalibration(f, th, cnt); err != nil {
-		f.Close()
-		return err
+	plotPath := filepath.Join(*out, "false-alarms.png")
+	if err := eval.PlotThreshold(plotPath, th); err != nil {
+		return fmt.Errorf("calibrate: plot %s: %w", plotPath, err)
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if err := eval.WriteCalibration(e.stdout, th, cnt); err != nil {
+		return fmt.Errorf("calibrate: print report: %w", err)
 	}
-	if err := eval.PlotThreshold(filepath.Join(*out, "false-alarms.png"), th); err != nil {
-		return err
-	}
-	return eval.WriteCalibration(e.stdout, th, cnt)
+	return nil
 }
 
 func simulateBuiltins(ctx context.Context, e *env, label string, names []string, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
@@ -98,7 +110,7 @@ func simulateBuiltins(ctx context.Context, e *env, label string, names []string,
 	for _, n := range names {
 		sc, err := sim.BuiltinScenario(n)
 		if err != nil {
-			return nil, err
+			return nil, err // names the scenario; load adds the context
 		}
 		scs = append(scs, sc)
 	}
@@ -110,7 +122,7 @@ func simulateBuiltins(ctx context.Context, e *env, label string, names []string,
 func simulateStatic(ctx context.Context, e *env, label string, scs []*sim.Scenario, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
 	static, err := eval.ReferencePolicy("static")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("static policy: %w", err)
 	}
 	var specs []sim.EpisodeSpec
 	for i, sc := range scs {
@@ -121,13 +133,17 @@ func simulateStatic(ctx context.Context, e *env, label string, scs []*sim.Scenar
 	}
 	bar := progress.New(e.stderr, "calibrate "+label, len(specs))
 	defer bar.Finish()
-	return sim.RunMany(ctx, specs, parallel, func(done, _ int) { bar.Set(done) })
+	eps, err := sim.RunMany(ctx, specs, parallel, func(done, _ int) { bar.Set(done) })
+	if err != nil {
+		return nil, fmt.Errorf("run %d episodes: %w", len(specs), err)
+	}
+	return eps, nil
 }
 
 func readTraces(dir string) ([]*trace.Episode, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read traces: %w", err)
 	}
 	var eps []*trace.Episode
 	for _, ent := range entries {
@@ -136,7 +152,7 @@ func readTraces(dir string) ([]*trace.Episode, error) {
 		}
 		ep, err := trace.ReadFile(filepath.Join(dir, ent.Name()))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read trace %s: %w", ent.Name(), err)
 		}
 		eps = append(eps, ep)
 	}

@@ -35,11 +35,13 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	fromTraces := fs.String("from-traces", "", "instead of simulating, convert the traces (*.jsonl, *.jsonl.gz) in this directory, e.g. recorded on a real fabric")
 	list := fs.Bool("list", false, "list the strategies and their default shares, then exit")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "collect", args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("collect: unexpected arguments %q: %w", fs.Args(), errUsage)
+	// CollectConfig reads 0 episodes as its default and parallelism below 1
+	// as 1; on the command line they are mistakes.
+	if err := checkAtLeastOne("collect", flagInt{"episodes", *episodes}, flagInt{"parallel", *parallel}); err != nil {
+		return err
 	}
 	if *list {
 		sh := training.DefaultShares()
@@ -48,7 +50,10 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 		for _, st := range training.Strategies() {
 			fmt.Fprintf(tw, "%s\t%.2f\t%s\n", st, sh[string(st)], st.Description())
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("collect: -list: %w", err)
+		}
+		return nil
 	}
 	if *fromTraces != "" {
 		return collectFromTraces(e, *fromTraces, *out)
@@ -57,10 +62,10 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	if *sharesPath != "" {
 		data, err := os.ReadFile(*sharesPath)
 		if err != nil {
-			return fmt.Errorf("collect: %w", err)
+			return fmt.Errorf("collect: -shares: %w", err)
 		}
 		if cfg.Shares, err = training.ReadShares(data); err != nil {
-			return fmt.Errorf("collect: %w", err)
+			return fmt.Errorf("collect: -shares %s: %w", *sharesPath, err)
 		}
 	}
 	if err := cfg.Validate(); err != nil {

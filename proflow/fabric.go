@@ -32,7 +32,7 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 	warm := fs.Duration("warmup", 10*time.Second, "run: protected flow alone before congestion")
 	dur := fs.Duration("duration", 40*time.Second, "run: time after congestion starts")
 	verbose := fs.Bool("v", false, "log controller decisions and fabric commands")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, "fabric "+sub, args[1:]); err != nil {
 		return err
 	}
 	level := slog.LevelWarn
@@ -43,16 +43,26 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 	fcfg := fabric.Config{Prefix: *prefix, RunDir: *runDir, Controller: "tcp:" + *listen, BucketRate: *rate, Logger: log}
 	switch sub {
 	case "down":
-		return fabric.Down(ctx, fcfg)
+		if err := fabric.Down(ctx, fcfg); err != nil {
+			return fmt.Errorf("fabric down: %w", err)
+		}
+		return nil
 	case "up":
 		f, err := fabric.Up(ctx, fcfg)
 		if err != nil {
-			return err
+			return fmt.Errorf("fabric up: %w", err)
 		}
-		fmt.Fprintf(e.stdout, "fabric up (controller expected at %s); Ctrl-C tears it down\n", *listen)
+		fmt.Fprintf(e.stdout, "fabric up (controller expected at %s); Ctrl-C tears it down (a second Ctrl-C kills proflow at once; then run proflow fabric down)\n", *listen)
 		<-ctx.Done()
-		return f.Down(context.WithoutCancel(ctx))
+		if err := f.Down(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("fabric up: tear down: %w", err)
+		}
+		return nil
 	}
-	return fabric.Experiment{Fabric: fcfg, Listen: *listen, Policy: *pol, Scenario: *scenario,
+	err := fabric.Experiment{Fabric: fcfg, Listen: *listen, Policy: *pol, Scenario: *scenario,
 		Warmup: *warm, Duration: *dur, Out: e.stdout, Logger: log}.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("fabric run: %w", err)
+	}
+	return nil
 }

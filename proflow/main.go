@@ -9,6 +9,14 @@
 //
 // Run "proflow help" for the list of commands and "proflow <command> -h"
 // for a command's flags.
+//
+// Ctrl-C (SIGINT) or SIGTERM asks the running command to stop: it cancels
+// the command's context, and the command winds down (fabric up, for one,
+// tears its fabric down). A second Ctrl-C kills the process at once.
+//
+// Exit status: 0 on success, 2 for a usage error (an unknown command, a
+// malformed or out-of-range flag, a stray argument), 1 for any other
+// failure.
 package main
 
 import (
@@ -17,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"sort"
@@ -41,7 +50,7 @@ type env struct {
 func main() {
 	// The OVS fabric starts traffic generators by re-executing this binary.
 	fabric.MaybeRunTraffic()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr}
 	e.commands = commands()
@@ -51,6 +60,16 @@ func main() {
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM.
+// That first signal also stops the catching (as the returned stop does), so
+// a second one gets the default action and kills the process: a command
+// that is slow to wind down can still be interrupted.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
 }
 
 func exitCode(err error) int {
@@ -87,6 +106,58 @@ func (e *env) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun \"proflow <command> -h\" for a command's flags.")
+	fmt.Fprintln(w, "Ctrl-C stops a command cleanly; a second Ctrl-C kills it at once.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error (bad command, flag or argument).")
+}
+
+// parseFlags parses a command's flags. A malformed flag is a usage error
+// (the flag package has printed the problem and the usage), and so is any
+// argument left after the flags: the flag package stops at the first
+// non-flag argument, so a stray word would silently drop every flag after
+// it. -h and -help return flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, name string, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%s: %w: %w", name, err, errUsage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected arguments %q: want flags only (flags after the first argument are not read): %w", name, fs.Args(), errUsage)
+	}
+	return nil
+}
+
+// badFlag returns the usage error of an unacceptable flag value, naming the
+// flag, the value and what was expected: "collect: -episodes 0: want at
+// least 1".
+func badFlag(cmd, name string, value any, want string) error {
+	return fmt.Errorf("%s: -%s %v: want %s: %w", cmd, name, value, want, errUsage)
+}
+
+// checkNonNegative returns a badFlag error unless v is a finite number >= 0.
+func checkNonNegative(cmd, name string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return badFlag(cmd, name, v, "a finite number >= 0")
+	}
+	return nil
+}
+
+// checkAtLeastOne returns a badFlag error for each count below 1, joined.
+func checkAtLeastOne(cmd string, counts ...flagInt) error {
+	var errs []error
+	for _, c := range counts {
+		if c.value < 1 {
+			errs = append(errs, badFlag(cmd, c.name, c.value, "at least 1"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// flagInt is an integer flag's name and value.
+type flagInt struct {
+	name  string
+	value int
 }
 
 // newFlags returns a flag set that reports errors instead of exiting.

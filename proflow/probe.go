@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,11 +43,23 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	crowdThreshold := fs.Float64("crowd-threshold", policy.DefaultCrowdConfig().Threshold, "crowd threshold T marked on the crowd plot, flows")
 	reactiveThreshold := fs.Float64("reactive-threshold", policy.DefaultReactiveConfig().Threshold, "reactive threshold ξ_th marked on the overflow plot, bytes/s")
 	seed := fs.Uint64("seed", 1, "seed of the simulated runs that measure the flow alone on each switch")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "probe", args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("probe: unexpected arguments %q: %w", fs.Args(), errUsage)
+	var bad []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"margin", *margin}, {"crowd-overflow", *crowdOverflow}, {"overflow-flows", *overflowCount},
+		{"crowd-threshold", *crowdThreshold}, {"reactive-threshold", *reactiveThreshold},
+	} {
+		if err := checkNonNegative("probe", f.name, f.v); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if err := errors.Join(bad...); err != nil {
+		return err
 	}
 	m, meta, err := qnet.Load(*model)
 	if err != nil {

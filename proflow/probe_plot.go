@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/training"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -67,7 +69,7 @@ func plotProbe(path string, res *training.ProbeResult, sweep string, names []str
 	ymin, ymax = ymin-0.05*span, ymax+0.75*span // headroom: the legend sits above the data
 	delta, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: l.margin}, {X: xmax, Y: l.margin}})
 	if err != nil {
-		return err
+		return fmt.Errorf("probe: plot %s: gate margin line: %w", path, err)
 	}
 	delta.Color = color.Gray{Y: 0x40}
 	delta.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
@@ -76,7 +78,7 @@ func plotProbe(path string, res *training.ProbeResult, sweep string, names []str
 	if ref >= xmin && ref <= xmax {
 		v, err := plotter.NewLine(plotter.XYs{{X: ref, Y: ymin}, {X: ref, Y: ymax}})
 		if err != nil {
-			return err
+			return fmt.Errorf("probe: plot %s: threshold line: %w", path, err)
 		}
 		v.Color = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 		v.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
@@ -88,7 +90,16 @@ func plotProbe(path string, res *training.ProbeResult, sweep string, names []str
 	p.Y.Min, p.Y.Max = ymin, ymax
 	p.Legend.Top = true
 	p.Legend.Left = true
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+	// Rendered in memory, then written through a temporary file renamed
+	// over path, so a reader never sees half an image.
+	img, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "png")
+	if err != nil {
+		return fmt.Errorf("probe: plot %s: %w", path, err)
+	}
+	if err := fileutil.WriteAtomic(path, func(w io.Writer) error {
+		_, err := img.WriteTo(w)
+		return err
+	}); err != nil {
 		return fmt.Errorf("probe: plot %s: %w", path, err)
 	}
 	return nil

@@ -36,6 +36,7 @@ func TestProbeCommand(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	noTempFiles(t, out) // CSV and plots are written through a renamed temporary file
 	csv, err := os.ReadFile(filepath.Join(out, probeCSV))
 	if err != nil {
 		t.Fatal(err)

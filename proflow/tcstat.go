@@ -24,7 +24,7 @@ func runTCStat(ctx context.Context, e *env, args []string) error {
 	ifaces := fs.String("interfaces", "", "comma-separated interfaces whose root qdisc is reported (required)")
 	tc := fs.String("tc", "tc", "tc binary")
 	timeout := fs.Duration("timeout", 2*time.Second, "bound on one tc run")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "tcstat", args); err != nil {
 		return err
 	}
 	var devs []string
@@ -35,12 +35,15 @@ func runTCStat(ctx context.Context, e *env, args []string) error {
 	}
 	agent, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: devs, TC: *tc, Timeout: *timeout})
 	if err != nil {
-		return err
+		return fmt.Errorf("tcstat: %w", err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return fmt.Errorf("tcstat: %w", err)
+		return fmt.Errorf("tcstat: -listen: %w", err)
 	}
 	fmt.Fprintf(e.stderr, "tcstat: serving %s on http://%s/v1/qdisc\n", strings.Join(devs, ","), ln.Addr())
-	return tcstat.Serve(ctx, ln, agent)
+	if err := tcstat.Serve(ctx, ln, agent); err != nil {
+		return fmt.Errorf("tcstat: serve on %s: %w", ln.Addr(), err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -38,11 +39,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	beta := fs.Float64("beta", 0, "crowd-penalty coefficient β <= 0 of both rewards (overrides the config; 0 is the no-crowd ablation)")
 	ckpt := fs.String("checkpoints", "", "directory for per-epoch gotch checkpoints (overrides the config)")
 	commit := fs.String("commit", "", "source revision recorded in the model (default: git rev-parse HEAD, when available)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "train", args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("train: unexpected arguments %q: %w", fs.Args(), errUsage)
 	}
 	if *data == "" {
 		fs.Usage()
@@ -56,19 +54,37 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("train: %w", err)
 		}
 	}
+	var bad []error
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "device":
 			cfg.Device = *device
+			if *device != training.DeviceCPU && *device != training.DeviceCUDA {
+				bad = append(bad, badFlag("train", "device", *device, fmt.Sprintf("%q or %q", training.DeviceCPU, training.DeviceCUDA)))
+			}
 		case "seed":
 			cfg.Seed = *seed
 		case "beta":
 			cfg.Reward.Beta = *beta
+			if !(*beta <= 0) || math.IsInf(*beta, 0) {
+				bad = append(bad, badFlag("train", "beta", *beta, "a finite number <= 0 (the crowd penalty; 0 disables it)"))
+			}
 		case "checkpoints":
 			cfg.CheckpointDir = *ckpt
 		}
 	})
+	if err := errors.Join(bad...); err != nil {
+		return err
+	}
 	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	// Everything that can fail without the dataset fails before loading it
+	// (a corpus takes a while to read).
+	if *dynOut != "" && cfg.DynamicsEpochs == 0 {
+		return fmt.Errorf("train: -dynamics %s: the config trains no dynamics model (dynamics_epochs 0), want dynamics_epochs >= 1 or no -dynamics: %w", *dynOut, errUsage)
+	}
+	if _, err := torchq.Device(cfg.Device); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/training"
+	"github.com/proflow-sdn/proflow/training/torchq"
 )
 
 // writeToyDataset writes a small dataset of random in-range states.
@@ -110,6 +112,46 @@ func TestTrainCommand(t *testing.T) {
 	for _, args := range [][]string{{"train"}, {"train", "-data", data, "-beta", "0.5", "-out", filepath.Join(dir, "x")}, {"train", "-data", filepath.Join(dir, "none")}} {
 		if err := e.dispatch(context.Background(), args); err == nil {
 			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+// Flag and config mistakes are reported before the dataset is read: the
+// dataset here does not exist, and the error must be about the mistake.
+func TestTrainCommandChecksBeforeLoading(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.dataset")
+	noDyn := filepath.Join(dir, "nodyn.json")
+	if err := os.WriteFile(noDyn, []byte(`{"dynamics_epochs":0,"dyna_epochs":0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args  []string
+		want  string
+		usage bool
+	}{
+		{[]string{"-config", noDyn, "-dynamics", filepath.Join(dir, "d.safetensors")}, "dynamics_epochs 0", true},
+		{[]string{"-beta", "0.5"}, "-beta 0.5: want a finite number <= 0", true},
+		{[]string{"-device", "tpu"}, `-device tpu: want "cpu" or "cuda"`, true},
+		{[]string{"stray", "-seed", "2"}, "unexpected arguments", true},
+	}
+	if _, err := torchq.Device(training.DeviceCUDA); err != nil {
+		cases = append(cases, struct {
+			args  []string
+			want  string
+			usage bool
+		}{[]string{"-device", "cuda"}, "CUDA requested but not available", false})
+	}
+	for _, c := range cases {
+		e, _, _ := newTestEnv()
+		args := append([]string{"train", "-data", missing}, c.args...)
+		err := e.dispatch(context.Background(), args)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "missing.dataset") {
+			t.Errorf("%q: %v, want an error about %q before the dataset is read", args, err, c.want)
+			continue
+		}
+		if got := errors.Is(err, errUsage); got != c.usage {
+			t.Errorf("%q: usage error %v, want %v (%v)", args, got, c.usage, err)
 		}
 	}
 }

@@ -45,15 +45,17 @@ const (
 	StrategyDShort Strategy = "D_SHORT"
 	// StrategyDLong: D with the reroute 30–50 s after the congesters moved.
 	StrategyDLong Strategy = "D_LONG"
-	// StrategyE: all congesters on the flow's switch (full pile-up); reroute
-	// after 20–40 s.
+	// StrategyE: a pile-up on the flow's switch — every congester host but
+	// the elephant trap's, when one is drawn (then the trap's elephant runs
+	// on another switch); full-rate, capped or mixed; reroute after 20–40 s.
 	StrategyE Strategy = "E"
-	// StrategyFStay: all congesters on the flow's switch; no reroute.
+	// StrategyFStay: every congester host on the flow's switch (full-rate,
+	// capped or mixed; sometimes leaving and coming back); no reroute.
 	StrategyFStay Strategy = "F_STAY"
-	// StrategyFLate: all congesters on the flow's switch; reroute after 40–60 s.
+	// StrategyFLate: E's pile-up; reroute after 40–60 s.
 	StrategyFLate Strategy = "F_LATE"
-	// StrategyFEarly: all congesters on the flow's switch; reroute after
-	// 5–20 s, the flow's switch balanced over all switches.
+	// StrategyFEarly: E's pile-up; reroute after 5–20 s, the flow's switch
+	// balanced over all switches.
 	StrategyFEarly Strategy = "F_EARLY"
 	// StrategyGClean: all congesters on other switches; no reroute.
 	StrategyGClean Strategy = "G_CLEAN"
@@ -97,13 +99,13 @@ func (s Strategy) Description() string {
 	case StrategyDLong:
 		return "as D, reroute 30–50 s after the congesters moved"
 	case StrategyE:
-		return "all congesters on the flow's switch; reroute after 20–40 s"
+		return "pile-up: every congester on the flow's switch but an elephant trap's, if drawn (full-rate, capped or mixed); reroute after 20–40 s"
 	case StrategyFStay:
-		return "all congesters on the flow's switch; no reroute"
+		return "every congester on the flow's switch (full-rate, capped or mixed; sometimes leaving and returning); no reroute"
 	case StrategyFLate:
-		return "all congesters on the flow's switch; reroute after 40–60 s"
+		return "E's pile-up (one congester may be an elephant trap elsewhere; capped or mixed at times); reroute after 40–60 s"
 	case StrategyFEarly:
-		return "all congesters on the flow's switch; reroute after 5–20 s; flow's switch balanced"
+		return "E's pile-up (one congester may be an elephant trap elsewhere; capped or mixed at times); reroute after 5–20 s; flow's switch balanced"
 	case StrategyGClean:
 		return "all congesters on other switches; no reroute"
 	case StrategyHPartial:
@@ -517,9 +519,13 @@ func (p *planner) elsewhere(prob float64, m loadMode, limit int) {
 }
 
 // trap, with probTrap, makes one congester a full-rate elephant on another
-// switch from the first seconds of the episode (S12).
+// switch from the first seconds of the episode (S12). It is skipped when it
+// would take the last congester host, which the strategy itself needs.
 func (p *planner) trap() {
 	if p.rng.Float64() >= probTrap {
+		return
+	}
+	if len(p.hosts) < 2 {
 		return
 	}
 	if h, ok := p.take(); ok {

@@ -82,6 +82,22 @@ func TestPlanEpisode(t *testing.T) {
 					if maxOn < 4 {
 						t.Errorf("plan %d puts at most %d congesters on the flow's switch, want the pile-up (>= 4)", j, maxOn)
 					}
+					// As Description says: every congester on k* but at
+					// most one full-rate elephant trap elsewhere from the
+					// first seconds, and none in F_STAY.
+					away := 0
+					for _, c := range sc.Congesters {
+						if c.Switch == k && len(c.Moves) == 0 {
+							continue
+						}
+						away++
+						if st == StrategyFStay || c.StreamCap != 0 || len(c.Moves) != 0 || time.Duration(c.Arrive) > 5*time.Second {
+							t.Errorf("plan %d: congester %+v off the flow's switch %s is not an elephant trap", j, c, k)
+						}
+					}
+					if away > 1 {
+						t.Errorf("plan %d: %d congesters off the flow's switch, want at most the one elephant trap", j, away)
+					}
 				case StrategyHPartial:
 					if maxOn < 1 || maxOn > 3 {
 						t.Errorf("plan %d puts %d congesters on the flow's switch, want 1–3", j, maxOn)
@@ -147,6 +163,44 @@ func TestPlanEpisode(t *testing.T) {
 	}
 	if _, err := PlanEpisode("Z", 0, 1, cfg); err == nil {
 		t.Error("unknown strategy: no error")
+	}
+}
+
+// A fabric with a single congester host (the default one's congestion leaves
+// cut to leaf 0, whose other host sends the protected flow) plans every
+// strategy: the elephant trap never takes the only host (strategy B used
+// to panic in rand.IntN(0)).
+func TestPlanCorpusOneCongesterHost(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.CongestionLeaves = []int{0}
+	if hosts := congesterHosts(cfg); len(hosts) != 1 {
+		t.Fatalf("congester hosts %v, want exactly one", hosts)
+	}
+	plans, err := PlanCorpus(CollectConfig{Episodes: 400, Seed: 5, Sim: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 400 {
+		t.Fatalf("%d plans, want 400", len(plans))
+	}
+	seen := map[Strategy]int{}
+	for _, p := range plans {
+		seen[p.Strategy]++
+		if err := p.Scenario.Validate(cfg); err != nil {
+			t.Errorf("%s: %v", p.Scenario.Name, err)
+		}
+		hosts := map[string]bool{}
+		for _, c := range p.Scenario.Congesters {
+			hosts[c.Host] = true
+		}
+		if len(hosts) != 1 {
+			t.Errorf("%s has congesters on hosts %v, want the one host", p.Scenario.Name, hosts)
+		}
+	}
+	for _, st := range Strategies() {
+		if seen[st] == 0 {
+			t.Errorf("no plan of strategy %s", st)
+		}
 	}
 }
 
@@ -461,6 +515,10 @@ func TestCollect(t *testing.T) {
 	}
 	if len(col.Episodes) != 4 || calls != 4 || len(ds.Episodes()) != 4 || !ds.HasRewardInputs() {
 		t.Fatalf("%d episodes, %d progress calls, %d dataset episodes, reward inputs %v", len(col.Episodes), calls, len(ds.Episodes()), ds.HasRewardInputs())
+	}
+	// Collected episodes are cut off by time, never terminated.
+	if st := ds.Stats(); st.Done != 0 {
+		t.Errorf("%d transitions done, want none (episodes end by time cut-off)", st.Done)
 	}
 	for _, want := range []string{"4 episodes", "seed 2", "B=0.25", "F_EARLY=1", "config sha256"} {
 		if !strings.Contains(ds.Corpus, want) {

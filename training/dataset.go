@@ -29,8 +29,11 @@ type Transition struct {
 	Reward float32
 	// Next is s_{t+1}, with the protected flow on Action.
 	Next []float32
-	// Done marks the last transition of an episode: no value is bootstrapped
-	// from Next.
+	// Done marks a transition into a terminal state: no value is
+	// bootstrapped from Next. An episode that merely ends (its recording
+	// stopped) is not terminal, so its last transition is not Done; the
+	// corpora this package builds have no terminal states (see "Episode
+	// ends" in the package documentation).
 	Done bool
 	// Current is k*, the switch carrying the flow in State.
 	Current int
@@ -69,7 +72,7 @@ type Dataset struct {
 	A, Current []int32
 	// R holds the rewards r_t.
 	R []float32
-	// Done marks the last transition of each episode.
+	// Done marks the transitions into a terminal state (Transition.Done).
 	Done []bool
 	// Episode and Step hold each transition's episode id and interval index.
 	Episode, Step []int32
@@ -367,8 +370,12 @@ func (d *Dataset) validate() error {
 const (
 	// DatasetFormat is the "format" metadata value of a dataset file.
 	DatasetFormat = "proflow-dataset"
-	// DatasetFormatVersion is the "format_version" this package reads and writes.
-	DatasetFormatVersion = "1"
+	// DatasetFormatVersion is the "format_version" this package writes. It
+	// also reads version "1" (see ReadDataset).
+	DatasetFormatVersion = "2"
+	// datasetFormatVersion1 marked the last transition of every episode done,
+	// time cut-offs included.
+	datasetFormatVersion1 = "1"
 	// MaxDatasetBytes bounds the data section Read accepts (16 GiB).
 	MaxDatasetBytes = 16 << 30
 )
@@ -425,6 +432,12 @@ func (d *Dataset) Write(w io.Writer) error {
 }
 
 // ReadDataset reads a dataset file written by Write and validates it.
+//
+// It also reads format version "1", whose done column marked the last
+// transition of every episode although the episode had only been cut off
+// (its recording stopped): such a file is read with every Done false, as
+// version "2" writes the same corpus. No terminal state is lost: the
+// corpora version 1 files hold have none.
 func ReadDataset(r io.Reader) (*Dataset, error) {
 	d, err := readDataset(r)
 	if err != nil {
@@ -441,8 +454,9 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	if f := meta["format"]; f != DatasetFormat {
 		return nil, fmt.Errorf("format %q, want %q", f, DatasetFormat)
 	}
-	if v := meta["format_version"]; v != DatasetFormatVersion {
-		return nil, fmt.Errorf("format_version %q, want %q", v, DatasetFormatVersion)
+	version := meta["format_version"]
+	if version != DatasetFormatVersion && version != datasetFormatVersion1 {
+		return nil, fmt.Errorf("format_version %q, want %q (or %q, read with no transition done)", version, DatasetFormatVersion, datasetFormatVersion1)
 	}
 	if l := meta["state_layout"]; l != telemetry.StateLayout {
 		return nil, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
@@ -522,6 +536,9 @@ func readDataset(r io.Reader) (*Dataset, error) {
 		default:
 			return nil, fmt.Errorf("done[%d] is %d, want 0 or 1", i, b)
 		}
+	}
+	if version == datasetFormatVersion1 {
+		clear(d.Done) // version 1 marked cut-offs, not terminal states
 	}
 	if err := d.validate(); err != nil {
 		return nil, err

@@ -3,9 +3,11 @@ package training
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -274,4 +276,70 @@ func FuzzReadDataset(f *testing.F) {
 			t.Fatalf("Write of a dataset ReadDataset accepted: %v", err)
 		}
 	})
+}
+
+// rewriteVersion returns the dataset file good with its format_version
+// replaced by v.
+func rewriteVersion(t *testing.T, good []byte, v string) []byte {
+	t.Helper()
+	meta, tensors, err := safetensors.Read(bytes.NewReader(good), MaxDatasetBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta["format_version"] = v
+	var list []safetensors.Tensor
+	for name, tn := range tensors {
+		tn.Name = name
+		list = append(list, tn)
+	}
+	var buf bytes.Buffer
+	if err := safetensors.Write(&buf, meta, list); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// Version 1 files marked every episode's last transition done although the
+// episodes were only cut off; they are read with no transition done. Other
+// versions are refused with an error naming the version.
+func TestReadDatasetVersions(t *testing.T) {
+	d := testDataset(t, 3, 5, true) // done on every episode's last step
+	if d.Stats().Done != 3 {
+		t.Fatalf("test dataset has %d done, want 3", d.Stats().Done)
+	}
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	// Version 2 keeps done as written (a terminal state stays terminal).
+	back, err := ReadDataset(bytes.NewReader(rewriteVersion(t, good, "2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(d, back, datasetCmp); diff != "" {
+		t.Errorf("version 2 (-wrote +read):\n%s", diff)
+	}
+	v1, err := ReadDataset(bytes.NewReader(rewriteVersion(t, good, "1")))
+	if err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	if st := v1.Stats(); st.Done != 0 || st.Transitions != 15 {
+		t.Errorf("version 1 read with %d done of %d transitions, want 0 of 15", st.Done, st.Transitions)
+	}
+	all := make([]int, d.Len())
+	for i := range all {
+		all[i] = i
+	}
+	want := d.Subset(all) // a copy
+	clear(want.Done)
+	if diff := cmp.Diff(want, v1, datasetCmp); diff != "" {
+		t.Errorf("version 1 differs beyond done (-want +read):\n%s", diff)
+	}
+	for _, v := range []string{"3", "", "0"} {
+		_, err := ReadDataset(bytes.NewReader(rewriteVersion(t, good, v)))
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("format_version %q", v)) {
+			t.Errorf("version %q: %v, want an error naming the format_version", v, err)
+		}
+	}
 }

@@ -99,17 +99,36 @@
 //	states, next_states   F32 [N, dim]
 //	actions, current      I32 [N]   switch after the step, switch before it
 //	rewards               F32 [N]
-//	done                  U8  [N]   1 on the last transition of an episode
+//	done                  U8  [N]   1 on a transition into a terminal state
 //	episodes, steps       I32 [N]
 //	throughput_baseline   F32 [N]   φ0/Cφ
 //	throughput_norm, overflow, crowd_excess   F32 [N]   the RewardInputs (when kept)
 //
-// and the metadata "format" = "proflow-dataset", "format_version" = "1",
+// and the metadata "format" = "proflow-dataset", "format_version" = "2",
 // "encoder" (the telemetry.EncoderConfig as JSON), "state_layout",
 // "transitions" (N), "reward_inputs" ("true"/"false") and "corpus". Reading
 // validates everything Validate checks, including that every state's
 // placement one-hot marks its current switch and every next state's its
 // action.
+//
+// Version "1" differed only in what done meant: 1 on the last transition of
+// every episode. ReadDataset still reads it, with every done cleared (see
+// Episode ends); any other version is refused.
+//
+// # Episode ends
+//
+// The problem has no terminal state: a protected flow is served for as long
+// as it lasts, and an episode, simulated or recorded, ends only because its
+// recording stops after a fixed time. Its last transition is therefore a
+// time cut-off, not a step into a terminal state, and proflow treats it like
+// any other: its target bootstraps from the stored next state,
+// r + γ·max_a' Q(s', a'). Marking it terminal would teach the network that
+// the last state of every episode is worth r alone — a value with no
+// counterpart in deployment, and one that depends on when the recording
+// happened to stop. FromEpisodes, Collect and DatasetFromTraces thus never
+// set Transition.Done; the field and the done column remain, for data with
+// real terminal states, and the trainer drops the bootstrap exactly where
+// Done is set.
 //
 // # Training defaults
 //
@@ -165,6 +184,24 @@
 // episode from (CollectConfig.Seed, strategy, index), so a corpus is
 // reproducible and one strategy's share can change without changing the
 // others' episodes.
+//
+// Table I speaks of a "dwell" in two places, and proflow reads it two ways,
+// on purpose. In D_SHORT and D_LONG it is the time from the congesters'
+// move onto the flow's switch to the reroute (10–20 s, 30–50 s): a
+// time-triggered reroute at a known offset, so the corpus shows the same
+// precursor window at several lengths whether or not overflow has built up.
+// In A_LONG it is the wait after the overflow has been confirmed above the
+// threshold (Script.Dwell, 40–60 s): the reroute is triggered by the
+// overflow, and the dwell extends the time spent on a switch known to be
+// congested. The first measures from the cause, the second from its
+// observed effect.
+//
+// The pile-up strategies (E, F_STAY, F_LATE, F_EARLY) put every congester
+// host on the flow's switch, but not always at full rate, and not always
+// all of them: their congesters may be bandwidth-capped (a crowd that
+// hardly overflows) or mixed, and in E, F_LATE and F_EARLY the elephant
+// trap, when drawn, takes one host to another switch (four of the default
+// fabric's five then pile up on k*). Strategy.Description says so.
 //
 // Beyond Table I, some episodes carry the variations the evaluation
 // scenarios need to be learnable: bandwidth-capped crowds (C1, C2: many

@@ -27,10 +27,13 @@ type Episode struct {
 // FromEpisodes builds a dataset from raw episodes: each episode's
 // observations are encoded in order with a fresh telemetry.Encoder for enc
 // holding the episode's baseline, and every pair of consecutive intervals
-// becomes a transition (s_t, a_t = Placements[t+1], r_t, s_{t+1}); the last
-// one of an episode is Done. Rewards are Eq. 4 with c, from MeasureReward on
-// o_{t+1}; the dataset keeps the reward inputs, so it can be relabelled.
-// Transition.ThroughputBaseline is φ0/Cφ.
+// becomes a transition (s_t, a_t = Placements[t+1], r_t, s_{t+1}). No
+// transition is Done, the last one of an episode included: an episode ends
+// because its recording stopped (a time cut-off), not in a terminal state,
+// so its last transition bootstraps from s_{t+1} like any other (see
+// "Episode ends" in the package documentation). Rewards are Eq. 4 with c,
+// from MeasureReward on o_{t+1}; the dataset keeps the reward inputs, so it
+// can be relabelled. Transition.ThroughputBaseline is φ0/Cφ.
 func FromEpisodes(episodes []Episode, enc telemetry.EncoderConfig, c RewardConfig, corpus string) (*Dataset, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("training: from episodes: %w", err)
@@ -74,15 +77,15 @@ func addEpisode(ds *Dataset, e *telemetry.Encoder, ep Episode, c RewardConfig) e
 			return fmt.Errorf("interval %d: %w", t, err)
 		}
 	}
-	last := len(states) - 2
-	for t := 0; t <= last; t++ {
+	for t := 0; t < len(states)-1; t++ {
 		a := ep.Placements[t+1]
 		in, err := MeasureReward(enc, ep.Baseline, &ep.Observations[t+1], a)
 		if err != nil {
 			return fmt.Errorf("interval %d: %w", t, err)
 		}
+		// Done stays false: the episode is cut off, not terminated.
 		if err := ds.Append(Transition{
-			State: states[t], Action: a, Reward: float32(c.Real(in)), Next: states[t+1], Done: t == last,
+			State: states[t], Action: a, Reward: float32(c.Real(in)), Next: states[t+1],
 			Current: ep.Placements[t], Episode: ep.ID, Step: t, ThroughputBaseline: phi0, Inputs: &in,
 		}); err != nil {
 			return err

@@ -52,7 +52,9 @@ func TestFromEpisodes(t *testing.T) {
 		if diff := cmp.Diff([]float32(states[i+1]), tr.Next); diff != "" {
 			t.Errorf("transition %d next state (-want +got):\n%s", i, diff)
 		}
-		if tr.Current != eps[0].Placements[i] || tr.Action != eps[0].Placements[i+1] || tr.Episode != 3 || tr.Step != i || tr.Done != (i == 3) {
+		// No transition is Done, the last one included: the episode was cut
+		// off, not terminated, so it bootstraps from its next state.
+		if tr.Current != eps[0].Placements[i] || tr.Action != eps[0].Placements[i+1] || tr.Episode != 3 || tr.Step != i || tr.Done {
 			t.Errorf("transition %d: current %d action %d episode %d step %d done %v", i, tr.Current, tr.Action, tr.Episode, tr.Step, tr.Done)
 		}
 		in, err := MeasureReward(enc, eps[0].Baseline, &eps[0].Observations[i+1], eps[0].Placements[i+1])
@@ -70,8 +72,8 @@ func TestFromEpisodes(t *testing.T) {
 	if diff := cmp.Diff(ds.At(0).State, ds.At(4).State); diff != "" {
 		t.Errorf("second episode's first state differs (encoder not reset):\n%s", diff)
 	}
-	if st := ds.Stats(); st.Reroutes != 2 || st.Episodes != 2 {
-		t.Errorf("stats %+v, want 2 reroutes in 2 episodes", st)
+	if st := ds.Stats(); st.Reroutes != 2 || st.Episodes != 2 || st.Done != 0 {
+		t.Errorf("stats %+v, want 2 reroutes in 2 episodes, none done", st)
 	}
 
 	for name, mutate := range map[string]func(*Episode){

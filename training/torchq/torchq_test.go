@@ -410,3 +410,58 @@ func TestDevice(t *testing.T) {
 		t.Errorf("NewTrainer on cuda without CUDA: %v, want ErrNoCUDA", err)
 	}
 }
+
+// BellmanLoss drops the bootstrap exactly on Done transitions: a cut-off
+// episode's last transition (Done false, as training.FromEpisodes writes
+// it) bootstraps from its next state like any other.
+func TestBellmanLossBootstrapsUnlessDone(t *testing.T) {
+	ds := toyDataset(t, 3, 4, 7) // Done on each episode's last step
+	cfg := smokeConfig()
+	tr, err := NewTrainer(cfg, ds.Encoder, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	nS := ds.NumSwitches()
+	q, err := tr.QValues(ds.S)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qt, err := forwardChunked(tr.target, ds.S2, ds.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(done []bool) float64 {
+		var sum float64
+		for i := range ds.Len() {
+			y := float64(ds.R[i])
+			if !done[i] {
+				y += cfg.Gamma * float64(slices.Max(qt[i*nS:(i+1)*nS]))
+			}
+			sum += lossOf(float64(q[i*nS+int(ds.A[i])])-y, cfg.HuberDelta)
+		}
+		return sum / float64(ds.Len())
+	}
+	if ds.Stats().Done != 3 {
+		t.Fatalf("toy dataset has %d done, want 3", ds.Stats().Done)
+	}
+	terminal, err := tr.BellmanLoss(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := ds.Subset([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
+	clear(cut.Done)
+	bootstrapped, err := tr.BellmanLoss(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := want(ds.Done); math.Abs(terminal-w) > 1e-6*max(1, math.Abs(w)) {
+		t.Errorf("loss with terminal last steps %v, want %v", terminal, w)
+	}
+	if w := want(cut.Done); math.Abs(bootstrapped-w) > 1e-6*max(1, math.Abs(w)) {
+		t.Errorf("loss with cut-off last steps %v, want %v (bootstrapped)", bootstrapped, w)
+	}
+	if terminal == bootstrapped {
+		t.Errorf("the loss does not depend on Done (%v both ways)", terminal)
+	}
+}
