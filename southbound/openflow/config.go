@@ -146,10 +146,14 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// RequestTimeout bounds a statistics poll or a barrier (default 2 s).
 	RequestTimeout time.Duration
-	// LeaseTimeout is the hard timeout of the protected flow's override
-	// rules: a dead controller's overrides expire and the flow falls back to
-	// base forwarding. The server refreshes live leases every LeaseTimeout/3.
+	// LeaseTimeout is the hard timeout of the override rules (Place): a
+	// dead controller's overrides expire and the flow falls back to base
+	// forwarding. The server refreshes live leases every LeaseTimeout/3.
 	// Zero means the default, 10 s; negative makes overrides permanent.
+	// Either way, override rules whose delete a switch did not confirm are
+	// deleted again on every refresh round (every LeaseTimeout/3, or every
+	// 3×RequestTimeout with permanent overrides) and when their leaf
+	// reconnects, until a delete is confirmed.
 	LeaseTimeout time.Duration
 	// OverridePriority is the lowest priority of override rules (default
 	// 1000); base rules use 100 and 200.
@@ -162,7 +166,9 @@ type Config struct {
 	// Logger receives connection events (default: discard).
 	Logger *slog.Logger
 	// Clock stamps samples (default proflow.SystemClock); use the same
-	// clock as the proflow.Controller.
+	// clock as the proflow.Controller. Its tickers also drive the keepalive
+	// (echo requests, dead switches) and the lease refresh, so against real
+	// switches it must tick in real time, as their hard timeouts do.
 	Clock proflow.Clock
 }
 

@@ -9,7 +9,8 @@
 // Config.TLS is set). The server sends hello and a features request, reads
 // the datapath id, and refuses datapaths the Fabric does not name. It sends
 // echo requests to a quiet switch every Config.EchoInterval and drops one
-// that has said nothing for Config.DeadTimeout. Replies are matched to
+// that has said nothing for Config.DeadTimeout (both timed by the tickers of
+// Config.Clock). A failed write closes the connection. Replies are matched to
 // requests by transaction id; multipart replies split with the "more" flag
 // are reassembled. A switch that reconnects (a new connection with the same
 // datapath id replaces the old one) gets its rules back.
@@ -31,8 +32,11 @@
 // the old ones and are confirmed with barrier replies from both leaves before
 // the old ones are deleted; on failure the old rules still carry the flow.
 // Overrides are leases: their hard timeout (Config.LeaseTimeout) is
-// refreshed by Serve every third of the lease, so if the controller dies the
-// flow falls back to base forwarding. Locate reads the overrides back by
+// refreshed by Serve every third of the lease (one batch and one barrier per
+// leaf), so if the controller dies the flow falls back to base forwarding.
+// Override rules whose delete a switch did not confirm are deleted again on
+// every refresh round and when their leaf reconnects, so they do not linger
+// even when overrides are permanent. Locate reads the overrides back by
 // cookie, so a restarted controller resumes where the last one left off.
 //
 // # Telemetry

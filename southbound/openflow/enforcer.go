@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
@@ -30,13 +31,106 @@ func (s *Server) resolve(flow proflow.FlowID) (src, dst int, err error) {
 	return src, dst, nil
 }
 
+// leftover names the override rules of one generation of a flow on one leaf
+// that the server tried to delete and could not confirm. The server retries
+// the delete on every lease refresh round and when the leaf reconnects, so a
+// leftover does not outlive a failed delete even when overrides are
+// permanent (Config.LeaseTimeout < 0).
+type leftover struct {
+	flow proflow.FlowID
+	gen  uint16
+	leaf int
+}
+
+// locateOp is a Locate call reading a leaf. stale is set when the flow's
+// placement changes meanwhile, so Locate does not adopt an outdated reading.
+// Guarded by emu.
+type locateOp struct {
+	flow  proflow.FlowID
+	stale bool
+}
+
+// setPlaced records flow's placement (nil: none) and marks the Locate calls
+// reading the flow stale. Call with emu held.
+func (s *Server) setPlaced(flow proflow.FlowID, p *placement) {
+	if p == nil {
+		delete(s.placed, flow)
+	} else {
+		s.placed[flow] = p
+	}
+	for op := range s.locates {
+		if op.flow == flow {
+			op.stale = true
+		}
+	}
+}
+
+// keepLeftovers records p's rules on the leaves whose delete failed (errs[i]
+// is the result for leaves[i]). Call with emu held.
+func (s *Server) keepLeftovers(p *placement, leaves []int, errs []error) {
+	for i, l := range leaves {
+		if errs[i] != nil {
+			s.leftovers[leftover{flow: p.flow, gen: p.gen, leaf: l}] = p
+		}
+	}
+}
+
+// freeGen returns the lowest generation of flow from from on whose rules are
+// not leftovers waiting for their delete (priorityGenerations+1 if there is
+// none), so a new placement never shares its rules (same match, priority
+// and cookie) with a delete that is still to come. Call with emu held.
+func (s *Server) freeGen(flow proflow.FlowID, src, dst int, from uint16) uint16 {
+	g := from
+	for ; g <= priorityGenerations; g++ {
+		if s.leftovers[leftover{flow: flow, gen: g, leaf: src}] == nil && s.leftovers[leftover{flow: flow, gen: g, leaf: dst}] == nil {
+			break
+		}
+	}
+	return g
+}
+
+// live reports whether a leftover's rules are those of the flow's current
+// placement (then they must not be deleted). Call with emu held.
+func (s *Server) live(k leftover) bool {
+	p := s.placed[k.flow]
+	return p != nil && p.gen == k.gen
+}
+
+// lockLeaves takes emu once no refresh batch is running on the given leaves,
+// so a refresh never re-adds rules that a Place or Unplace is changing. It
+// returns with emu held, or with ctx's error and emu not held.
+func (s *Server) lockLeaves(ctx context.Context, leaves ...int) error {
+	s.emu.Lock()
+	for {
+		var busy chan struct{}
+		for _, l := range leaves {
+			if b := s.leafBusy[l]; b != nil {
+				busy = b
+				break
+			}
+		}
+		if busy == nil {
+			return nil
+		}
+		s.emu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.emu.Lock()
+	}
+}
+
 // Place puts flow on aggregation switch sw for both directions: override
 // rules on the source leaf (forward) and the destination leaf (reverse) that
 // send it to the uplink of sw. It is make-before-break: the new rules, one
 // priority above the old ones, are confirmed by barrier replies from both
 // leaves before the old rules are deleted; if they cannot be confirmed, Place
-// removes them again (best effort) and the old rules keep carrying the flow.
-// Placing a flow where it already is does nothing. The rules are leases
+// removes them again and the old rules keep carrying the flow. Deletes that
+// cannot be confirmed are retried in the background (see Serve). Placing a
+// flow where it already is does nothing; a context that has ended makes
+// Place fail before it sends anything. The rules are leases
 // (Config.LeaseTimeout) that Serve refreshes while it runs.
 func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	start := time.Now()
@@ -47,30 +141,48 @@ func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	if err != nil {
 		return fmt.Errorf("openflow: place %v: %w", flow, err)
 	}
-	s.emu.Lock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("openflow: place %v: %w", flow, err)
+	}
+	if err := s.lockLeaves(ctx, src, dst); err != nil {
+		return fmt.Errorf("openflow: place %v: waiting for the lease refresh: %w", flow, err)
+	}
 	defer s.emu.Unlock()
+	if err := ctx.Err(); err != nil { // the lock may have taken a while
+		return fmt.Errorf("openflow: place %v: %w", flow, err)
+	}
 	cur := s.placed[flow]
 	if cur != nil && cur.agg == sw {
 		return nil
 	}
-	next := &placement{flow: flow, agg: sw, gen: 1, srcLeaf: src, dstLeaf: dst}
+	next := &placement{flow: flow, agg: sw, srcLeaf: src, dstLeaf: dst}
+	from := uint16(1)
 	if cur != nil {
-		if cur.gen >= priorityGenerations {
-			// Out of priorities: renumber the current path to generation 1
-			// (make-before-break on the same switch), then move.
+		from = cur.gen + 1
+		if s.freeGen(flow, src, dst, from) > priorityGenerations {
+			// Out of priorities: renumber the current path to the lowest
+			// free generation (make-before-break on the same switch), then
+			// move.
 			low := *cur
-			low.gen = 1
+			low.gen = s.freeGen(flow, src, dst, 1)
+			if low.gen >= cur.gen {
+				return s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations 1..%d are in use or waiting for their delete", cur.gen))
+			}
 			if err := s.move(ctx, cur, &low); err != nil {
 				return s.placeErr(flow, sw, err)
 			}
-			s.placed[flow], cur = &low, &low
+			s.setPlaced(flow, &low)
+			cur = &low
+			from = cur.gen + 1
 		}
-		next.gen = cur.gen + 1
+	}
+	if next.gen = s.freeGen(flow, src, dst, from); next.gen > priorityGenerations {
+		return s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations %d..%d wait for their delete", from, priorityGenerations))
 	}
 	if err := s.move(ctx, cur, next); err != nil {
 		return s.placeErr(flow, sw, err)
 	}
-	s.placed[flow] = next
+	s.setPlaced(flow, next)
 	if s.m != nil {
 		s.m.reroutes.WithLabelValues("ok").Inc()
 		s.m.placeLat.Observe(time.Since(start).Seconds())
@@ -85,125 +197,272 @@ func (s *Server) placeErr(flow proflow.FlowID, sw int, err error) error {
 	return fmt.Errorf("openflow: place %v on %s: %w", flow, s.cfg.Fabric.Aggs[sw].Name, err)
 }
 
-// move installs next, confirms it on both leaves, then deletes cur.
+// move installs next, confirms it on both leaves, then deletes cur. Rules it
+// cannot confirm deleting become leftovers, retried in the background. Call
+// with emu held.
 func (s *Server) move(ctx context.Context, cur, next *placement) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	leaves := []int{next.srcLeaf, next.dstLeaf}
-	if err := s.applyLeaves(ctx, next, leaves, ofwire.FlowAdd); err != nil {
+	if err := errors.Join(s.applyEach(ctx, next, leaves, ofwire.FlowAdd)...); err != nil {
 		// Not confirmed: take the new rules out again so the old ones (one
 		// priority lower) keep the flow, whatever the switch did.
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.RequestTimeout)
 		defer rcancel()
-		if rerr := s.applyLeaves(rctx, next, leaves, ofwire.FlowDeleteStrict); rerr != nil {
-			s.cfg.Logger.Warn("openflow: removing unconfirmed rules failed; they expire with their lease", "flow", next.flow.String(), "error", rerr)
+		if rerrs := s.applyEach(rctx, next, leaves, ofwire.FlowDeleteStrict); errors.Join(rerrs...) != nil {
+			s.keepLeftovers(next, leaves, rerrs)
+			s.cfg.Logger.Warn("openflow: removing unconfirmed rules failed; retrying in the background", "flow", next.flow.String(), "error", errors.Join(rerrs...))
 		}
 		return err
 	}
 	if cur == nil {
 		return nil
 	}
-	if err := s.applyLeaves(ctx, cur, []int{cur.srcLeaf, cur.dstLeaf}, ofwire.FlowDeleteStrict); err != nil {
+	old := []int{cur.srcLeaf, cur.dstLeaf}
+	if errs := s.applyEach(ctx, cur, old, ofwire.FlowDeleteStrict); errors.Join(errs...) != nil {
 		// The new rules are in force at a higher priority; the old ones are
-		// no longer refreshed and expire with their lease.
-		s.cfg.Logger.Warn("openflow: deleting old rules failed; they expire with their lease", "flow", cur.flow.String(), "error", err)
+		// deleted by a later refresh round or when the leaf reconnects.
+		s.keepLeftovers(cur, old, errs)
+		s.cfg.Logger.Warn("openflow: deleting old rules failed; retrying in the background", "flow", cur.flow.String(), "error", errors.Join(errs...))
 	}
 	return nil
 }
 
-// applyLeaves sends p's rules with command cmd to the given leaves in
-// parallel and waits for every barrier.
-func (s *Server) applyLeaves(ctx context.Context, p *placement, leaves []int, cmd ofwire.FlowModCommand) error {
-	errc := make(chan error, len(leaves))
-	for _, l := range leaves {
-		st := s.order[len(s.cfg.Fabric.Aggs)+l]
+// applyEach sends p's rules with command cmd to the given leaves in parallel
+// and waits for every barrier; errs[i] is the result of leaves[i].
+func (s *Server) applyEach(ctx context.Context, p *placement, leaves []int, cmd ofwire.FlowModCommand) []error {
+	errs := make([]error, len(leaves))
+	var wg sync.WaitGroup
+	for i, l := range leaves {
+		st := s.leafState(l)
 		mods := s.rules(p, l, cmd)
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			sess, err := st.session()
 			if err == nil {
 				err = sess.apply(ctx, mods)
 			}
 			if err != nil {
-				err = fmt.Errorf("leaf %s: %w", st.name, err)
+				errs[i] = fmt.Errorf("leaf %s: %w", st.name, err)
 			}
-			errc <- err
 		}()
 	}
-	var errs []error
-	for range leaves {
-		errs = append(errs, <-errc)
-	}
-	return errors.Join(errs...)
+	wg.Wait()
+	return errs
 }
 
+func (s *Server) leafState(l int) *switchState { return s.order[len(s.cfg.Fabric.Aggs)+l] }
+
 // setup installs base forwarding and the current overrides on a newly
-// connected switch and waits for the barrier.
+// connected switch, deletes the leftovers it holds, and waits for the
+// barrier. It copies the placements under emu and talks to the switch
+// without it: until setup returns the switch is not ready, so no Place or
+// Unplace can change its rules meanwhile.
 func (s *Server) setup(ctx context.Context, sess *session) error {
 	st := sess.st
 	mods := s.baseRules(st)
+	left := map[leftover]*placement{}
 	s.emu.Lock()
-	defer s.emu.Unlock()
 	if st.leaf >= 0 {
 		for _, p := range s.placed {
 			mods = append(mods, s.rules(p, st.leaf, ofwire.FlowAdd)...)
 		}
+		for k, p := range s.leftovers {
+			switch {
+			case k.leaf != st.leaf:
+			case s.live(k):
+				delete(s.leftovers, k)
+			default:
+				left[k] = p
+				mods = append(mods, s.rules(p, st.leaf, ofwire.FlowDeleteStrict)...)
+			}
+		}
 	}
+	s.emu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 2*s.cfg.RequestTimeout)
 	defer cancel()
-	return sess.apply(ctx, mods)
+	if err := sess.apply(ctx, mods); err != nil {
+		return err
+	}
+	s.emu.Lock()
+	s.dropLeftovers(left)
+	s.emu.Unlock()
+	return nil
 }
 
-// refreshLeases re-adds every override every third of the lease, which
-// restarts its hard timeout and keeps its counters.
-func (s *Server) refreshLeases(ctx context.Context) {
-	if s.cfg.LeaseTimeout <= 0 {
-		return
+// dropLeftovers forgets leftovers whose delete was confirmed, unless they
+// were recorded again meanwhile. Call with emu held.
+func (s *Server) dropLeftovers(done map[leftover]*placement) {
+	for k, p := range done {
+		if s.leftovers[k] == p {
+			delete(s.leftovers, k)
+		}
 	}
-	t := time.NewTicker(s.cfg.LeaseTimeout / 3)
+}
+
+// maxRefreshLeaves bounds the leaves one refresh round talks to at once.
+const maxRefreshLeaves = 8
+
+// maintain runs refresh rounds until ctx ends: every LeaseTimeout/3 when
+// overrides are leases, every 3×RequestTimeout when they are permanent (then
+// a round only retries leftover deletes). The ticker comes from
+// Config.Clock.
+func (s *Server) maintain(ctx context.Context) {
+	period := s.cfg.LeaseTimeout / 3
+	if s.cfg.LeaseTimeout < 0 {
+		period = 3 * s.cfg.RequestTimeout
+	}
+	t := s.cfg.Clock.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
-		s.emu.Lock()
-		for _, p := range s.placed {
-			rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-			// A disconnected leaf gets the rules back when it reconnects.
-			if err := s.applyLeaves(rctx, p, []int{p.srcLeaf, p.dstLeaf}, ofwire.FlowAdd); err != nil && !errors.Is(err, ErrDisconnected) {
-				s.cfg.Logger.Warn("openflow: lease refresh failed", "flow", p.flow.String(), "error", err)
-			}
-			cancel()
-		}
-		s.emu.Unlock()
+		s.refresh(ctx)
 	}
+}
+
+// refreshBatch is one leaf's part of a refresh round.
+type refreshBatch struct {
+	leaf int
+	mods []ofwire.FlowMod
+	left map[leftover]*placement // leftovers the batch deletes
+	done chan struct{}
+}
+
+// refresh re-adds every override (which restarts its hard timeout and keeps
+// its counters) and retries leftover deletes: one batch of flow-mods and one
+// barrier per leaf, at most maxRefreshLeaves leaves at a time, each within
+// Config.RequestTimeout. The placements are copied under emu and the leaves
+// are written without it; a Place or Unplace of a flow on a leaf whose batch
+// is running waits for that batch (lockLeaves), and everything else goes on.
+// A disconnected leaf is skipped: setup does the same work when it
+// reconnects.
+func (s *Server) refresh(ctx context.Context) {
+	batches := make([]*refreshBatch, len(s.cfg.Fabric.Leaves))
+	batch := func(l int) *refreshBatch {
+		if batches[l] == nil {
+			batches[l] = &refreshBatch{leaf: l, left: map[leftover]*placement{}, done: make(chan struct{})}
+		}
+		return batches[l]
+	}
+	s.emu.Lock()
+	if s.cfg.LeaseTimeout > 0 {
+		for _, p := range s.placed {
+			for _, l := range []int{p.srcLeaf, p.dstLeaf} {
+				b := batch(l)
+				b.mods = append(b.mods, s.rules(p, l, ofwire.FlowAdd)...)
+			}
+		}
+	}
+	for k, p := range s.leftovers {
+		if s.live(k) {
+			delete(s.leftovers, k)
+			continue
+		}
+		b := batch(k.leaf)
+		b.left[k] = p
+		b.mods = append(b.mods, s.rules(p, k.leaf, ofwire.FlowDeleteStrict)...)
+	}
+	for _, b := range batches {
+		if b != nil {
+			s.leafBusy[b.leaf] = b.done
+		}
+	}
+	s.emu.Unlock()
+
+	sem := make(chan struct{}, maxRefreshLeaves)
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		if b == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			st := s.leafState(b.leaf)
+			sess, err := st.session()
+			if err == nil {
+				rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+				err = sess.apply(rctx, b.mods)
+				cancel()
+			}
+			s.emu.Lock()
+			if err == nil {
+				s.dropLeftovers(b.left)
+			}
+			s.leafBusy[b.leaf] = nil
+			close(b.done)
+			s.emu.Unlock()
+			if err != nil && !errors.Is(err, ErrDisconnected) && ctx.Err() == nil {
+				s.cfg.Logger.Warn("openflow: lease refresh or leftover delete failed; retrying next round", "switch", st.name,
+					"overrides", len(b.mods)-len(b.left), "leftovers", len(b.left), "error", err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Locate reads the flow's override rules back from its source leaf (by
 // cookie) and returns the aggregation switch they send it to. It adopts what
 // it finds, so a restarted controller keeps refreshing and moving the rules
-// a previous run installed. It returns an error wrapping proflow.ErrNotPlaced
-// when the leaf has no override for the flow.
+// a previous run installed. If the flow's placement changes while Locate
+// reads (a concurrent Place, Unplace or Locate), the reading is outdated:
+// Locate then returns the server's current placement and adopts nothing. It
+// returns an error wrapping proflow.ErrNotPlaced when the leaf has no
+// override for the flow.
 func (s *Server) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 	src, dst, err := s.resolve(flow)
 	if err != nil {
 		return -1, fmt.Errorf("openflow: locate %v: %w", flow, err)
 	}
-	st := s.order[len(s.cfg.Fabric.Aggs)+src]
+	st := s.leafState(src)
 	sess, err := st.session()
 	if err != nil {
 		return -1, fmt.Errorf("openflow: locate %v: %w", flow, err)
 	}
+	op := &locateOp{flow: flow}
+	s.emu.Lock()
+	s.locates[op] = struct{}{}
+	s.emu.Unlock()
+	agg, gen, err := s.readOverride(ctx, sess, flow, src)
+
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	delete(s.locates, op)
+	if err != nil && !errors.Is(err, proflow.ErrNotPlaced) {
+		return -1, err
+	}
+	if op.stale {
+		if cur := s.placed[flow]; cur != nil {
+			return cur.agg, nil
+		}
+		return -1, fmt.Errorf("openflow: locate %v: removed while reading leaf %s: %w", flow, st.name, proflow.ErrNotPlaced)
+	}
+	if err != nil {
+		return -1, err
+	}
+	s.adopt(&placement{flow: flow, agg: agg, gen: gen, srcLeaf: src, dstLeaf: dst})
+	return agg, nil
+}
+
+// readOverride reads the flow's highest-priority override on its source leaf.
+func (s *Server) readOverride(ctx context.Context, sess *session, flow proflow.FlowID, src int) (agg int, gen uint16, err error) {
+	st := sess.st
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	body, _, err := sess.roundTrip(ctx, ofwire.FlowStatsRequest(sess.nextXID(), s.cookie(kindOverride, flowTag(flow), 0), maskFlow), ofwire.TypeMultipartReply)
 	if err != nil {
-		return -1, fmt.Errorf("openflow: locate %v: leaf %s flow stats: %w", flow, st.name, err)
+		return -1, 0, fmt.Errorf("openflow: locate %v: leaf %s flow stats: %w", flow, st.name, err)
 	}
 	flows, err := ofwire.ParseFlowStats(nil, body)
 	if err != nil {
-		return -1, fmt.Errorf("openflow: locate %v: leaf %s flow stats reply: %w", flow, st.name, err)
+		return -1, 0, fmt.Errorf("openflow: locate %v: leaf %s flow stats reply: %w", flow, st.name, err)
 	}
 	want, best := flowMatch(flow), -1
 	for i, f := range flows {
@@ -212,38 +471,57 @@ func (s *Server) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 		}
 	}
 	if best < 0 {
-		return -1, fmt.Errorf("openflow: locate %v on leaf %s: %w", flow, st.name, proflow.ErrNotPlaced)
+		return -1, 0, fmt.Errorf("openflow: locate %v on leaf %s: %w", flow, st.name, proflow.ErrNotPlaced)
 	}
-	agg := -1
+	agg = -1
 	for k, p := range s.cfg.Fabric.Leaves[src].Uplinks {
 		if p == flows[best].OutPort {
 			agg = k
 		}
 	}
-	gen := uint16(flows[best].Cookie & 0xffff)
+	gen = uint16(flows[best].Cookie & 0xffff)
 	if agg < 0 || gen == 0 || gen > priorityGenerations {
-		return -1, fmt.Errorf("openflow: locate %v: leaf %s rule (cookie %#x) outputs to port %d, want an uplink port %v",
+		return -1, 0, fmt.Errorf("openflow: locate %v: leaf %s rule (cookie %#x) outputs to port %d, want an uplink port %v",
 			flow, st.name, flows[best].Cookie, flows[best].OutPort, s.cfg.Fabric.Leaves[src].Uplinks)
 	}
-	s.emu.Lock()
-	s.placed[flow] = &placement{flow: flow, agg: agg, gen: gen, srcLeaf: src, dstLeaf: dst}
-	s.emu.Unlock()
-	return agg, nil
+	return agg, gen, nil
 }
 
-// Unplace deletes the flow's override rules, returning it to base forwarding.
+// adopt makes p, read back from a leaf, the flow's placement. Leftovers of
+// p's generation are p's live rules now and must not be deleted. Call with
+// emu held.
+func (s *Server) adopt(p *placement) {
+	for _, l := range []int{p.srcLeaf, p.dstLeaf} {
+		delete(s.leftovers, leftover{flow: p.flow, gen: p.gen, leaf: l})
+	}
+	s.setPlaced(p.flow, p)
+}
+
+// Unplace deletes the flow's override rules, returning it to base
+// forwarding. If a leaf does not confirm the delete, Unplace fails and the
+// flow stays placed (its leases are still refreshed; call Unplace again).
 func (s *Server) Unplace(ctx context.Context, flow proflow.FlowID) error {
 	s.emu.Lock()
-	defer s.emu.Unlock()
 	p := s.placed[flow]
+	s.emu.Unlock()
 	if p == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("openflow: unplace %v: %w", flow, err)
+	}
+	if err := s.lockLeaves(ctx, p.srcLeaf, p.dstLeaf); err != nil {
+		return fmt.Errorf("openflow: unplace %v: waiting for the lease refresh: %w", flow, err)
+	}
+	defer s.emu.Unlock()
+	if p = s.placed[flow]; p == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	if err := s.applyLeaves(ctx, p, []int{p.srcLeaf, p.dstLeaf}, ofwire.FlowDeleteStrict); err != nil {
+	if err := errors.Join(s.applyEach(ctx, p, []int{p.srcLeaf, p.dstLeaf}, ofwire.FlowDeleteStrict)...); err != nil {
 		return fmt.Errorf("openflow: unplace %v: %w", flow, err)
 	}
-	delete(s.placed, flow)
+	s.setPlaced(flow, nil)
 	return nil
 }

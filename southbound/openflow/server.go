@@ -55,8 +55,11 @@ type Server struct {
 	switches map[uint64]*switchState
 	order    []*switchState // aggregation switches, then leaves
 
-	emu    sync.Mutex // placement state
-	placed map[proflow.FlowID]*placement
+	emu       sync.Mutex // placement state, below
+	placed    map[proflow.FlowID]*placement
+	leftovers map[leftover]*placement // override rules whose delete failed, retried
+	locates   map[*locateOp]struct{}  // Locate calls reading a leaf
+	leafBusy  []chan struct{}         // per leaf: closed when its refresh batch is done; nil when none runs
 
 	mu       sync.Mutex
 	serving  bool
@@ -103,7 +106,8 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("openflow: new server: metrics: %w", err)
 	}
 	s := &Server{cfg: cfg, m: m, byAddr: map[netip.Addr]int{}, switches: map[uint64]*switchState{},
-		placed: map[proflow.FlowID]*placement{}, changed: make(chan struct{})}
+		placed: map[proflow.FlowID]*placement{}, leftovers: map[leftover]*placement{}, locates: map[*locateOp]struct{}{},
+		leafBusy: make([]chan struct{}, len(cfg.Fabric.Leaves)), changed: make(chan struct{})}
 	for k, a := range cfg.Fabric.Aggs {
 		st := &switchState{name: a.Name, dpid: a.DPID, agg: k, leaf: -1}
 		s.switches[a.DPID], s.order = st, append(s.order, st)
@@ -131,9 +135,11 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 }
 
 // Serve accepts switch connections on ln until ctx ends, then closes ln and
-// every connection, waits for all goroutines and returns ctx's error. When
-// Config.TLS is set, connections are wrapped in TLS. Serve may be called
-// once.
+// every connection (handshakes in progress included), waits for all
+// goroutines and returns ctx's error. While it runs it refreshes the
+// override leases and retries deletes the switches did not confirm (see
+// Config.LeaseTimeout). When Config.TLS is set, connections are wrapped in
+// TLS. Serve may be called once.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	if s.serving {
@@ -163,7 +169,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	go func() {
 		defer s.wg.Done()
-		s.refreshLeases(ctx)
+		s.maintain(ctx)
 	}()
 	for {
 		conn, err := ln.Accept()
@@ -210,7 +216,7 @@ func (s *Server) notify() {
 func (s *Server) handle(ctx context.Context, raw net.Conn) {
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
 	conn := of.NewConn(raw)
-	feat, err := handshake(conn, s.cfg.HandshakeTimeout)
+	feat, err := handshake(ctx, conn, s.cfg.HandshakeTimeout)
 	if err != nil {
 		log.Warn("openflow: handshake failed", "error", err)
 		_ = raw.Close()
@@ -239,21 +245,27 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 		s.m.connected.Inc()
 	}
 
-	s.goroutine(func() { sess.keepalive(ctx) })
-	s.goroutine(func() {
-		if err := s.setup(ctx, sess); err != nil {
-			log.Warn("openflow: installing rules failed; dropping the switch", "switch", st.name, "error", err)
-			sess.close(fmt.Errorf("setup: %w", err))
-			return
-		}
-		st.mu.Lock()
-		if st.sess == sess {
-			st.ready = true
-		}
-		st.mu.Unlock()
-		s.notify()
-	})
-	sess.readLoop()
+	// keepalive is what ends the session when ctx ends. If Serve is already
+	// returning it cannot start, and the read loop would block on a switch
+	// that says nothing: close the session instead of reading.
+	if s.goroutine(func() { sess.keepalive(ctx) }) {
+		s.goroutine(func() {
+			if err := s.setup(ctx, sess); err != nil {
+				log.Warn("openflow: installing rules failed; dropping the switch", "switch", st.name, "error", err)
+				sess.close(fmt.Errorf("setup: %w", err))
+				return
+			}
+			st.mu.Lock()
+			if st.sess == sess {
+				st.ready = true
+			}
+			st.mu.Unlock()
+			s.notify()
+		})
+		sess.readLoop()
+	} else {
+		sess.close(ErrServerClosed)
+	}
 
 	st.mu.Lock()
 	if st.sess == sess {

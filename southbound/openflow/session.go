@@ -44,7 +44,7 @@ type session struct {
 	calls map[uint32]*call
 
 	xid       atomic.Uint32
-	lastRecv  atomic.Int64 // unix nanoseconds
+	heard     atomic.Bool // a message arrived since keepalive's last tick
 	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -53,7 +53,7 @@ type session struct {
 func newSession(srv *Server, st *switchState, conn of.Conn, firstXID uint32) *session {
 	s := &session{srv: srv, st: st, conn: conn, calls: make(map[uint32]*call), closed: make(chan struct{})}
 	s.xid.Store(firstXID)
-	s.lastRecv.Store(time.Now().UnixNano())
+	s.heard.Store(true) // the handshake just heard from the switch
 	return s
 }
 
@@ -82,17 +82,24 @@ func (s *session) close(err error) {
 }
 
 // write sends messages and flushes them; the library's Send only buffers.
+// A failed write closes the session: part of a message may have gone out,
+// and the connection's buffered writer keeps failing after an error, so
+// the stream cannot be trusted any more.
 func (s *session) write(msgs ...*of.Request) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.RequestTimeout))
 	for _, m := range msgs {
 		if err := s.conn.Send(m); err != nil {
-			return fmt.Errorf("send %v: %w", m.Header.Type, err)
+			err = fmt.Errorf("send %v: %w", m.Header.Type, err)
+			s.close(err)
+			return err
 		}
 	}
 	if err := s.conn.Flush(); err != nil {
-		return fmt.Errorf("flush: %w", err)
+		err = fmt.Errorf("flush: %w", err)
+		s.close(err)
+		return err
 	}
 	return nil
 }
@@ -244,7 +251,7 @@ func (s *session) readLoop() {
 			s.close(fmt.Errorf("read: %w", err))
 			return
 		}
-		s.lastRecv.Store(time.Now().UnixNano())
+		s.heard.Store(true)
 		body := readBody(req.Body)
 		xid := req.Header.Transaction
 		switch req.Header.Type {
@@ -282,12 +289,15 @@ func (s *session) readLoop() {
 }
 
 // keepalive sends echo requests to a quiet switch, closes a dead one, and
-// closes the session when ctx ends.
+// closes the session when ctx ends. Its ticker comes from Config.Clock, and
+// quiet time is counted in its ticks (a tick with no message since the
+// previous one adds a period), so an injected clock drives it completely.
 func (s *session) keepalive(ctx context.Context) {
 	cfg := s.srv.cfg
-	period := min(cfg.EchoInterval, cfg.DeadTimeout/3)
-	t := time.NewTicker(period)
+	period := keepalivePeriod(cfg)
+	t := cfg.Clock.NewTicker(period)
 	defer t.Stop()
+	var quiet time.Duration
 	for {
 		select {
 		case <-ctx.Done():
@@ -295,21 +305,30 @@ func (s *session) keepalive(ctx context.Context) {
 			return
 		case <-s.closed:
 			return
-		case <-t.C:
-			idle := time.Since(time.Unix(0, s.lastRecv.Load()))
-			if idle > cfg.DeadTimeout {
-				s.close(fmt.Errorf("no message for %v, dead timeout %v", idle.Round(time.Millisecond), cfg.DeadTimeout))
+		case <-t.C():
+			if s.heard.Swap(false) {
+				quiet = 0
+				continue
+			}
+			// quiet is at most one period short of the true silence, so a
+			// switch is dropped only after DeadTimeout without a message.
+			quiet += period
+			if quiet >= cfg.DeadTimeout {
+				s.close(fmt.Errorf("no message for %v, dead timeout %v", quiet, cfg.DeadTimeout))
 				return
 			}
-			if idle >= cfg.EchoInterval {
+			if quiet >= cfg.EchoInterval {
 				if err := s.write(ofwire.Echo(s.nextXID(), false, nil)); err != nil {
-					s.close(fmt.Errorf("echo request: %w", err))
-					return
+					return // write closed the session
 				}
 			}
 		}
 	}
 }
+
+// keepalivePeriod is the tick of keepalive: fine enough to send echoes at
+// EchoInterval and to notice a dead switch within a third of DeadTimeout.
+func keepalivePeriod(cfg Config) time.Duration { return min(cfg.EchoInterval, cfg.DeadTimeout/3) }
 
 func readBody(r io.Reader) []byte {
 	if b, ok := r.(*bytes.Buffer); ok {
@@ -323,8 +342,19 @@ func readBody(r io.Reader) []byte {
 }
 
 // handshake exchanges hello messages and reads the datapath id from the
-// features reply. It answers echo requests meanwhile.
-func handshake(conn of.Conn, timeout time.Duration) (ofwire.Features, error) {
+// features reply. It answers echo requests meanwhile. It gives up after
+// timeout, and when ctx ends it closes the connection, so a server that is
+// shutting down does not wait for a slow handshake.
+func handshake(ctx context.Context, conn of.Conn, timeout time.Duration) (ofwire.Features, error) {
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	f, err := handshakeConn(conn, timeout)
+	if !stop() { // ctx ended: the connection is closed or closing
+		return ofwire.Features{}, fmt.Errorf("handshake: %w", ctx.Err())
+	}
+	return f, err
+}
+
+func handshakeConn(conn of.Conn, timeout time.Duration) (ofwire.Features, error) {
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	defer conn.SetDeadline(time.Time{})
 	if err := of.Send(conn, ofwire.Hello(1)); err != nil {

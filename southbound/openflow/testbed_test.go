@@ -68,6 +68,13 @@ func testConfig() openflow.Config {
 
 func newTestbed(t testing.TB, mod func(*openflow.Config)) *testbed {
 	t.Helper()
+	return newTestbedOn(t, mod, nil)
+}
+
+// newTestbedOn is newTestbed with the server's listener wrapped by wrap
+// (when set), so a test can interpose on the connections.
+func newTestbedOn(t testing.TB, mod func(*openflow.Config), wrap func(net.Listener) net.Listener) *testbed {
+	t.Helper()
 	cfg := testConfig()
 	tb := &testbed{t: t, net: fakeswitch.NewNet(), sw: map[string]*fakeswitch.Switch{}, clock: newStepClock()}
 	cfg.Clock = tb.clock
@@ -94,6 +101,9 @@ func newTestbed(t testing.TB, mod func(*openflow.Config)) *testbed {
 		t.Fatal(err)
 	}
 	tb.addr = ln.Addr().String()
+	if wrap != nil {
+		ln = wrap(ln)
+	}
 	tb.startServer(ln)
 	tb.runSwitches(nil)
 	t.Cleanup(func() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -32,6 +33,7 @@ type Client struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	closed atomic.Bool // set by Close
 
 	placeMu sync.Mutex // one Place/Locate/Remove at a time
 	tel     telemetryState
@@ -186,11 +188,21 @@ func (s *session) lastError() error {
 
 // Close ends the streams and connections. The server then forgets this
 // client; if it was primary, the devices are left without one (or a
-// TakeOver backup takes over).
+// TakeOver backup takes over). Afterwards Place, Remove, Locate, Collect
+// and Overlay fail with an error wrapping ErrClosed.
 func (c *Client) Close() error {
+	c.closed.Store(true)
 	c.cancel()
 	c.wg.Wait()
 	return c.closeConns()
+}
+
+// checkOpen returns an error wrapping ErrClosed after Close.
+func (c *Client) checkOpen(op string) error {
+	if c.closed.Load() {
+		return fmt.Errorf("p4runtime: %s: %w", op, ErrClosed)
+	}
+	return nil
 }
 
 func (c *Client) closeConns() error {

@@ -12,6 +12,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	"github.com/proflow-sdn/proflow"
@@ -191,9 +192,10 @@ func TestStreamBreakReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for c.Primary() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	// Every leaf's stream breaks, and each session waits out its backoff on
+	// the fabric's manual clock: one ticker per leaf.
+	if err := f.clock.BlockUntil(ctx, len(c.sessions)); err != nil {
+		t.Fatalf("sessions are not all backing off after the server went away: %v", err)
 	}
 	if c.Primary() {
 		t.Fatal("client still believes it is primary after the server went away")
@@ -202,6 +204,20 @@ func TestStreamBreakReconnects(t *testing.T) {
 		t.Errorf("Place while disconnected: %v, want ErrNotPrimary", err)
 	}
 	f.restart()
+	// Once gRPC has its connection back, the end of the backoff reopens the
+	// streams.
+	for _, conn := range c.conns {
+		conn.Connect()
+		for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
+			if !conn.WaitForStateChange(ctx, st) {
+				t.Fatalf("gRPC connection stuck in %v: %v", st, ctx.Err())
+			}
+		}
+	}
+	if c.Primary() {
+		t.Fatal("streams reopened before the backoff ended on the client's clock")
+	}
+	f.clock.Advance(c.cfg.MaxBackoff)
 	if err := c.WaitPrimary(ctx); err != nil {
 		t.Fatalf("no re-arbitration after the server came back: %v", err)
 	}

@@ -155,14 +155,17 @@ type Config struct {
 	// answer (default 2 s).
 	CallTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the delay between reconnection
-	// attempts of a broken stream (default 50 ms and 5 s).
+	// attempts of a broken stream (default 50 ms and 5 s), timed by Clock.
 	MinBackoff, MaxBackoff time.Duration
 	// TLS, when set, secures every connection; nil means plaintext.
 	TLS *tls.Config
 	// DialOptions are extra gRPC dial options (after the credentials).
 	DialOptions []grpc.DialOption
 	// Clock timestamps observations and times rates (default the wall
-	// clock; pass the simulator's clock to run on virtual time).
+	// clock; pass the simulator's clock to run on virtual time). Its tickers
+	// also time the reconnection backoff and the retries of a failed
+	// pipeline check, so on virtual time a broken stream is reopened only
+	// as that time advances.
 	Clock proflow.Clock
 	// Logger receives stream, arbitration and reconnection events
 	// (default: discard).
@@ -263,11 +266,17 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Flow.Validate() == nil {
-		if _, err := c.leafOf(c.Flow.Src); err != nil {
-			errs = append(errs, err)
+		src, serr := c.leafOf(c.Flow.Src)
+		if serr != nil {
+			errs = append(errs, serr)
 		}
-		if _, err := c.leafOf(c.Flow.Dst); err != nil {
-			errs = append(errs, err)
+		dst, derr := c.leafOf(c.Flow.Dst)
+		if derr != nil {
+			errs = append(errs, derr)
+		}
+		if serr == nil && derr == nil && src == dst {
+			errs = append(errs, fmt.Errorf("flow %v: source and destination are both hosts of leaf %s, so the flow crosses no aggregation switch; the protected flow must join hosts of two different leaves",
+				c.Flow, c.Leaves[src].Name))
 		}
 	}
 	if c.CallTimeout < 0 || c.MinBackoff < 0 || c.MaxBackoff < c.MinBackoff {

@@ -31,13 +31,14 @@
 // Dial opens one StreamChannel per device and arbitrates with
 // Config.ElectionID; the highest election ID is primary and only the primary
 // writes. The streams are watched: a broken stream is reopened with backoff
-// and arbitrated again. A refusal with PERMISSION_DENIED, or a stream
+// (timed by Config.Clock) and arbitrated again. A refusal with PERMISSION_DENIED, or a stream
 // notification that another client is primary, is loss of primary:
 // errors.Is(err, ErrNotPrimary). With Config.TakeOver a backup takes over
 // when the server reports that no primary is left. The forwarding pipeline
 // (Config.Pipeline, leaf.p4 by default) is pushed to a device only when its
 // cookie differs. Every unary RPC has a deadline (Config.CallTimeout).
-// Config.TLS secures the connections.
+// Config.TLS secures the connections. After Close, calls fail with
+// ErrClosed.
 //
 //	cfg := p4runtime.DefaultConfig()
 //	cfg.Leaves = leaves // device IDs, addresses, hosts, ports

@@ -65,6 +65,9 @@ func (c *Client) directions(flow proflow.FlowID) ([2]direction, error) {
 // *DeviceError; errors.Is(err, ErrNotPrimary) when this client is not
 // primary).
 func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
+	if err := c.checkOpen(fmt.Sprintf("place %v", flow)); err != nil {
+		return err
+	}
 	if n := c.cfg.Topology.NumSwitches(); sw < 0 || sw >= n {
 		return fmt.Errorf("p4runtime: place %v: %w", flow, &proflow.UnknownSwitchError{Index: sw, Known: c.cfg.Topology.Switches})
 	}
@@ -312,10 +315,12 @@ func (c *Client) setPath(ctx context.Context, d direction, port uint32) (prev pa
 		// INSERT and MODIFY once.
 		if de.Code == codes.AlreadyExists && !modify || de.Code == codes.NotFound && modify {
 			s.forget(d.flow)
-			if st, rerr := c.readPath(ctx, d); rerr == nil {
+			st, rerr := c.readPath(ctx, d)
+			if rerr == nil {
 				prev, modify = st, st.present
 				continue
 			}
+			err = fmt.Errorf("%w; reading the entry back to retry failed: %w", err, rerr)
 		}
 		break
 	}
@@ -348,6 +353,9 @@ func (c *Client) clearPath(ctx context.Context, d direction) error {
 // Remove deletes the flow's entries in both directions, returning it to
 // base forwarding (ECMP). Entries already gone are not an error.
 func (c *Client) Remove(ctx context.Context, flow proflow.FlowID) error {
+	if err := c.checkOpen(fmt.Sprintf("remove %v", flow)); err != nil {
+		return err
+	}
 	dirs, err := c.directions(flow)
 	if err != nil {
 		return err
@@ -373,6 +381,9 @@ func (c *Client) Remove(ctx context.Context, flow proflow.FlowID) error {
 // the forward direction wins and, if this client is primary, the other is
 // repaired to match.
 func (c *Client) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
+	if err := c.checkOpen(fmt.Sprintf("locate %v", flow)); err != nil {
+		return -1, err
+	}
 	dirs, err := c.directions(flow)
 	if err != nil {
 		return -1, err

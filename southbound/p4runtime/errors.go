@@ -15,7 +15,8 @@ var (
 	// longer) the primary for a device: the server answered
 	// PERMISSION_DENIED, or the stream reported a backup role.
 	ErrNotPrimary = errors.New("not the primary client")
-	// ErrClosed is returned after Close.
+	// ErrClosed marks a call (Place, Remove, Locate, Collect, Overlay)
+	// made after Close.
 	ErrClosed = errors.New("client closed")
 	// ErrForeignEntry marks a path_select entry with this client's match
 	// key whose metadata is not this client's Owner mark: another

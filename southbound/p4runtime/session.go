@@ -91,12 +91,8 @@ func (s *session) prepare(ctx context.Context) {
 			if _, _, err := s.ensureReady(pctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("p4runtime: preparing the device failed", slog.String("error", err.Error()))
 				cancel()
-				t := time.NewTimer(s.cfg.MinBackoff)
-				select {
-				case <-ctx.Done():
-					t.Stop()
+				if !s.sleep(ctx, s.cfg.MinBackoff) {
 					return
-				case <-t.C:
 				}
 				continue
 			}
@@ -110,11 +106,28 @@ func (s *session) prepare(ctx context.Context) {
 	}
 }
 
-// run keeps a stream open until ctx ends, reconnecting with backoff.
+// sleep waits d on Config.Clock (a ticker's first tick) and reports whether
+// it did; false when ctx ended first.
+func (s *session) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := s.cfg.Clock.NewTicker(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}
+
+// run keeps a stream open until ctx ends, reconnecting with backoff timed by
+// Config.Clock.
 func (s *session) run(ctx context.Context) {
 	backoff := s.cfg.MinBackoff
 	for {
-		start := time.Now()
+		start := s.cfg.Clock.Now()
 		err := s.stream(ctx)
 		s.mu.Lock()
 		s.arbitrated = false
@@ -123,16 +136,12 @@ func (s *session) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if time.Since(start) > s.cfg.MaxBackoff {
+		if s.cfg.Clock.Now().Sub(start) > s.cfg.MaxBackoff {
 			backoff = s.cfg.MinBackoff
 		}
 		s.log.Warn("p4runtime stream lost; reconnecting", slog.String("error", err.Error()), slog.Duration("backoff", backoff))
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !s.sleep(ctx, backoff) {
 			return
-		case <-t.C:
 		}
 		backoff = min(2*backoff, s.cfg.MaxBackoff)
 	}
@@ -165,18 +174,14 @@ func (s *session) stream(ctx context.Context) error {
 		return fmt.Errorf("send arbitration: %w", err)
 	}
 	// No answer within CallTimeout: treat the stream as broken.
-	timedOut := false
-	var tmu sync.Mutex
-	timer := time.AfterFunc(s.cfg.CallTimeout, func() { tmu.Lock(); timedOut = true; tmu.Unlock(); cancel() })
+	wd := &arbWatchdog{cancel: cancel}
+	timer := time.AfterFunc(s.cfg.CallTimeout, wd.fire)
 	defer timer.Stop()
 	for {
 		m, err := st.Recv()
 		if err != nil {
-			tmu.Lock()
-			to := timedOut
-			tmu.Unlock()
 			switch {
-			case to:
+			case wd.expired():
 				return fmt.Errorf("no arbitration answer within %v", s.cfg.CallTimeout)
 			case errors.Is(err, io.EOF):
 				return errors.New("stream closed by the server")
@@ -185,6 +190,7 @@ func (s *session) stream(ctx context.Context) error {
 		}
 		switch u := m.GetUpdate().(type) {
 		case *p4v1.StreamMessageResponse_Arbitration:
+			wd.answer()
 			timer.Stop()
 			if next, again := s.onArbitration(u.Arbitration); again {
 				if err := send(next); err != nil {
@@ -196,6 +202,43 @@ func (s *session) stream(ctx context.Context) error {
 				slog.String("message", u.Error.GetMessage()))
 		}
 	}
+}
+
+// arbWatchdog ends a stream that gets no arbitration answer in time. The
+// timer and the answer race: a timer that fires once an answer has been
+// seen does nothing, so a healthy stream is never cancelled, and a stream
+// error counts as a timeout only if the timer ended the stream before any
+// answer.
+type arbWatchdog struct {
+	mu       sync.Mutex
+	answered bool
+	timedOut bool
+	cancel   context.CancelFunc
+}
+
+// answer records an arbitration answer.
+func (w *arbWatchdog) answer() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.answered = true
+}
+
+// fire is the timer's function: it ends the stream unless an answer came.
+func (w *arbWatchdog) fire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return
+	}
+	w.timedOut = true
+	w.cancel()
+}
+
+// expired reports whether fire ended the stream for want of an answer.
+func (w *arbWatchdog) expired() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.timedOut
 }
 
 // onArbitration applies an arbitration notification and says whether to

@@ -176,6 +176,9 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 }
 
 func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Time, error) {
+	if err := c.checkOpen("collect"); err != nil {
+		return time.Time{}, err
+	}
 	t := &c.tel
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -32,8 +32,15 @@ type ClientConfig struct {
 	Switches []Source
 	// Timeout bounds one HTTP request (default 1 s).
 	Timeout time.Duration
-	// MaxAge is the oldest report accepted, by the client's clock
-	// (default 5 s; negative disables the check).
+	// MaxAge is the oldest report accepted (default 5 s; negative disables
+	// the check). A report's age is Now minus the report's Time, that is
+	// the client's clock minus the agent's: the check assumes the two hosts'
+	// clocks agree (NTP) to well within MaxAge. Clock skew shifts every age
+	// by the offset: an agent clock behind the client's makes fresh reports
+	// look old (and refused as stale once the offset nears MaxAge), one
+	// ahead hides that much staleness. Choose MaxAge well above the expected
+	// skew, or disable the check where the clocks are not synchronised.
+	// Rates are not affected: they use the agent's times only.
 	MaxAge time.Duration
 	// HTTPClient sends the requests (default: a client of its own).
 	HTTPClient *http.Client
@@ -193,7 +200,8 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 		rep := reps[i]
 		if c.cfg.MaxAge > 0 {
 			if age := now.Sub(rep.Time); age > c.cfg.MaxAge {
-				return fmt.Errorf("tcstat: agent %s: report taken %v ago, want at most %v: %w", a, age.Round(time.Millisecond), c.cfg.MaxAge, proflow.ErrStale)
+				return fmt.Errorf("tcstat: agent %s: report taken %v ago, want at most %v (by the agent's clock against the client's; they must agree): %w",
+					a, age.Round(time.Millisecond), c.cfg.MaxAge, proflow.ErrStale)
 			}
 		}
 		prev, ok := c.prev[a]

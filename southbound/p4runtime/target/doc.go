@@ -18,9 +18,13 @@
 //     than its field, masked or prefix bits set, a zero mask, the wrong match
 //     kind, a missing exact field or action parameter, a bad priority:
 //     INVALID_ARGUMENT; an action outside its scope (a table-only action as
-//     default): PERMISSION_DENIED; a duplicate INSERT: ALREADY_EXISTS; MODIFY
-//     or DELETE of a missing entry: NOT_FOUND; a full table:
-//     RESOURCE_EXHAUSTED; a counter index beyond the array: OUT_OF_RANGE.
+//     default) and, on a const table (is_const_table), an INSERT, a DELETE
+//     or a MODIFY with an action: PERMISSION_DENIED; a duplicate INSERT:
+//     ALREADY_EXISTS; MODIFY or DELETE of a missing entry: NOT_FOUND; a full
+//     table: RESOURCE_EXHAUSTED; a counter index beyond the array:
+//     OUT_OF_RANGE. A MODIFY without an action changes only the direct
+//     counter it sets (nothing else: action, metadata and
+//     controller_metadata stay); with an action it replaces them all.
 //     A batch with a failed update returns UNKNOWN with one p4.v1.Error per
 //     update (OK for the others) in the status details; Read does the same
 //     per request.
@@ -40,7 +44,10 @@
 //
 // Table entries keep their metadata and controller_metadata for reads; reads
 // follow the wildcard rules, and return direct counters (in the entry's
-// counter_data or as DirectCounterEntry) and indexed counters.
+// counter_data or as DirectCounterEntry) and indexed counters. A read's role
+// filters nothing, since every role has full pipeline access here (the
+// server takes no role.config), but a role no client has arbitrated for is
+// NOT_FOUND.
 //
 // # The data plane behind it
 //

@@ -354,6 +354,9 @@ func (s *Server) read(req *p4v1.ReadRequest) ([]*p4v1.ReadResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.checkReadRole(req.GetRole()); err != nil {
+		return nil, err
+	}
 	if d.pipe == nil {
 		return nil, errf(codes.FailedPrecondition, "device %d has no forwarding pipeline config", d.id)
 	}
@@ -374,6 +377,21 @@ func (s *Server) read(req *p4v1.ReadRequest) ([]*p4v1.ReadResponse, error) {
 		return resps, batchError("read failure", errs)
 	}
 	return resps, nil
+}
+
+// checkReadRole applies ReadRequest.role, which §13 makes a filter: only
+// the entities that belong to the role are reported. A role's entities are
+// defined by its role.config (§5.2); this server accepts no role config
+// (arbitrate refuses one), and a role without one has full pipeline access
+// (§5.2), so every entity belongs to every role it knows and the filter
+// keeps them all. A role the device does not know (no client ever
+// arbitrated for it) defines nothing to filter by: like Write (§12, check
+// 1), the read fails with NOT_FOUND. The default role ("") is always known.
+func (d *device) checkReadRole(role string) error {
+	if role == "" || d.roles[role] != nil {
+		return nil
+	}
+	return errf(codes.NotFound, "device %d has no role %q: no client has arbitrated for it, so it has no entities to read", d.id, role)
 }
 
 func (d *device) readEntity(dp Dataplane, e *p4v1.Entity) ([]*p4v1.Entity, error) {

@@ -373,6 +373,20 @@ func (d *device) writeTableEntry(dp Dataplane, typ p4v1.Update_Type, te *p4v1.Ta
 	if te.GetIsDefaultAction() {
 		return d.writeDefault(tb, typ, te)
 	}
+	// §9.1.4 Constant Tables: the match entries of a const table are
+	// immutable. The only updates allowed are MODIFY of an entry's direct
+	// resources (with no action, not even the entry's own) and of the default
+	// entry (above); anything else is PERMISSION_DENIED. This target does not
+	// realize the program's static entries (they live in the opaque device
+	// config), so its const tables are empty and such a MODIFY finds no entry.
+	if ti.t.GetIsConstTable() {
+		switch {
+		case typ == p4v1.Update_INSERT || typ == p4v1.Update_DELETE:
+			return nil, errf(codes.PermissionDenied, "table %s is const: its entries cannot be inserted or deleted (%v)", tname, typ)
+		case typ == p4v1.Update_MODIFY && te.GetAction() != nil:
+			return nil, errf(codes.PermissionDenied, "table %s is const: a MODIFY may change only direct resources and must not set an action", tname)
+		}
+	}
 	if len(ti.fields) == 0 && typ == p4v1.Update_INSERT {
 		return nil, errf(codes.InvalidArgument, "table %s is keyless: only its default entry can be written", tname)
 	}
@@ -437,11 +451,22 @@ func (d *device) writeTableEntry(dp Dataplane, typ p4v1.Update_Type, te *p4v1.Ta
 			return nil, errf(codes.NotFound, "table %s has no entry %s to modify", tname, key)
 		}
 		ne.seq, ne.cell = old.seq, old.cell
-		ne.te.Action = old.te.Action
-		if te.GetAction() != nil {
-			if ne.te.Action, err = p.checkAction(ti, te.GetAction(), false); err != nil {
-				return nil, err
-			}
+		if te.GetAction() == nil {
+			// §9.1.2 Action Specification: a MODIFY without an action leaves
+			// the entry's action as it is, and one that changes no direct
+			// resource either is a no-op. So the update changes only the
+			// direct resources it sets (counter_data, below); the entry keeps
+			// its metadata, controller_metadata and idle timeout.
+			ne.te.Action, ne.te.Metadata, ne.te.ControllerMetadata, ne.te.IdleTimeoutNs =
+				old.te.Action, old.te.Metadata, old.te.ControllerMetadata, old.te.IdleTimeoutNs
+			break
+		}
+		// With an action, MODIFY has the assign (full-snapshot) semantics of
+		// §12 (Write RPC, update types): action, metadata,
+		// controller_metadata and idle timeout are all the request's, unset
+		// meaning empty.
+		if ne.te.Action, err = p.checkAction(ti, te.GetAction(), false); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, errf(codes.InvalidArgument, "update type %v, want INSERT, MODIFY or DELETE", typ)

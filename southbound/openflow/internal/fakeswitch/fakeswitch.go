@@ -55,7 +55,10 @@ type Switch struct {
 	DropStats       atomic.Bool   // do not answer multipart requests
 	IgnoreEcho      atomic.Bool   // do not answer echo requests (looks dead)
 	WipeOnConnect   atomic.Bool   // forget all rules on (re)connect, like a restarted switch
-	RejectCookie    atomic.Uint64 // answer flow-mods with this cookie with an error (0 = none)
+	RejectCookie    atomic.Uint64 // answer add flow-mods with this cookie with an error (0 = none)
+	// RejectDeleteCookie answers delete flow-mods with this cookie with an
+	// error and keeps the rules (0 = none).
+	RejectDeleteCookie atomic.Uint64
 
 	mu       sync.Mutex
 	flows    []*Entry
@@ -66,7 +69,15 @@ type Switch struct {
 	barriers int
 	requests int
 	ops      []Op
+	hold     *statsHold
+	changed  chan struct{} // closed and replaced after every connect and processed message
 	wmu      sync.Mutex
+}
+
+// statsHold delays the reply to one flow statistics request.
+type statsHold struct {
+	held    chan struct{} // closed when a request is held
+	release chan struct{} // closed to send the reply
 }
 
 // Op is one flow-mod or barrier the switch processed, in order.
@@ -92,7 +103,45 @@ func (s *Switch) StatsRequests() int {
 
 // New returns a switch with datapath id dpid.
 func New(dpid uint64) *Switch {
-	return &Switch{DPID: dpid, PartEntries: 3, ports: map[uint32]*ofwire.PortStats{}}
+	return &Switch{DPID: dpid, PartEntries: 3, ports: map[uint32]*ofwire.PortStats{}, changed: make(chan struct{})}
+}
+
+// notifyLocked wakes Await. Call with s.mu held.
+func (s *Switch) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Await returns once cond holds, checking it now and after every connect
+// and every message the switch processes, or ctx's error. cond may call the
+// switch's methods.
+func (s *Switch) Await(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		changed := s.changed
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// HoldStats makes the switch take its reply to the next flow statistics
+// request from the flow table as it is when the request arrives, but send
+// it only once release is called (or drop it when the connection ends).
+// held is closed when such a request has arrived.
+func (s *Switch) HoldStats() (held <-chan struct{}, release func()) {
+	h := &statsHold{held: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	s.hold = h
+	s.mu.Unlock()
+	var once sync.Once
+	return h.held, func() { once.Do(func() { close(h.release) }) }
 }
 
 // Run connects to the controller at addr (over TLS when conf is set) and
@@ -126,10 +175,15 @@ func (s *Switch) Serve(ctx context.Context, c net.Conn) error {
 	if s.WipeOnConnect.Load() {
 		s.flows = nil
 	}
+	s.notifyLocked()
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	defer c.Close()
+	done := make(chan struct{}) // closed when Serve returns: held replies are dropped
+	var held sync.WaitGroup
+	defer held.Wait()
+	defer close(done)
 	conn := of.NewConn(c)
 	if err := s.send(conn, ofwire.Hello(1)); err != nil {
 		return err
@@ -167,9 +221,15 @@ func (s *Switch) Serve(ctx context.Context, c net.Conn) error {
 			s.requests++
 			s.mu.Unlock()
 			if !s.DropStats.Load() {
-				err = s.multipart(conn, xid, body)
+				err = s.multipart(conn, xid, body, func(send func()) {
+					held.Add(1)
+					go func() { defer held.Done(); send() }()
+				}, done)
 			}
 		}
+		s.mu.Lock()
+		s.notifyLocked()
+		s.mu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -215,6 +275,10 @@ func (s *Switch) flowMod(conn of.Conn, xid uint32, body []byte) error {
 		return s.sendError(conn, xid, 4, 0) // bad match
 	}
 	if c := s.RejectCookie.Load(); c != 0 && fm.Cookie == c && fm.Command == uint8(ofwire.FlowAdd) {
+		return s.sendError(conn, xid, 5, 0) // flow-mod failed
+	}
+	del := fm.Command == uint8(ofwire.FlowDelete) || fm.Command == uint8(ofwire.FlowDeleteStrict)
+	if c := s.RejectDeleteCookie.Load(); c != 0 && fm.Cookie == c && del {
 		return s.sendError(conn, xid, 5, 0) // flow-mod failed
 	}
 	s.mu.Lock()
@@ -264,7 +328,10 @@ func (s *Switch) expireLocked() {
 	s.flows = kept
 }
 
-func (s *Switch) multipart(conn of.Conn, xid uint32, body []byte) error {
+// multipart answers a multipart request. A held flow statistics reply is
+// sent by a function passed to spawn, once released or dropped when done
+// closes.
+func (s *Switch) multipart(conn of.Conn, xid uint32, body []byte, spawn func(func()), done <-chan struct{}) error {
 	mp, err := ofwire.ParseMultipart(body)
 	if err != nil {
 		return s.sendError(conn, xid, 1, 1)
@@ -313,6 +380,10 @@ func (s *Switch) multipart(conn of.Conn, xid uint32, body []byte) error {
 		s.mu.Unlock()
 		return s.sendError(conn, xid, 1, 2) // bad multipart type
 	}
+	var hold *statsHold
+	if mp.Type == ofwire.MultipartFlow {
+		hold, s.hold = s.hold, nil
+	}
 	s.mu.Unlock()
 	msgs := make([]*of.Request, len(parts))
 	for i, p := range parts {
@@ -322,7 +393,18 @@ func (s *Switch) multipart(conn of.Conn, xid uint32, body []byte) error {
 		}
 		msgs[i] = ofwire.NewMessage(ofwire.TypeMultipartReply, xid, ofwire.Body(append(ofwire.AppendMultipartHeader(nil, mp.Type, flags), p...)))
 	}
-	return s.send(conn, msgs...)
+	if hold == nil {
+		return s.send(conn, msgs...)
+	}
+	close(hold.held)
+	spawn(func() {
+		select {
+		case <-hold.release:
+			_ = s.send(conn, msgs...)
+		case <-done:
+		}
+	})
+	return nil
 }
 
 // Flows returns a copy of the flow table, highest priority first.
