@@ -498,21 +498,7 @@ func TestReadsAndCounterWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	readAll := func(ents ...*p4v1.Entity) ([]*p4v1.Entity, error) {
-		rs, err := c.Read(ctx, &p4v1.ReadRequest{DeviceId: 1, Entities: ents})
-		if err != nil {
-			return nil, err
-		}
-		var out []*p4v1.Entity
-		for {
-			r, err := rs.Recv()
-			if err == io.EOF {
-				return out, nil
-			}
-			if err != nil {
-				return out, err
-			}
-			out = append(out, r.GetEntities()...)
-		}
+		return readEntities(t, c, &p4v1.ReadRequest{DeviceId: 1, Entities: ents})
 	}
 	caps, err := c.Capabilities(ctx, &p4v1.CapabilitiesRequest{})
 	if err != nil || caps.GetP4RuntimeApiVersion() != APIVersion {
