@@ -53,7 +53,8 @@ type FlowSample struct {
 // existing slices (see Resize).
 type Observation struct {
 	// Time is when the sample was taken. The controller refuses samples older
-	// than Config.MaxSampleAge as stale.
+	// than Config.MaxSampleAge as stale, and samples dated more than
+	// Config.MaxClockSkew after its clock's now as invalid.
 	Time     time.Time      `json:"time"`
 	Switches []SwitchSample `json:"switches"`
 	Leaves   []LeafSample   `json:"leaves"`

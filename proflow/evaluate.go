@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +48,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	out := fs.String("out", "out/evaluate", "directory for report.md, CSV files and PNG figures")
 	traces := fs.Bool("traces", false, "also write every episode's trace under OUT/traces")
-	baseline := fs.String("baseline", "reactive", "policy the others are compared with")
+	baseline := fs.String("baseline", "reactive", "policy the others are compared with (with a single policy and no -baseline, none)")
 	title := fs.String("title", "proflow evaluation on the simulated fabric", "report title")
 	if err := parseFlags(fs, "evaluate", args); err != nil {
 		return err
@@ -65,7 +66,12 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 			return badFlag("evaluate", "policies", *policies, fmt.Sprintf("each policy once (%s is listed twice)", name))
 		}
 	}
-	if !slices.Contains(names, *baseline) {
+	baselineSet := false
+	fs.Visit(func(f *flag.Flag) { baselineSet = baselineSet || f.Name == "baseline" })
+	if !baselineSet && len(names) == 1 && !slices.Contains(names, *baseline) {
+		*baseline = "" // one policy and no -baseline: nothing to compare
+	}
+	if *baseline != "" && !slices.Contains(names, *baseline) {
 		return badFlag("evaluate", "baseline", *baseline, fmt.Sprintf("one of the -policies %s, the policy the others are compared with (add it to -policies or pick another -baseline)", strings.Join(names, ",")))
 	}
 	cfg := sim.DefaultConfig()
@@ -102,7 +108,13 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	start := time.Now()
 	eps, err := sw.Run(ctx)
 	bar.Finish()
-	if err != nil {
+	var traceErr error
+	switch {
+	case err != nil && len(eps) == total:
+		// Every episode ran; only writing traces failed. Report it at the
+		// end, after the report and figures are written.
+		traceErr = fmt.Errorf("evaluate: -traces: %w", err)
+	case err != nil:
 		return fmt.Errorf("evaluate: run %d episodes: %w", total, err)
 	}
 	opt := eval.DefaultOptions()
@@ -132,7 +144,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "evaluate: %d episodes in %v; report %s, figures %s, %s, %s, %s\n", total,
 		time.Since(start).Round(time.Millisecond), report, eval.FigThroughput, eval.FigMeans, eval.FigReroutes, eval.FigOverflow)
-	return nil
+	return traceErr
 }
 
 func splitList(s string) []string {

@@ -127,6 +127,24 @@ func TestEvaluateCommandWritesReport(t *testing.T) {
 	noTempFiles(t, out)
 }
 
+// A single policy without -baseline is evaluated on its own: no comparison,
+// no error; naming a -baseline that is not evaluated is still refused.
+func TestEvaluateSinglePolicy(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "eval")
+	e, stdout, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"evaluate", "-policies", "crowd", "-scenarios", "C1", "-repeats", "1", "-out", out}); err != nil {
+		t.Fatalf("one policy, no -baseline: %v", err)
+	}
+	if strings.Contains(stdout.String(), "Comparison with") {
+		t.Errorf("a single policy's report compares it with something:\n%s", stdout.String())
+	}
+	e, _, _ = newTestEnv()
+	err := e.dispatch(context.Background(), []string{"evaluate", "-policies", "crowd", "-baseline", "reactive", "-scenarios", "C1", "-repeats", "1", "-out", out})
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "-baseline reactive") {
+		t.Errorf("an explicit -baseline outside -policies: %v, want a usage error naming it", err)
+	}
+}
+
 func TestCalibrateCommandWritesReport(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "cal")
 	e, stdout, _ := newTestEnv()

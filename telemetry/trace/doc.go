@@ -57,6 +57,15 @@
 // observation that fails proflow.Observation.Validate, a reroute that does
 // not move the flow, and unknown fields.
 //
+// # Files
+//
+// Create and WriteFile write to a temporary file beside the target and
+// rename it into place only when the trace is complete: a rejected step, an
+// I/O error or Writer.Abort leaves any existing file as it was. Read and
+// ReadFile return what they could read together with the error: a trace
+// cut short by a crash gives its steps up to the damaged line, and an error
+// naming that line.
+//
 // # Concurrency
 //
 // A Writer or Reader must be used from one goroutine at a time. The value
