@@ -47,7 +47,9 @@ func (o TraceOptions) withDefaults() TraceOptions {
 // an observation, in order, with Placements[t] the switch that carried the
 // flow during that observation's interval (trace.Step.Switch). A step
 // without an observation (telemetry failed) is left out; the transition
-// across it then spans two intervals.
+// across it then spans two intervals and is still discounted by one γ
+// (the dataset has no per-transition discount), which slightly overvalues
+// what follows a gap. Simulated traces have no gaps.
 func EpisodeFromTrace(tr *trace.Episode, id int, opt TraceOptions) (Episode, error) {
 	if tr == nil {
 		return Episode{}, errors.New("training: episode from trace: nil trace")
