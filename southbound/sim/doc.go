@@ -250,7 +250,9 @@
 // limit slightly above C whose reserve ends the precursor, the counting
 // shaper's reserve a little larger) the two reserves are ~1.8 GB each and
 // differ by a few percent, and the lighter load of S5 already brings both
-// exhaustions back within a second of each other. Nothing in the paper
+// exhaustions back together (by arithmetic: an uncounted limit at 1.2C
+// with 1.77 GB drained at 68 MB/s and a 1.9 GB bucket drained at 73 MB/s
+// both run out at ~26 s). Nothing in the paper
 // says what such a limit was; the model does not include one.
 //
 // The capped crowd of C1 (30 streams at 1 Mbit/s) never hurts f_p within
