@@ -222,7 +222,7 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 // the baseline is learned again.
 func (c *Controller) Reset(current int) error {
 	if n := c.cfg.Topology.NumSwitches(); current < 0 || current >= n {
-		return &UnknownSwitchError{Index: current, Known: slices.Clone(c.cfg.Topology.Switches)}
+		return c.unknownSwitch(current)
 	}
 	c.current.Store(int64(current))
 	c.lastReroute, c.lastObsTime, c.seq = time.Time{}, time.Time{}, 0
@@ -272,7 +272,7 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		switch {
 		case err == nil:
 			if sw < 0 || sw >= c.cfg.Topology.NumSwitches() {
-				return fmt.Errorf("proflow: reconcile: located %w", &UnknownSwitchError{Index: sw, Known: slices.Clone(c.cfg.Topology.Switches)})
+				return fmt.Errorf("proflow: reconcile: located %w", c.unknownSwitch(sw))
 			}
 			c.current.Store(int64(sw))
 			return nil
@@ -396,7 +396,7 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	}
 	if d.Target >= c.cfg.Topology.NumSwitches() {
 		d.Reason = ReasonPolicy
-		d.Err = fmt.Errorf("proflow: gate: %w", &UnknownSwitchError{Index: d.Target, Known: slices.Clone(c.cfg.Topology.Switches)})
+		d.Err = fmt.Errorf("proflow: gate: %w", c.unknownSwitch(d.Target))
 		d.Target = -1
 		return
 	}
@@ -408,6 +408,12 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	c.current.Store(int64(d.Target))
 	c.lastReroute = d.Time
 	d.Rerouted, d.Reason = true, ReasonRerouted
+}
+
+// unknownSwitch returns the error for switch index i outside the topology,
+// with its own copy of the switch names.
+func (c *Controller) unknownSwitch(i int) *UnknownSwitchError {
+	return &UnknownSwitchError{Index: i, Known: slices.Clone(c.cfg.Topology.Switches)}
 }
 
 // checkNotAhead refuses a sample dated more than MaxClockSkew after now: its

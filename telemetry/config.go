@@ -67,8 +67,9 @@ func (c EncoderConfig) Validate() error {
 	return nil
 }
 
-// Dim returns the state dimension 6|S|+2|L|+4.
-func (c EncoderConfig) Dim() int { return 6*c.NumSwitches + 2*c.NumLeaves + 4 }
+// Dim returns the state dimension 6|S|+2|L|+4: the layout's last block,
+// x_flow, ends the vector.
+func (c EncoderConfig) Dim() int { return c.FlowOffset() + FlowFeatures }
 
 // DefaultEncoderConfig derives the scaling constants from the topology (see
 // the package documentation for the reasoning behind each default).

@@ -91,10 +91,11 @@ type shaper struct {
 	out      float64
 }
 
-// serve computes one step of a FIFO holding backlog bytes, receiving arr
-// bytes and able to send capBytes, with a queue limit: the backlog is served
-// first, then the arrivals; what exceeds the limit is dropped from the tail
-// (the arrivals). It returns the bytes sent and sets the per-stream ratios.
+// serveFIFO computes one step of a FIFO holding backlog bytes, receiving
+// arr bytes and able to send capBytes, with a queue limit: the backlog is
+// served first, then the arrivals; what exceeds the limit is dropped from
+// the tail (the arrivals). It returns the bytes sent, the per-stream ratios
+// applyFIFO uses, the new backlog and the bytes dropped.
 func serveFIFO(backlog, arr, capBytes, limit float64) (out, rb, ra, rd, newBacklog, dropped float64) {
 	total := backlog + arr
 	out = min(total, capBytes)
@@ -115,7 +116,9 @@ func serveFIFO(backlog, arr, capBytes, limit float64) (out, rb, ra, rd, newBackl
 	return
 }
 
-// apply moves one stream through a FIFO step computed by serveFIFO.
+// applyFIFO moves one stream, with backlog *b and arrivals a, through a
+// FIFO step whose ratios serveFIFO computed, adds its dropped bytes to *drop
+// and returns the bytes it got served.
 func applyFIFO(b *float64, a, rb, ra, rd float64, drop *float64) float64 {
 	served := *b*rb + a*ra
 	remA := a * (1 - ra)
@@ -123,6 +126,24 @@ func applyFIFO(b *float64, a, rb, ra, rd float64, drop *float64) float64 {
 	*b = max(0, *b-*b*rb+remA-d)
 	*drop += d
 	return served
+}
+
+// dropFraction returns the fraction of arr bytes of arrivals that dropped
+// bytes are, zero when nothing arrived.
+func dropFraction(dropped, arr float64) float64 {
+	if arr > 0 {
+		return dropped / arr
+	}
+	return 0
+}
+
+// serve runs one step of dt seconds of the host link on its arrivals arr:
+// it updates the backlog and records the ratios applyFIFO uses and the
+// fraction of the arrivals dropped.
+func (q *fifo) serve(dt float64) {
+	var dropped float64
+	_, q.rb, q.ra, q.rd, q.backlog, dropped = serveFIFO(q.backlog, q.arr, q.rate*dt, q.limit)
+	q.dropFrac = dropFraction(dropped, q.arr)
 }
 
 // throttled returns the fraction of a step during which a shaper of token
@@ -336,13 +357,7 @@ func (e *engine) advance() {
 
 	// 2. Source host links.
 	for h := range e.up {
-		q := &e.up[h]
-		var dropped float64
-		_, q.rb, q.ra, q.rd, q.backlog, dropped = serveFIFO(q.backlog, q.arr, q.rate*dt, q.limit)
-		q.dropFrac = 0
-		if q.arr > 0 {
-			q.dropFrac = dropped / q.arr
-		}
+		e.up[h].serve(dt)
 	}
 
 	// 3. Per-flow pacing at the uplink, and arrivals at the bucket.
@@ -401,10 +416,7 @@ func (e *engine) advance() {
 		var dropped float64
 		u.out, u.rb, u.ra, u.rd, u.backlog, dropped = serveFIFO(u.backlog, u.arr, min(link*dt, avail), limit)
 		u.tokens = min(burst, avail-u.out)
-		u.dropFrac = 0
-		if u.arr > 0 {
-			u.dropFrac = dropped / u.arr
-		}
+		u.dropFrac = dropFraction(dropped, u.arr)
 	}
 	for p := range e.ports {
 		u := &e.ports[p]
@@ -427,13 +439,7 @@ func (e *engine) advance() {
 		e.pairs[s.pair].bytes[s.sw] += s.x3
 	}
 	for h := range e.down {
-		q := &e.down[h]
-		var dropped float64
-		_, q.rb, q.ra, q.rd, q.backlog, dropped = serveFIFO(q.backlog, q.arr, q.rate*dt, q.limit)
-		q.dropFrac = 0
-		if q.arr > 0 {
-			q.dropFrac = dropped / q.arr
-		}
+		e.down[h].serve(dt)
 	}
 
 	// 6. Delivery, queueing delay and TCP.

@@ -75,7 +75,7 @@ func mustScenario(t testing.TB, name string) *sim.Scenario {
 	return sc
 }
 
-// window returns the steps' times relative to congestion start.
+// since returns the step's time relative to congestion start, in seconds.
 func since(ep *trace.Episode, s *trace.Step) float64 {
 	return s.Time.Sub(ep.Meta.CongestionStart).Seconds()
 }

@@ -90,11 +90,7 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 	}
 	for i, c := range sc.Congesters {
 		h, _ := cfg.hostIndex(c.Host)
-		dn := c.Dst
-		if dn == "" {
-			dn = cfg.CongestionSink
-		}
-		d, _ := cfg.hostIndex(dn)
+		d, _ := cfg.hostIndex(c.dst(cfg))
 		n := c.Streams
 		if n == 0 {
 			n = cfg.StreamsPerCongester

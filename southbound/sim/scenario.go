@@ -68,6 +68,15 @@ type Congester struct {
 	Depart Duration `json:"depart,omitempty"`
 }
 
+// dst returns the name of the receiving host: Dst, or cfg's CongestionSink
+// when Dst is empty.
+func (c Congester) dst(cfg Config) string {
+	if c.Dst == "" {
+		return cfg.CongestionSink
+	}
+	return c.Dst
+}
+
 // Move re-routes a congester to Switch at time At.
 type Move struct {
 	// At is when the host pair's path changes.
@@ -160,10 +169,7 @@ func (s *Scenario) Validate(cfg Config) error {
 		if errSrc != nil {
 			bad(f+".host", "%v", errSrc)
 		}
-		dstName := c.Dst
-		if dstName == "" {
-			dstName = cfg.CongestionSink
-		}
+		dstName := c.dst(cfg)
 		dst, errDst := cfg.hostIndex(dstName)
 		if errDst != nil {
 			bad(f+".dst", "%v", errDst)
@@ -308,9 +314,9 @@ func compareScenarioNames(a, b string) int {
 // BuiltinScenario returns a fresh copy of the embedded scenario name (see
 // BuiltinScenarios), validated against the default configuration.
 func BuiltinScenario(name string) (*Scenario, error) {
-	data, err := builtinFS.ReadFile(path.Join("scenarios", name+".json"))
+	data, err := BuiltinScenarioJSON(name)
 	if err != nil {
-		return nil, fmt.Errorf("sim: no built-in scenario %q, want one of %v", name, BuiltinScenarios())
+		return nil, err
 	}
 	return readScenario(bytes.NewReader(data), DefaultConfig(), name)
 }

@@ -17,17 +17,38 @@ import (
 // still far below it).
 const maxLine = 16 << 20
 
+// order checks that the steps of a trace being written or read follow one
+// another: it keeps the number and time of the last accepted step.
+type order struct {
+	prev Step // Seq and Time of the last accepted step
+	n    int  // steps accepted
+}
+
+// check validates s against m and the last accepted step.
+func (o *order) check(m *Meta, s *Step) error {
+	var prev *Step
+	if o.n > 0 {
+		prev = &o.prev
+	}
+	return checkStep(m, prev, s)
+}
+
+// accept records s as the last step.
+func (o *order) accept(s *Step) {
+	o.prev = Step{Seq: s.Seq, Time: s.Time}
+	o.n++
+}
+
 // Writer writes a trace: the metadata line, then one line per step. It
 // validates what it writes, so a trace it produced always reads back.
 // A Writer is not safe for concurrent use.
 type Writer struct {
-	meta   Meta
-	bw     *bufio.Writer
-	gz     *gzip.Writer
-	file   *os.File // the temporary file of a Writer from Create
-	path   string   // where Close renames file to
-	prev   Step
-	n      int
+	meta Meta
+	bw   *bufio.Writer
+	gz   *gzip.Writer
+	file *os.File // the temporary file of a Writer from Create
+	path string   // where Close renames file to
+	order
 	err    error // the first failure that makes the trace unusable
 	closed bool
 }
@@ -107,18 +128,13 @@ func (w *Writer) Write(s *Step) error {
 	if s == nil {
 		return w.fail(fmt.Errorf("trace: step %d is nil", w.n), w.file != nil)
 	}
-	var prev *Step
-	if w.n > 0 {
-		prev = &w.prev
-	}
-	if err := checkStep(&w.meta, prev, s); err != nil {
+	if err := w.check(&w.meta, s); err != nil {
 		return w.fail(fmt.Errorf("trace: step %d: %w", w.n, err), w.file != nil)
 	}
 	if err := w.line(s); err != nil {
 		return w.fail(fmt.Errorf("trace: write step %d: %w", w.n, err), true)
 	}
-	w.prev = Step{Seq: s.Seq, Time: s.Time}
-	w.n++
+	w.accept(s)
 	return nil
 }
 
@@ -222,8 +238,7 @@ type Reader struct {
 	sc   *bufio.Scanner
 	meta Meta
 	line int
-	prev Step
-	n    int
+	order
 	gz   *gzip.Reader
 	file *os.File
 }
@@ -304,15 +319,10 @@ func (r *Reader) Next(s *Step) error {
 		}
 		return fmt.Errorf("trace: line %d: %w", r.line, err)
 	}
-	var prev *Step
-	if r.n > 0 {
-		prev = &r.prev
-	}
-	if err := checkStep(&r.meta, prev, s); err != nil {
+	if err := r.check(&r.meta, s); err != nil {
 		return fmt.Errorf("trace: line %d: %w", r.line, err)
 	}
-	r.prev = Step{Seq: s.Seq, Time: s.Time}
-	r.n++
+	r.accept(s)
 	return nil
 }
 
