@@ -159,24 +159,26 @@ func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	from := uint16(1)
 	if cur != nil {
 		from = cur.gen + 1
-		if s.freeGen(flow, src, dst, from) > priorityGenerations {
-			// Out of priorities: renumber the current path to the lowest
-			// free generation (make-before-break on the same switch), then
-			// move.
-			low := *cur
-			low.gen = s.freeGen(flow, src, dst, 1)
-			if low.gen >= cur.gen {
-				return s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations 1..%d are in use or waiting for their delete", cur.gen))
-			}
-			if err := s.move(ctx, cur, &low); err != nil {
-				return s.placeErr(flow, sw, err)
-			}
-			s.setPlaced(flow, &low)
-			cur = &low
-			from = cur.gen + 1
-		}
 	}
-	if next.gen = s.freeGen(flow, src, dst, from); next.gen > priorityGenerations {
+	next.gen = s.freeGen(flow, src, dst, from)
+	if cur != nil && next.gen > priorityGenerations {
+		// Out of priorities: renumber the current path to the lowest free
+		// generation (make-before-break on the same switch), then move.
+		low := *cur
+		low.gen = s.freeGen(flow, src, dst, 1)
+		if low.gen >= cur.gen {
+			return s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations 1..%d are in use or waiting for their delete", cur.gen))
+		}
+		if err := s.move(ctx, cur, &low); err != nil {
+			return s.placeErr(flow, sw, err)
+		}
+		s.setPlaced(flow, &low)
+		cur = &low
+		// The renumbering may have left leftovers: look again.
+		from = cur.gen + 1
+		next.gen = s.freeGen(flow, src, dst, from)
+	}
+	if next.gen > priorityGenerations {
 		return s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations %d..%d wait for their delete", from, priorityGenerations))
 	}
 	if err := s.move(ctx, cur, next); err != nil {

@@ -2,15 +2,12 @@ package openflow_test
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 func netipMust(s string) netip.Addr { return netip.MustParseAddr(s) }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 type metricValue float64
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -399,7 +400,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal("no error")
 	}
 	for _, want := range []string{`"agg3" in the fabric and "agg4"`, "leaf leaf2 has 3 uplinks", "elephant fraction 2"} {
-		if !contains(err.Error(), want) {
+		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
@@ -445,8 +446,8 @@ func TestUnplaceAndDisconnect(t *testing.T) {
 	if err := tb.srv.Disconnect("agg3"); err != nil {
 		t.Fatal(err)
 	}
-	for tb.sw["agg3"].Connects() == n {
-		time.Sleep(10 * time.Millisecond)
+	if err := tb.sw["agg3"].Await(ctx, func() bool { return tb.sw["agg3"].Connects() != n }); err != nil {
+		t.Fatalf("agg3 did not reconnect after Disconnect: %v", err)
 	}
 	tb.ready()
 	if err := tb.srv.Disconnect("nope"); err == nil {

@@ -179,13 +179,22 @@ func waitServe(t *testing.T, served chan error, c net.Conn, what string) {
 	}
 }
 
-func TestServeReturnsWhenHandshakeEndsAfterCancel(t *testing.T) {
+// cancelInHandshake serves with an hour's handshake timeout, starts a
+// switch's handshake, and cancels Serve's context while the server waits for
+// the features reply. The caller closes the returned connection.
+func cancelInHandshake(t *testing.T) (sl *signalListener, served chan error, c net.Conn, conn of.Conn) {
+	t.Helper()
 	cfg := testConfig()
 	cfg.HandshakeTimeout = time.Hour
 	_, sl, cancel, served := serveAlone(t, cfg)
-	c, conn := startHandshake(t, sl.Addr().String())
-	defer c.Close()
+	c, conn = startHandshake(t, sl.Addr().String())
 	cancel()
+	return sl, served, c, conn
+}
+
+func TestServeReturnsWhenHandshakeEndsAfterCancel(t *testing.T) {
+	sl, served, c, conn := cancelInHandshake(t)
+	defer c.Close()
 	<-sl.closed // Serve is returning
 	// The switch completes the handshake now. The server may already have
 	// closed the connection; either way it must not wait for the switch.
@@ -194,12 +203,8 @@ func TestServeReturnsWhenHandshakeEndsAfterCancel(t *testing.T) {
 }
 
 func TestServeCancelsHandshake(t *testing.T) {
-	cfg := testConfig()
-	cfg.HandshakeTimeout = time.Hour
-	_, sl, cancel, served := serveAlone(t, cfg)
-	c, conn := startHandshake(t, sl.Addr().String())
+	_, served, c, conn := cancelInHandshake(t)
 	defer c.Close()
-	cancel()
 	waitServe(t, served, c, "in the middle of a handshake")
 	// The server closed the half-open connection.
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))

@@ -1,6 +1,8 @@
 package openflow
 
 import (
+	"net/netip"
+
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/southbound/openflow/internal/ofwire"
 )
@@ -52,9 +54,6 @@ func (s *Server) baseRules(st *switchState) []ofwire.FlowMod {
 	arp := func(tpa Host) ofwire.Match {
 		return ofwire.Match{Has: ofwire.HasEthType | ofwire.HasARPTPA, EthType: ethARP, ARPTPA: tpa.Addr}
 	}
-	pair := func(src, dst Host) ofwire.Match {
-		return ofwire.Match{Has: ofwire.HasEthType | ofwire.HasIPSrc | ofwire.HasIPDst, EthType: ethIPv4, IPSrc: src.Addr, IPDst: dst.Addr}
-	}
 	var out []ofwire.FlowMod
 	if st.agg >= 0 {
 		a := s.cfg.Fabric.Aggs[st.agg]
@@ -62,7 +61,7 @@ func (s *Server) baseRules(st *switchState) []ofwire.FlowMod {
 			out = add(out, prioBase, arp(d.Host), a.LeafPorts[d.leaf])
 			for _, src := range s.hosts {
 				if src.leaf != d.leaf {
-					out = add(out, prioBase, pair(src.Host, d.Host), a.LeafPorts[d.leaf])
+					out = add(out, prioBase, pairMatch(src.Addr, d.Addr), a.LeafPorts[d.leaf])
 				}
 			}
 		}
@@ -78,7 +77,7 @@ func (s *Server) baseRules(st *switchState) []ofwire.FlowMod {
 		out = add(out, prioBase, arp(d.Host), lf.Uplinks[j%len(lf.Uplinks)])
 		for i, src := range s.hosts {
 			if src.leaf == st.leaf {
-				out = add(out, prioBase, pair(src.Host, d.Host), lf.Uplinks[s.basePath(i, j)])
+				out = add(out, prioBase, pairMatch(src.Addr, d.Addr), lf.Uplinks[s.basePath(i, j)])
 			}
 		}
 	}
@@ -94,8 +93,16 @@ type placement struct {
 	srcLeaf, dstLeaf int
 }
 
+// pairMatch matches the IPv4 packets from src to dst: the match of a base
+// host-pair rule.
+func pairMatch(src, dst netip.Addr) ofwire.Match {
+	return ofwire.Match{Has: ofwire.HasEthType | ofwire.HasIPSrc | ofwire.HasIPDst, EthType: ethIPv4, IPSrc: src, IPDst: dst}
+}
+
+// flowMatch matches the packets of f: its host pair, narrowed by the
+// protocol and ports f sets.
 func flowMatch(f proflow.FlowID) ofwire.Match {
-	m := ofwire.Match{Has: ofwire.HasEthType | ofwire.HasIPSrc | ofwire.HasIPDst, EthType: ethIPv4, IPSrc: f.Src, IPDst: f.Dst}
+	m := pairMatch(f.Src, f.Dst)
 	if f.Proto != 0 {
 		m.Has, m.IPProto = m.Has|ofwire.HasIPProto, f.Proto
 	}

@@ -257,7 +257,7 @@ func (s *Server) flowRate(prev, cur *sample) float64 {
 	if found {
 		return float64(total)
 	}
-	pair := ofwire.Match{Has: ofwire.HasEthType | ofwire.HasIPSrc | ofwire.HasIPDst, EthType: ethIPv4, IPSrc: s.cfg.Flow.Src, IPDst: s.cfg.Flow.Dst}
+	pair := pairMatch(s.cfg.Flow.Src, s.cfg.Flow.Dst)
 	for _, f := range cur.flows {
 		if f.Cookie&maskKind == s.cookie(kindBase, 0, 0)&maskKind && f.Match == pair {
 			total += counterDelta(pf, f)

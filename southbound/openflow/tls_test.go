@@ -29,8 +29,8 @@ func TestTLS(t *testing.T) {
 		c.TLS = &tls.Config{Certificates: []tls.Certificate{pki.server}, ClientCAs: pki.pool,
 			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
 	})
-	// newTestbed gives the switches Config.TLS as their client config; give
-	// them a proper client config instead by restarting them.
+	// newTestbed starts the switches without TLS, which the server refuses;
+	// restart them with a client config of the test CA.
 	tb.swStop()
 	tb.wg.Wait()
 	clientConf := &tls.Config{Certificates: []tls.Certificate{pki.client}, RootCAs: pki.pool, ServerName: "127.0.0.1"}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -78,7 +79,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		if len(s.Interfaces) == 0 {
 			return nil, fmt.Errorf("tcstat: client: switch %s has no interfaces", cfg.Topology.Switches[k])
 		}
-		if !contains(c.agents, s.Agent) {
+		if !slices.Contains(c.agents, s.Agent) {
 			c.agents = append(c.agents, s.Agent)
 		}
 	}
@@ -95,15 +96,6 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		c.cfg.Now = time.Now
 	}
 	return c, nil
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Fetch asks one agent for its report and checks it is complete for the
@@ -220,12 +212,8 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 	if stale != nil {
 		return stale
 	}
-	byAgent := make(map[string]Report, len(c.agents))
-	for i, a := range c.agents {
-		byAgent[a] = reps[i]
-	}
 	for k, s := range c.cfg.Switches {
-		prev, cur := prevs[s.Agent], byAgent[s.Agent]
+		prev, cur := prevs[s.Agent], c.prev[s.Agent]
 		dt := cur.Time.Sub(prev.Time).Seconds()
 		total := 0.0
 		for _, d := range s.Interfaces {
@@ -249,15 +237,6 @@ func OverflowRate(prev, cur Qdisc, dt float64) float64 {
 		return 0
 	}
 	return float64(delta32(prev.Overlimits, cur.Overlimits)) / dt
-}
-
-// delta is the increase of a 64-bit counter; one that went backwards was
-// reset and counts from zero.
-func delta(prev, cur uint64) uint64 {
-	if cur < prev {
-		return cur
-	}
-	return cur - prev
 }
 
 // delta32 is the increase of a 32-bit counter, wrapping when it went

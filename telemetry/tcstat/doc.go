@@ -25,11 +25,12 @@
 // in tc overlimit events per second, the unit of
 // proflow.SwitchSample.OverflowRate. tbf counts an overlimit each time an
 // attempt to send its head packet finds too few tokens (after every enqueue
-// and at every timer wake-up while it is throttled), so a saturated
-// 200 Mbit/s bucket reads a few tens of thousands per second, the scale of
-// the paper's 27,000 threshold (which the paper prints as "bytes/s").
-// Counters that go backwards are a reset (the qdisc was replaced) and count
-// from zero, except the 32-bit overlimits counter, which wraps. A malformed
+// and at every timer wake-up while it is throttled), so a saturated bucket
+// reads a few events per packet it sends: at the paper's 200 Mbit/s, the
+// scale of its 27,000 threshold (which the paper prints as "bytes/s"). The
+// overlimits counter is 32 bits wide: one that goes backwards from the top
+// half of its range has wrapped, any other decrease is a reset (the qdisc
+// was replaced) and counts from zero. A malformed
 // or partial report (an interface
 // missing), an HTTP error, a timeout, or a report whose time does not advance
 // or is older than ClientConfig.MaxAge is an error; stale ones wrap

@@ -87,28 +87,26 @@ func ParseTC(b []byte) (Qdisc, error) {
 }
 
 func rootQdisc(q tcQdisc) (Qdisc, error) {
-	{
-		if q.Kind == nil || *q.Kind == "" {
-			return Qdisc{}, fmt.Errorf("root qdisc has no kind")
-		}
-		out := Qdisc{Kind: *q.Kind, Handle: q.Handle}
-		for _, f := range [...]struct {
-			name string
-			v    *float64
-			dst  *uint64
-		}{{"bytes", q.Bytes, &out.Bytes}, {"packets", q.Packets, &out.Packets}, {"drops", q.Drops, &out.Drops},
-			{"overlimits", q.Overlimits, &out.Overlimits}, {"backlog", &q.Backlog, &out.BacklogBytes}, {"qlen", &q.Qlen, &out.BacklogPackets}} {
-			if f.v == nil {
-				return Qdisc{}, fmt.Errorf("root qdisc %s has no %q counter", out.Kind, f.name)
-			}
-			v, err := counter(f.name, *f.v)
-			if err != nil {
-				return Qdisc{}, fmt.Errorf("root qdisc %s: %w", out.Kind, err)
-			}
-			*f.dst = v
-		}
-		return out, nil
+	if q.Kind == nil || *q.Kind == "" {
+		return Qdisc{}, fmt.Errorf("root qdisc has no kind")
 	}
+	out := Qdisc{Kind: *q.Kind, Handle: q.Handle}
+	for _, f := range [...]struct {
+		name string
+		v    *float64
+		dst  *uint64
+	}{{"bytes", q.Bytes, &out.Bytes}, {"packets", q.Packets, &out.Packets}, {"drops", q.Drops, &out.Drops},
+		{"overlimits", q.Overlimits, &out.Overlimits}, {"backlog", &q.Backlog, &out.BacklogBytes}, {"qlen", &q.Qlen, &out.BacklogPackets}} {
+		if f.v == nil {
+			return Qdisc{}, fmt.Errorf("root qdisc %s has no %q counter", out.Kind, f.name)
+		}
+		v, err := counter(f.name, *f.v)
+		if err != nil {
+			return Qdisc{}, fmt.Errorf("root qdisc %s: %w", out.Kind, err)
+		}
+		*f.dst = v
+	}
+	return out, nil
 }
 
 func counter(name string, v float64) (uint64, error) {

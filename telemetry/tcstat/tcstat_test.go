@@ -236,6 +236,9 @@ func TestClientRates(t *testing.T) {
 	if err := cl.Overlay(ctx, obs); err != nil {
 		t.Fatal(err)
 	}
+	if got := obs.Switches[0].OverflowRate; got != 4 {
+		t.Errorf("agg1 overflow after a1-l1's qdisc was replaced: %v events/s, want 4 (counted from zero)", got)
+	}
 	c.set("a2-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 3000, Packets: 2, Overlimits: 5})
 	c.advance(time.Second)
 	if err := cl.Overlay(ctx, obs); err != nil {

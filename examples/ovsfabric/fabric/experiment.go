@@ -240,21 +240,20 @@ func (x Experiment) Run(ctx context.Context) error {
 // overflowTelemetry merges the OpenFlow telemetry with a tc agent on the
 // fabric's bucketed uplinks. stop shuts the agent down and waits for it.
 func overflowTelemetry(ctx context.Context, f *Fabric, srv *openflow.Server, topo proflow.Topology) (tel proflow.Telemetry, stop func(), err error) {
-	var devs []string
-	for _, d := range f.UplinkDevs() {
-		devs = append(devs, d...)
-	}
-	agent, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: devs})
-	if err != nil {
-		return nil, nil, err
-	}
 	tln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, err
 	}
+	var devs []string
 	var srcs []tcstat.Source
 	for _, d := range f.UplinkDevs() {
+		devs = append(devs, d...)
 		srcs = append(srcs, tcstat.Source{Agent: "http://" + tln.Addr().String(), Interfaces: d})
+	}
+	agent, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: devs})
+	if err != nil {
+		tln.Close()
+		return nil, nil, err
 	}
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -18,6 +18,7 @@ package fabric
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,27 +68,15 @@ type Config struct {
 const DefaultBucketRateBytes = 20e6 / 8
 
 func (c Config) withDefaults() Config {
-	if c.RunDir == "" {
-		c.RunDir = "/tmp/proflow-ovs"
-	}
-	if c.Prefix == "" {
-		c.Prefix = "pf-"
-	}
-	if c.Controller == "" {
-		c.Controller = "tcp:127.0.0.1:6653"
-	}
+	c.RunDir = cmp.Or(c.RunDir, "/tmp/proflow-ovs")
+	c.Prefix = cmp.Or(c.Prefix, "pf-")
+	c.Controller = cmp.Or(c.Controller, "tcp:127.0.0.1:6653")
 	if len(c.Wiring.Aggs) == 0 {
 		c.Wiring = openflow.PaperFabric()
 	}
-	if c.BucketRate == "" {
-		c.BucketRate = "20mbit"
-	}
-	if c.BucketBurst == "" {
-		c.BucketBurst = "32kb"
-	}
-	if c.BucketLatency == "" {
-		c.BucketLatency = "50ms"
-	}
+	c.BucketRate = cmp.Or(c.BucketRate, "20mbit")
+	c.BucketBurst = cmp.Or(c.BucketBurst, "32kb")
+	c.BucketLatency = cmp.Or(c.BucketLatency, "50ms")
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -199,8 +188,7 @@ func (f *Fabric) up(ctx context.Context) error {
 	if err := f.run(ctx, "ovsdb-tool", "create", db, schemaPath); err != nil {
 		return err
 	}
-	sock := "unix:" + filepath.Join(c.RunDir, "db.sock")
-	if err := f.run(ctx, "ovsdb-server", db, "--remote=p"+sock, "--pidfile="+filepath.Join(c.RunDir, "ovsdb-server.pid"),
+	if err := f.run(ctx, "ovsdb-server", db, "--remote=p"+f.dbSock(), "--pidfile="+filepath.Join(c.RunDir, "ovsdb-server.pid"),
 		"--unixctl="+filepath.Join(c.RunDir, "ovsdb-server.ctl"), "--log-file="+filepath.Join(c.RunDir, "ovsdb-server.log"), "--detach"); err != nil {
 		return err
 	}
@@ -210,8 +198,7 @@ func (f *Fabric) up(ctx context.Context) error {
 	if err := f.vsctl(ctx, "--no-wait", "init", "--", "set", "open_vswitch", ".", "other_config:max-revalidator=100"); err != nil {
 		return err
 	}
-	if err := f.run(ctx, "ovs-vswitchd", sock, "--pidfile="+filepath.Join(c.RunDir, "ovs-vswitchd.pid"),
-		"--unixctl="+filepath.Join(c.RunDir, "ovs-vswitchd.ctl"), "--log-file="+filepath.Join(c.RunDir, "ovs-vswitchd.log"), "--detach"); err != nil {
+	if err := f.startSwitchd(ctx); err != nil {
 		return err
 	}
 	c.Logger.Info("fabric: ovs started", "rundir", c.RunDir)
@@ -339,8 +326,20 @@ func (f *Fabric) env() []string {
 	return append(os.Environ(), "OVS_RUNDIR="+f.cfg.RunDir, "OVS_LOGDIR="+f.cfg.RunDir, "OVS_DBDIR="+f.cfg.RunDir)
 }
 
+// dbSock is the OVS database's socket, as ovsdb-server's remote and the
+// other daemons' database argument name it.
+func (f *Fabric) dbSock() string { return "unix:" + filepath.Join(f.cfg.RunDir, "db.sock") }
+
+// startSwitchd starts ovs-vswitchd on the fabric's database, detached, with
+// its pid file, control socket and log in the run directory.
+func (f *Fabric) startSwitchd(ctx context.Context) error {
+	dir := f.cfg.RunDir
+	return f.run(ctx, "ovs-vswitchd", f.dbSock(), "--pidfile="+filepath.Join(dir, "ovs-vswitchd.pid"),
+		"--unixctl="+filepath.Join(dir, "ovs-vswitchd.ctl"), "--log-file="+filepath.Join(dir, "ovs-vswitchd.log"), "--detach")
+}
+
 func (f *Fabric) vsctl(ctx context.Context, args ...string) error {
-	return f.run(ctx, "ovs-vsctl", append([]string{"--db=unix:" + filepath.Join(f.cfg.RunDir, "db.sock")}, args...)...)
+	return f.run(ctx, "ovs-vsctl", append([]string{"--db=" + f.dbSock()}, args...)...)
 }
 
 // Output runs an OVS or iproute2 command with the fabric's OVS environment
@@ -380,12 +379,10 @@ func (f *Fabric) Command(ctx context.Context, host string, name string, args ...
 // database: every bridge comes back with an empty flow table and reconnects
 // to the controller.
 func (f *Fabric) RestartSwitchd(ctx context.Context) error {
-	pidFile := filepath.Join(f.cfg.RunDir, "ovs-vswitchd.pid")
-	if err := stopPidFile(pidFile, f.cfg.RunDir); err != nil {
+	if err := stopPidFile(filepath.Join(f.cfg.RunDir, "ovs-vswitchd.pid"), f.cfg.RunDir); err != nil {
 		return err
 	}
-	if err := f.run(ctx, "ovs-vswitchd", "unix:"+filepath.Join(f.cfg.RunDir, "db.sock"), "--pidfile="+pidFile,
-		"--unixctl="+filepath.Join(f.cfg.RunDir, "ovs-vswitchd.ctl"), "--log-file="+filepath.Join(f.cfg.RunDir, "ovs-vswitchd.log"), "--detach"); err != nil {
+	if err := f.startSwitchd(ctx); err != nil {
 		return err
 	}
 	// Wait until the bridges are configured again, then restore the buckets.

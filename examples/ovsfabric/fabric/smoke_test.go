@@ -2,7 +2,6 @@ package fabric_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -24,24 +23,13 @@ func TestSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := openflow.DefaultConfig()
 	cfg.Fabric = openflow.PaperFabric()
 	cfg.Topology = proflow.PaperTopology()
-	srv, err := openflow.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, scancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(sctx, ln) }()
-	defer func() { scancel(); <-done }()
+	srv, addr := serveOpenFlow(t, ctx, cfg)
 
 	start := time.Now()
-	f, err := fabric.Up(ctx, fabric.Config{Prefix: "pt-", RunDir: "/tmp/proflow-ovs-test", Controller: "tcp:" + ln.Addr().String()})
+	f, err := fabric.Up(ctx, fabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +54,14 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snd.Stop()
+	var received int64
 	for range 4 {
 		r := <-sink.Reports()
 		t.Logf("sink: %.1f Mbit/s", float64(r.Bytes)*8/1e6)
+		received += r.Bytes
+	}
+	if received == 0 {
+		t.Error("h8's sink received nothing from h1 in 4 reports: no traffic crosses the fabric")
 	}
 	q, _ := f.Output(ctx, "tc", "-s", "qdisc", "show", "dev", "pt-a4l4")
 	t.Logf("qdisc: %s", q)

@@ -80,11 +80,6 @@ func TestOVSFabricTLS(t *testing.T) {
 	otherCA := testpki.New(t, "some other CA")
 	impostor := otherCA.Client(t, "proflow switch")
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
 	var logs syncBuffer
 	cfg := openflow.DefaultConfig()
 	cfg.Fabric, cfg.Topology, cfg.Flow = openflow.PaperFabric(), topo, fp
@@ -92,14 +87,7 @@ func TestOVSFabricTLS(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{ctrlCert}, ClientCAs: ca.Pool,
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
-	srv, err := openflow.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, scancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(sctx, ln) }()
-	t.Cleanup(func() { scancel(); <-done })
+	srv, addr := serveOpenFlow(t, ctx, cfg)
 
 	f, err := fabric.Up(ctx, fabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "ssl:" + addr, BucketRate: "10mbit",
 		SSLPrivateKey: swKey, SSLCertificate: swCertPath, SSLCACert: caPath})

@@ -1,0 +1,5 @@
+package fabric
+
+// OverflowTelemetry lets the integration tests build their telemetry the way
+// Experiment.Run does.
+var OverflowTelemetry = overflowTelemetry
