@@ -9,10 +9,6 @@ import (
 	"github.com/proflow-sdn/proflow"
 )
 
-func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
-}
-
 // reportQuantiles adds p50 and p99 of the samples, in microseconds.
 func reportQuantiles(b *testing.B, d []time.Duration) {
 	if len(d) == 0 {

@@ -29,7 +29,7 @@ type Client struct {
 	ids      ids
 	conns    []*grpc.ClientConn
 	sessions []*session
-	src, dst int // leaf indices of the protected flow's source and destination
+	src      int // leaf index of the protected flow's source
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -126,7 +126,6 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, ids: r}
 	c.src, _ = cfg.leafOf(cfg.Flow.Src)
-	c.dst, _ = cfg.leafOf(cfg.Flow.Dst)
 	creds := insecure.NewCredentials()
 	if cfg.TLS != nil {
 		creds = credentials.NewTLS(cfg.TLS)

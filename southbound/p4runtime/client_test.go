@@ -3,6 +3,7 @@ package p4runtime
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"net/netip"
 	"strings"
@@ -37,13 +38,7 @@ func TestEnforcerConformance(t *testing.T) {
 
 func TestTelemetryConformance(t *testing.T) {
 	southboundtest.TestTelemetry(t, func(t *testing.T) southboundtest.TelemetryHarness {
-		f := newFabric(t, nil)
-		c := dial(t, f.config(10))
-		ctx, cancel := ctxT(t)
-		defer cancel()
-		if err := c.Place(ctx, testFlow, 0); err != nil {
-			t.Fatal(err)
-		}
+		f, c, ctx := placed(t, 0)
 		advance := func() {
 			f.traffic(0, 1_000_000, 2_000_000)
 			f.clock.Advance(500 * time.Millisecond)
@@ -58,13 +53,7 @@ func TestTelemetryConformance(t *testing.T) {
 }
 
 func TestCollectValues(t *testing.T) {
-	f := newFabric(t, nil)
-	c := dial(t, f.config(10))
-	ctx, cancel := ctxT(t)
-	defer cancel()
-	if err := c.Place(ctx, testFlow, 2); err != nil {
-		t.Fatal(err)
-	}
+	f, c, ctx := placed(t, 2)
 	var obs proflow.Observation
 	_ = c.Collect(ctx, &obs)
 	f.traffic(2, 1_000_000, 3_000_000) // per 500 ms: 2 MB/s protected, 6 MB/s per congestion leaf
@@ -184,13 +173,7 @@ func TestPromoteBackupServer(t *testing.T) {
 }
 
 func TestStreamBreakReconnects(t *testing.T) {
-	f := newFabric(t, nil)
-	c := dial(t, f.config(10))
-	ctx, cancel := ctxT(t)
-	defer cancel()
-	if err := c.Place(ctx, testFlow, 1); err != nil {
-		t.Fatal(err)
-	}
+	f, c, ctx := placed(t, 1)
 	f.stop()
 	// Every leaf's stream breaks, and each session waits out its backoff on
 	// the fabric's manual clock: one ticker per leaf.
@@ -281,8 +264,12 @@ func TestPipelinePushedOnlyOnCookieChange(t *testing.T) {
 			n := 0
 			for {
 				r, err := rs.Recv()
-				if err != nil {
+				if errors.Is(err, io.EOF) {
 					break
+				}
+				if err != nil {
+					// n would read as 0: a failed read must not pass for a push.
+					t.Fatalf("read the other controller's entry back: %v", err)
 				}
 				n += len(r.GetEntities())
 			}
@@ -299,13 +286,7 @@ func TestPipelinePushedOnlyOnCookieChange(t *testing.T) {
 }
 
 func TestClientErrors(t *testing.T) {
-	f := newFabric(t, nil)
-	c := dial(t, f.config(10))
-	ctx, cancel := ctxT(t)
-	defer cancel()
-	if err := c.Place(ctx, testFlow, 0); err != nil {
-		t.Fatal(err)
-	}
+	f, c, ctx := placed(t, 0)
 	s := c.sessions[0]
 	lib, gen, err := s.ensureReady(ctx)
 	if err != nil {
@@ -362,13 +343,7 @@ func TestClientErrors(t *testing.T) {
 }
 
 func TestPlaceRollsBackHalfMove(t *testing.T) {
-	f := newFabric(t, nil)
-	c := dial(t, f.config(10))
-	ctx, cancel := ctxT(t)
-	defer cancel()
-	if err := c.Place(ctx, testFlow, 0); err != nil {
-		t.Fatal(err)
-	}
+	f, c, ctx := placed(t, 0)
 	// The reverse direction's leaf refuses: the forward move is undone.
 	f.dp.FailSetPath(4, errors.New("injected failure"))
 	err := c.Place(ctx, testFlow, 3)

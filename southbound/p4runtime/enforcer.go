@@ -50,6 +50,15 @@ func (c *Client) directions(flow proflow.FlowID) ([2]direction, error) {
 	return d, nil
 }
 
+// eachDirection runs f on both directions in parallel and waits for both.
+func eachDirection(dirs [2]direction, f func(i int, d direction)) {
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Go(func() { f(i, d) })
+	}
+	wg.Wait()
+}
+
 // Place puts flow on aggregation switch sw for both directions: on the
 // source host's leaf the forward 5-tuple, on the destination host's leaf the
 // reverse 5-tuple, each a path_select entry with action set_uplink toward
@@ -86,16 +95,10 @@ func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 		err     error
 	}
 	var res [2]result
-	var wg sync.WaitGroup
-	for i, d := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			port := c.cfg.Leaves[d.leaf].Uplinks[sw]
-			res[i].prev, res[i].changed, res[i].err = c.setPath(ctx, d, port)
-		}()
-	}
-	wg.Wait()
+	eachDirection(dirs, func(i int, d direction) {
+		port := c.cfg.Leaves[d.leaf].Uplinks[sw]
+		res[i].prev, res[i].changed, res[i].err = c.setPath(ctx, d, port)
+	})
 	if res[0].err == nil && res[1].err == nil {
 		return nil
 	}
@@ -148,6 +151,15 @@ func matchFields(flow proflow.FlowID) map[string]client.MatchInterface {
 		mfs[p4.FieldL4DstPort] = &client.TernaryMatch{Value: be16(flow.DstPort), Mask: []byte{0xff, 0xff}}
 	}
 	return mfs
+}
+
+// beUint decodes a big-endian bytestring (at most 8 bytes).
+func beUint(b []byte) uint64 {
+	var v uint64
+	for _, x := range b {
+		v = v<<8 | uint64(x)
+	}
+	return v
 }
 
 func be16(v uint16) []byte { return []byte{byte(v >> 8), byte(v)} }
@@ -267,11 +279,7 @@ func (c *Client) uplinkPort(te *p4v1.TableEntry) (uint32, bool) {
 	}
 	for _, p := range a.GetParams() {
 		if p.GetParamId() == c.ids.portParam && len(p.GetValue()) <= 4 {
-			var v uint32
-			for _, b := range p.GetValue() {
-				v = v<<8 | uint32(b)
-			}
-			return v, true
+			return uint32(beUint(p.GetValue())), true
 		}
 	}
 	return 0, false
@@ -392,20 +400,14 @@ func (c *Client) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 	defer c.placeMu.Unlock()
 	var sts [2]pathState
 	var errs [2]error
-	var wg sync.WaitGroup
-	for i, d := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.s.mu.Lock()
-			gen := d.s.gen
-			d.s.mu.Unlock()
-			if sts[i], errs[i] = c.readPath(ctx, d); errs[i] == nil {
-				d.s.remember(gen, d.flow, sts[i])
-			}
-		}()
-	}
-	wg.Wait()
+	eachDirection(dirs, func(i int, d direction) {
+		d.s.mu.Lock()
+		gen := d.s.gen
+		d.s.mu.Unlock()
+		if sts[i], errs[i] = c.readPath(ctx, d); errs[i] == nil {
+			d.s.remember(gen, d.flow, sts[i])
+		}
+	})
 	if err := errors.Join(errs[0], errs[1]); err != nil {
 		return -1, fmt.Errorf("p4runtime: locate %v: %w", flow, err)
 	}
@@ -452,15 +454,8 @@ func (c *Client) switchOf(leaf int, port uint32) int {
 // flowOf decodes a path_select entry's match into a FlowID.
 func (c *Client) flowOf(te *p4v1.TableEntry) (proflow.FlowID, bool) {
 	var f proflow.FlowID
-	u := func(b []byte) uint64 {
-		var v uint64
-		for _, x := range b {
-			v = v<<8 | uint64(x)
-		}
-		return v
-	}
 	addr := func(b []byte) netip.Addr {
-		v := u(b)
+		v := beUint(b)
 		return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 	}
 	for _, fm := range te.GetMatch() {
@@ -470,11 +465,11 @@ func (c *Client) flowOf(te *p4v1.TableEntry) (proflow.FlowID, bool) {
 		case c.ids.fDst:
 			f.Dst = addr(fm.GetExact().GetValue())
 		case c.ids.fProto:
-			f.Proto = uint8(u(fm.GetTernary().GetValue()))
+			f.Proto = uint8(beUint(fm.GetTernary().GetValue()))
 		case c.ids.fSport:
-			f.SrcPort = uint16(u(fm.GetTernary().GetValue()))
+			f.SrcPort = uint16(beUint(fm.GetTernary().GetValue()))
 		case c.ids.fDport:
-			f.DstPort = uint16(u(fm.GetTernary().GetValue()))
+			f.DstPort = uint16(beUint(fm.GetTernary().GetValue()))
 		}
 	}
 	return f, f.Src.IsValid() && f.Dst.IsValid()

@@ -60,6 +60,21 @@ func serveTarget() (dp *target.MemDataplane, addr string, stop func()) {
 	return dp, lis.Addr().String(), func() { gs.Stop(); <-served }
 }
 
+// exampleConfig returns the client config Example builds step by step:
+// the example fabric's leaves at addr, the protected flow from a host of
+// leaf1 to one of leaf4, election ID 10.
+func exampleConfig(addr string) p4runtime.Config {
+	flow, err := proflow.ParseFlowID("tcp 10.0.1.10:5001->10.0.4.10:5201")
+	if err != nil {
+		panic(err)
+	}
+	cfg := p4runtime.DefaultConfig()
+	cfg.Leaves = leaves(addr)
+	cfg.Flow = flow
+	cfg.ElectionID = p4runtime.ElectionID{Low: 10}
+	return cfg
+}
+
 // Start a P4Runtime target on a loopback port, connect the southbound to it
 // as the primary controller, and move the protected flow between aggregation
 // switches, reading back where its entries send it.
@@ -125,18 +140,12 @@ func ExampleClient_Collect() {
 	dp, addr, stop := serveTarget()
 	defer stop()
 
-	flow, err := proflow.ParseFlowID("tcp 10.0.1.10:5001->10.0.4.10:5201")
-	if err != nil {
-		panic(err)
-	}
 	// A manual clock times the rates, so they do not depend on how long
 	// the RPCs take.
 	clock := southboundtest.NewManualClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	cfg := p4runtime.DefaultConfig() // congestion leaves: leaf1, leaf2, leaf3
-	cfg.Leaves = leaves(addr)
-	cfg.Flow = flow
-	cfg.ElectionID = p4runtime.ElectionID{Low: 10}
+	cfg := exampleConfig(addr) // congestion leaves: leaf1, leaf2, leaf3
 	cfg.Clock = clock
+	flow := cfg.Flow
 	c, err := p4runtime.Dial(ctx, cfg)
 	if err != nil {
 		panic(err)
@@ -190,15 +199,8 @@ func ExampleClient_WaitPrimary() {
 	_, addr, stop := serveTarget()
 	defer stop()
 
-	flow, err := proflow.ParseFlowID("tcp 10.0.1.10:5001->10.0.4.10:5201")
-	if err != nil {
-		panic(err)
-	}
-	cfg := p4runtime.DefaultConfig()
-	cfg.Leaves = leaves(addr)
-	cfg.Flow = flow
-
-	cfg.ElectionID = p4runtime.ElectionID{Low: 10}
+	cfg := exampleConfig(addr) // election ID 10
+	flow := cfg.Flow
 	primary, err := p4runtime.Dial(ctx, cfg)
 	if err != nil {
 		panic(err)

@@ -140,6 +140,21 @@ func dial(t testing.TB, cfg Config) *Client {
 	return c
 }
 
+// placed starts a fabric, dials a client with election ID 10 and places
+// testFlow on switch k. The returned ctx (ctxT's) is cancelled when the
+// test ends.
+func placed(t *testing.T, k int) (*fabric, *Client, context.Context) {
+	t.Helper()
+	f := newFabric(t, nil)
+	c := dial(t, f.config(10))
+	ctx, cancel := ctxT(t)
+	t.Cleanup(cancel)
+	if err := c.Place(ctx, testFlow, k); err != nil {
+		t.Fatal(err)
+	}
+	return f, c, ctx
+}
+
 // where reads the data plane: the switch both directions of flow use.
 func (f *fabric) where(flow proflow.FlowID) (int, error) {
 	fwd, ok1 := f.dp.Path(1, flow)

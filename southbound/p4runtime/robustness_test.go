@@ -15,13 +15,7 @@ import (
 )
 
 func TestClosedClient(t *testing.T) {
-	f := newFabric(t, nil)
-	c := dial(t, f.config(10))
-	ctx, cancel := ctxT(t)
-	defer cancel()
-	if err := c.Place(ctx, testFlow, 1); err != nil {
-		t.Fatal(err)
-	}
+	f, c, ctx := placed(t, 1)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

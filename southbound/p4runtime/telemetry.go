@@ -188,11 +188,7 @@ func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Tim
 	now := c.cfg.Clock.Now()
 	var wg sync.WaitGroup
 	for i := range c.sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.errs[i] = c.readLeaf(ctx, i, &t.cur[i])
-		}()
+		wg.Go(func() { t.errs[i] = c.readLeaf(ctx, i, &t.cur[i]) })
 	}
 	wg.Wait()
 	if err := errors.Join(t.errs...); err != nil {

@@ -20,6 +20,20 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/p4runtime/target"
 )
 
+// serveLoopback serves srv on a loopback port and returns its address and
+// a function that stops the server and waits for it.
+func serveLoopback(srv *target.Server) (addr string, stop func()) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	gs := grpc.NewServer()
+	srv.Register(gs)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = gs.Serve(lis) }()
+	return lis.Addr().String(), func() { gs.Stop(); <-served }
+}
+
 // Serve one leaf device on a loopback port and speak plain P4Runtime to it:
 // writes need the primary's election ID and must fit leaf.p4's P4Info.
 func ExampleNew() {
@@ -37,17 +51,10 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	gs := grpc.NewServer()
-	srv.Register(gs)
-	served := make(chan struct{})
-	go func() { defer close(served); _ = gs.Serve(lis) }()
-	defer func() { gs.Stop(); <-served }() // runs after conn.Close below
+	addr, stop := serveLoopback(srv)
+	defer stop() // runs after conn.Close below
 
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		panic(err)
 	}
@@ -147,15 +154,8 @@ func ExampleMemDataplane() {
 	if err != nil {
 		panic(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	gs := grpc.NewServer()
-	srv.Register(gs)
-	served := make(chan struct{})
-	go func() { defer close(served); _ = gs.Serve(lis) }()
-	defer func() { gs.Stop(); <-served }()
+	addr, stop := serveLoopback(srv)
+	defer stop()
 
 	// The controller under test: the p4runtime southbound, programming four
 	// leaves (leafN: hosts 10.0.N.0/24, uplinks to agg1…agg4 on ports 3…6).
@@ -168,7 +168,7 @@ func ExampleMemDataplane() {
 		cfg.Leaves = append(cfg.Leaves, p4runtime.Leaf{
 			Name:      fmt.Sprintf("leaf%d", i),
 			DeviceID:  uint64(i),
-			Addr:      lis.Addr().String(),
+			Addr:      addr,
 			Hosts:     []netip.Prefix{netip.MustParsePrefix(fmt.Sprintf("10.0.%d.0/24", i))},
 			HostPorts: []uint32{1, 2},
 			Uplinks:   []uint32{3, 4, 5, 6},
