@@ -92,7 +92,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "dataset %s: %v\n", *data, ds.Stats())
+	st := ds.Stats()
+	fmt.Fprintf(e.stdout, "dataset %s: %v\n", *data, st)
 	res, err := torchq.Train(ctx, ds, cfg, e.stdout)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
@@ -105,7 +106,6 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	st := ds.Stats()
 	corpus := fmt.Sprintf("%s (%s: %d transitions, %d episodes, %d reroutes)", ds.Corpus, *data, st.Transitions, st.Episodes, st.Reroutes)
 	meta := qnet.NewMetadata(ds.Encoder)
 	meta.MadeBy = "proflow train"

@@ -166,10 +166,19 @@ func (d *Dataset) checkTransition(t Transition) error {
 
 // At returns a copy of transition i.
 func (d *Dataset) At(i int) Transition {
+	t := d.row(i)
+	t.State = append([]float32(nil), t.State...)
+	t.Next = append([]float32(nil), t.Next...)
+	return t
+}
+
+// row returns transition i with State and Next sharing the dataset's
+// arrays: for reading only (validate checks every row without copying it).
+func (d *Dataset) row(i int) Transition {
 	dim := d.Dim()
 	t := Transition{
-		State:  append([]float32(nil), d.S[i*dim:(i+1)*dim]...),
-		Next:   append([]float32(nil), d.S2[i*dim:(i+1)*dim]...),
+		State:  d.S[i*dim : (i+1)*dim],
+		Next:   d.S2[i*dim : (i+1)*dim],
 		Action: int(d.A[i]), Current: int(d.Current[i]), Reward: d.R[i], Done: d.Done[i],
 		Episode: int(d.Episode[i]), Step: int(d.Step[i]), ThroughputBaseline: d.Phi0[i],
 	}
@@ -351,7 +360,7 @@ func (d *Dataset) validate() error {
 		return fmt.Errorf("reward inputs have %d, %d and %d entries, want %d", len(d.PhiNorm), len(d.OverflowHat), len(d.CrowdExcess), n)
 	}
 	for i := range n {
-		t := d.At(i)
+		t := d.row(i)
 		if err := d.checkTransition(t); err != nil {
 			return fmt.Errorf("transition %d: %w", i, err)
 		}
@@ -462,10 +471,8 @@ func readDataset(r io.Reader) (*Dataset, error) {
 		return nil, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
 	}
 	d := &Dataset{Corpus: meta["corpus"]}
-	dec := json.NewDecoder(strings.NewReader(meta["encoder"]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d.Encoder); err != nil {
-		return nil, fmt.Errorf("encoder %q: %v", meta["encoder"], err)
+	if d.Encoder, err = decodeEncoder(meta["encoder"]); err != nil {
+		return nil, err
 	}
 	if err := d.Encoder.Validate(); err != nil {
 		return nil, err
@@ -572,6 +579,18 @@ func atomicWrite(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("training: save: %w", err)
 	}
 	return nil
+}
+
+// decodeEncoder parses the "encoder" metadata value of a dataset or
+// dynamics-model file, refusing unknown fields.
+func decodeEncoder(s string) (telemetry.EncoderConfig, error) {
+	var enc telemetry.EncoderConfig
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&enc); err != nil {
+		return enc, fmt.Errorf("encoder %q: %v", s, err)
+	}
+	return enc, nil
 }
 
 func finite32(v float32) bool {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy/qnet"
@@ -161,11 +160,9 @@ func readDynamics(r io.Reader) (*DynamicsModel, Provenance, error) {
 	if l := meta["state_layout"]; l != telemetry.StateLayout {
 		return nil, Provenance{}, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
 	}
-	var enc telemetry.EncoderConfig
-	dec := json.NewDecoder(strings.NewReader(meta["encoder"]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&enc); err != nil {
-		return nil, Provenance{}, fmt.Errorf("encoder %q: %v", meta["encoder"], err)
+	enc, err := decodeEncoder(meta["encoder"])
+	if err != nil {
+		return nil, Provenance{}, err
 	}
 	n := len(tensors) / 2
 	if n < 1 || n > qnet.MaxLayers || len(tensors) != 2*n {

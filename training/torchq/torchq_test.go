@@ -465,3 +465,40 @@ func TestBellmanLossBootstrapsUnlessDone(t *testing.T) {
 		t.Errorf("the loss does not depend on Done (%v both ways)", terminal)
 	}
 }
+
+// evaluate, which computes the Q-values once per epoch, reports what
+// BellmanLoss and RerouteRate report: on the held-out set, or the reroute
+// rate on the training set and no loss without one.
+func TestEvaluateMatchesBellmanLossAndRerouteRate(t *testing.T) {
+	ds := toyDataset(t, 6, 5, 3)
+	tr, err := NewTrainer(smokeConfig(), ds.Encoder, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	train, held := ds.Subset([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), ds.Subset([]int{10, 11, 12, 13, 14})
+	empty := ds.Subset(nil)
+	for _, c := range []struct {
+		name        string
+		held, rated *training.Dataset
+	}{{"held out", held, held}, {"no held out", empty, train}} {
+		loss, rate, err := tr.evaluate(train, c.held)
+		if err != nil {
+			t.Fatalf("%s: evaluate: %v", c.name, err)
+		}
+		wantLoss, err := tr.BellmanLoss(c.held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRate, err := tr.RerouteRate(c.rated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(loss == wantLoss || math.IsNaN(loss) && math.IsNaN(wantLoss)) || rate != wantRate {
+			t.Errorf("%s: evaluate = %v, %v, want %v, %v", c.name, loss, rate, wantLoss, wantRate)
+		}
+	}
+	if loss, _, _ := tr.evaluate(train, empty); !math.IsNaN(loss) {
+		t.Errorf("evaluate without held-out data: loss %v, want NaN", loss)
+	}
+}

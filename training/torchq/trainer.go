@@ -610,14 +610,7 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 			}
 		}
 		var err error
-		if rep.HeldLoss, err = t.BellmanLoss(held); err != nil {
-			return reports, err
-		}
-		eval := held
-		if held.Len() == 0 {
-			eval = train
-		}
-		if rep.RerouteRate, err = t.RerouteRate(eval); err != nil {
+		if rep.HeldLoss, rep.RerouteRate, err = t.evaluate(train, held); err != nil {
 			return reports, err
 		}
 		reports = append(reports, rep)
@@ -803,18 +796,51 @@ func forwardChunked(m *MLP, x []float32, rows int) ([]float32, error) {
 	return out, nil
 }
 
-// BellmanLoss returns the mean Bellman loss (the training loss: Huber or
-// squared) of ds's transitions against the current target network; NaN for
-// an empty dataset.
-func (t *Trainer) BellmanLoss(ds *training.Dataset) (float64, error) {
+// evaluate returns the epoch's held-out figures (see QEpoch): the Bellman
+// loss on held (NaN when it is empty) and the greedy reroute rate on held,
+// or on train when held is empty. The Q-values of the states are computed
+// once for both.
+func (t *Trainer) evaluate(train, held *training.Dataset) (loss, rate float64, err error) {
+	eval := held
+	if held.Len() == 0 {
+		eval = train
+	}
+	q, err := t.QValues(eval.S)
+	if err != nil {
+		return 0, 0, err
+	}
+	loss = math.NaN()
+	if held.Len() > 0 {
+		if loss, err = t.bellmanLoss(held, q); err != nil {
+			return 0, 0, err
+		}
+	}
+	rate, err = t.rerouteRate(eval, q)
+	return loss, rate, err
+}
+
+// withQ returns f(ds, Q(s, ·) of ds's states), NaN for an empty dataset.
+func (t *Trainer) withQ(ds *training.Dataset, f func(ds *training.Dataset, q []float32) (float64, error)) (float64, error) {
 	if ds.Len() == 0 {
 		return math.NaN(), nil
 	}
-	nS := t.enc.NumSwitches
 	q, err := t.QValues(ds.S)
 	if err != nil {
 		return 0, err
 	}
+	return f(ds, q)
+}
+
+// BellmanLoss returns the mean Bellman loss (the training loss: Huber or
+// squared) of ds's transitions against the current target network; NaN for
+// an empty dataset.
+func (t *Trainer) BellmanLoss(ds *training.Dataset) (float64, error) {
+	return t.withQ(ds, t.bellmanLoss)
+}
+
+// bellmanLoss is BellmanLoss of a non-empty ds whose Q-values are q.
+func (t *Trainer) bellmanLoss(ds *training.Dataset, q []float32) (float64, error) {
+	nS := t.enc.NumSwitches
 	qt, err := forwardChunked(t.target, ds.S2, ds.Len())
 	if err != nil {
 		return 0, err
@@ -844,16 +870,14 @@ func lossOf(e, delta float64) float64 {
 }
 
 // RerouteRate returns the fraction of ds's states whose greedy action is
-// not the current switch.
+// not the current switch; NaN for an empty dataset.
 func (t *Trainer) RerouteRate(ds *training.Dataset) (float64, error) {
-	if ds.Len() == 0 {
-		return math.NaN(), nil
-	}
+	return t.withQ(ds, t.rerouteRate)
+}
+
+// rerouteRate is RerouteRate of a non-empty ds whose Q-values are q.
+func (t *Trainer) rerouteRate(ds *training.Dataset, q []float32) (float64, error) {
 	nS := t.enc.NumSwitches
-	q, err := t.QValues(ds.S)
-	if err != nil {
-		return 0, err
-	}
 	var n int
 	for i := range ds.Len() {
 		if argmax(q[i*nS:(i+1)*nS]) != int(ds.Current[i]) {
