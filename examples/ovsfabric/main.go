@@ -17,11 +17,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
 )
@@ -32,25 +30,13 @@ func main() {
 		usage()
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	prefix := fs.String("prefix", "pf-", "prefix of every namespace, link and bridge")
-	runDir := fs.String("rundir", "/tmp/proflow-ovs", "OVS run directory")
-	listen := fs.String("listen", "127.0.0.1:6653", "OpenFlow controller address")
-	rate := fs.String("bucket", "10mbit", "tc tbf rate of every aggregation uplink (the paper: 200mbit; scaled for 2 cores)")
-	pol := fs.String("policy", "crowd", "run: static, crowd or reactive")
-	scenario := fs.String("scenario", "s1", "run: s1 (five congesters onto the protected flow's switch) or none")
-	warm := fs.Duration("warmup", 10*time.Second, "run: protected flow alone before congestion")
-	dur := fs.Duration("duration", 40*time.Second, "run: time after congestion starts")
-	verbose := fs.Bool("v", false, "log controller decisions and fabric commands")
+	var flags fabric.CommandFlags
+	flags.Register(fs)
 	_ = fs.Parse(os.Args[2:])
 
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fcfg := fabric.Config{Prefix: *prefix, RunDir: *runDir, Controller: "tcp:" + *listen, BucketRate: *rate, Logger: log}
+	fcfg := flags.Config(os.Stderr)
 
 	var err error
 	switch os.Args[1] {
@@ -59,13 +45,12 @@ func main() {
 	case "up":
 		var f *fabric.Fabric
 		if f, err = fabric.Up(ctx, fcfg); err == nil {
-			fmt.Printf("fabric up (controller expected at %s); Ctrl-C tears it down\n", *listen)
+			fmt.Printf("fabric up (controller expected at %s); Ctrl-C tears it down\n", flags.Listen)
 			<-ctx.Done()
 			err = f.Down(context.Background())
 		}
 	case "run":
-		err = fabric.Experiment{Fabric: fcfg, Listen: *listen, Policy: *pol, Scenario: *scenario,
-			Warmup: *warm, Duration: *dur, Out: os.Stdout, Logger: log}.Run(ctx)
+		err = flags.Experiment(fcfg, os.Stdout).Run(ctx)
 	default:
 		usage()
 	}
