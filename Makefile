@@ -38,7 +38,13 @@ fmt-check:
 # deps installs the system packages the tests need on a fresh Debian machine.
 deps: $(DEPS_TARGETS)
 
-test: deps build vet fmt-check test-go test-fuzz $(TEST_EXTRA)
+test: deps tidy-check build vet fmt-check test-go test-fuzz $(TEST_EXTRA)
+
+# tidy-check fails when go.mod or go.sum differ from what `go mod tidy` would
+# write; tidy reads every build tag, so what torch-tagged files import stays.
+.PHONY: tidy-check
+tidy-check:
+	$(GO) mod tidy -diff
 
 test-go:
 	$(GO) test -count=1 ./...

@@ -3,21 +3,21 @@ module github.com/proflow-sdn/proflow
 go 1.26.0
 
 require (
+	github.com/antoninbas/p4runtime-go-client v0.0.0-20250129182037-de3748d9d859
 	github.com/google/go-cmp v0.7.0
 	github.com/netrack/openflow v0.1.0
+	github.com/p4lang/p4runtime v1.4.0-rc.5
 	github.com/prometheus/client_golang v1.23.2
 	go.uber.org/goleak v1.3.0
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
+	google.golang.org/grpc v1.85.0
 )
 
 require (
-	github.com/antoninbas/p4runtime-go-client v0.0.0-20250129182037-de3748d9d859 // indirect
-	github.com/p4lang/p4runtime v1.4.0-rc.5 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
-	google.golang.org/grpc v1.85.0 // indirect
 )
 
 require (
@@ -40,5 +40,5 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
+	google.golang.org/protobuf v1.36.12
 )
