@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
@@ -35,7 +36,16 @@ type EpisodeSpec struct {
 	Controller func(*proflow.Config)
 	// Labels are copied into the trace's metadata.
 	Labels map[string]string
+	// Progress, when set, is called as the episode advances with the
+	// simulated time done and the episode's length: every ProgressEvery of
+	// simulated time and once at the end, on the goroutine running the
+	// episode (RunMany runs several at once). It does not change the trace.
+	Progress func(done, total time.Duration)
 }
+
+// ProgressEvery is how much simulated time passes between two calls of
+// EpisodeSpec.Progress.
+const ProgressEvery = 5 * time.Second
 
 // RunEpisode simulates one episode under a proflow.Controller and returns
 // its trace. The controller runs on the fabric's virtual clock, exactly as
@@ -90,9 +100,10 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 		SimConfig: cfgJSON, Labels: spec.Labels,
 	}}
 	steps := int(spec.Scenario.Length() / cfg.Interval)
-	ep.Steps = make([]trace.Step, 0, steps)
+	ep.Steps = make([]trace.Step, 0, min(steps, 1<<16)) // a long episode grows it as it runs
+	every := max(1, int(ProgressEvery/cfg.Interval))
 	var truth proflow.Observation
-	for range steps {
+	for i := range steps {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
 		}
@@ -114,6 +125,9 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 			st.Throughput = truth.Flow.Throughput
 		}
 		ep.Steps = append(ep.Steps, st)
+		if done := i + 1; spec.Progress != nil && (done%every == 0 || done == steps) {
+			spec.Progress(time.Duration(done)*cfg.Interval, time.Duration(steps)*cfg.Interval)
+		}
 	}
 	return ep, nil
 }

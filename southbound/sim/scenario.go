@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -119,24 +120,50 @@ func (s *Scenario) Clone() *Scenario {
 }
 
 // Validate checks the scenario against the fabric described by cfg and
-// reports every problem, each as "scenario NAME: FIELD: PROBLEM", for
-// example "scenario S6: congesters[2].moves[1].at: -3s is negative".
+// reports its problems, each as "scenario NAME: FIELD: PROBLEM", for
+// example "scenario S6: congesters[2].moves[1].at: -3s is negative": the
+// first DefaultLimits().MaxProblems of them, then a line counting the rest.
+// It checks that the scenario is consistent, not its size (see Limits and
+// ValidateLimits), and takes time in proportion to n log n for n
+// congesters.
 func (s *Scenario) Validate(cfg Config) error {
-	name := s.Name
+	return s.validate(cfg, nil)
+}
+
+// ValidateLimits checks the scenario as Validate does and also against the
+// size limits lim (zero fields take their defaults), listing at most
+// lim.MaxProblems problems. When there are more congesters than
+// lim.MaxCongesters it reports that, with the other top-level problems,
+// without looking at any congester.
+func (s *Scenario) ValidateLimits(cfg Config, lim Limits) error {
+	if err := lim.Validate(); err != nil {
+		return err
+	}
+	lim = lim.withDefaults()
+	return s.validate(cfg, &lim)
+}
+
+// validate implements Validate (lim nil) and ValidateLimits.
+func (s *Scenario) validate(cfg Config, lim *Limits) error {
+	name := clip(s.Name)
 	if name == "" {
 		name = "(unnamed)"
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("scenario %s: %w", name, err)
 	}
-	var errs []error
-	bad := func(field, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("scenario %s: %s: %s", name, field, fmt.Sprintf(format, a...)))
+	p := &problems{prefix: "scenario " + name + ": ", max: DefaultLimits().MaxProblems}
+	if lim != nil {
+		p.max = lim.MaxProblems
 	}
-	if s.Name == "" {
+	bad := p.add
+	switch {
+	case s.Name == "":
 		bad("name", "empty, want a name")
+	case !validName(s.Name):
+		bad("name", "%q, want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (the name becomes part of file names)", clip(s.Name))
 	}
-	if _, err := cfg.switchIndex(s.ProtectedSwitch); err != nil {
+	if _, err := cfg.switchIndex(clip(s.ProtectedSwitch)); err != nil {
 		bad("protected_switch", "%v", err)
 	}
 	checkDur := func(field string, d Duration, positive bool) bool {
@@ -156,20 +183,40 @@ func (s *Scenario) Validate(cfg Config) error {
 	okWindow := checkDur("window", s.Window, false)
 	end := time.Duration(math.MaxInt64)
 	if okStart && okWindow {
-		end = s.Length()
+		if time.Duration(s.Window) > math.MaxInt64-s.Start() {
+			bad("window", "%v after congestion_start %v ends past the largest time (%v), want a shorter window", time.Duration(s.Window), s.Start(), time.Duration(math.MaxInt64))
+			okWindow = false
+		} else {
+			end = s.Length()
+		}
 	}
-	type period struct {
-		from, to time.Duration
-		idx      int
+	if lim != nil {
+		if okStart && s.Start() > lim.MaxCongestionStart {
+			bad("congestion_start", "%v, want at most %v (Limits.MaxCongestionStart)", s.Start(), lim.MaxCongestionStart)
+		}
+		if w := end - s.Start(); okStart && okWindow && w > lim.MaxWindow {
+			bad("window", "%v, want at most %v (Limits.MaxWindow)", w, lim.MaxWindow)
+		}
+		if n := len(s.Congesters); n > lim.MaxCongesters {
+			bad("congesters", "%d entries, want at most %d (Limits.MaxCongesters)", n, lim.MaxCongesters)
+			return p.err()
+		}
+		if n := s.totalStreams(cfg, lim.MaxTotalStreams); n > lim.MaxTotalStreams {
+			bad("congesters", "more than %d streams in all, want at most %d (Limits.MaxTotalStreams)", lim.MaxTotalStreams, lim.MaxTotalStreams)
+		}
 	}
-	busy := map[string][]period{}
+	maxStreams := math.MaxInt
+	if lim != nil {
+		maxStreams = lim.MaxStreamsPerCongester
+	}
+	var busy []period
 	for i, c := range s.Congesters {
-		f := fmt.Sprintf("congesters[%d]", i)
-		src, errSrc := cfg.hostIndex(c.Host)
+		f := "congesters[" + strconv.Itoa(i) + "]"
+		src, errSrc := cfg.hostIndex(clip(c.Host))
 		if errSrc != nil {
 			bad(f+".host", "%v", errSrc)
 		}
-		dstName := c.dst(cfg)
+		dstName := clip(c.dst(cfg))
 		dst, errDst := cfg.hostIndex(dstName)
 		if errDst != nil {
 			bad(f+".dst", "%v", errDst)
@@ -177,8 +224,11 @@ func (s *Scenario) Validate(cfg Config) error {
 		if errSrc == nil && errDst == nil && src/cfg.HostsPerLeaf == dst/cfg.HostsPerLeaf {
 			bad(f+".dst", "%s is on the same leaf as %s, want a host on another leaf (congestion must cross the aggregation layer)", dstName, c.Host)
 		}
-		if c.Streams < 0 || c.Streams > MaxStreams {
-			bad(f+".streams", "%d, want 1..%d (0 for the default %d)", c.Streams, MaxStreams, cfg.StreamsPerCongester)
+		switch {
+		case c.Streams < 0 && lim == nil:
+			bad(f+".streams", "%d, want at least 1 (0 for the default %d)", c.Streams, cfg.StreamsPerCongester)
+		case c.Streams < 0 || c.Streams > maxStreams:
+			bad(f+".streams", "%d, want 1..%d (0 for the default %d; Limits.MaxStreamsPerCongester)", c.Streams, maxStreams, cfg.StreamsPerCongester)
 		}
 		switch r := float64(c.StreamCap); {
 		case math.IsNaN(r):
@@ -191,7 +241,7 @@ func (s *Scenario) Validate(cfg Config) error {
 		if okArrive && from >= end {
 			bad(f+".arrive", "%v is not before the end of the episode (%v)", from, end)
 		}
-		cur, errSw := cfg.switchIndex(c.Switch)
+		cur, errSw := cfg.switchIndex(clip(c.Switch))
 		if errSw != nil {
 			bad(f+".switch", "%v", errSw)
 		}
@@ -205,9 +255,13 @@ func (s *Scenario) Validate(cfg Config) error {
 				bad(f+".depart", "%v is after the end of the episode (%v)", to, end)
 			}
 		}
+		if lim != nil && len(c.Moves) > lim.MaxMoves {
+			bad(f+".moves", "%d moves, want at most %d (Limits.MaxMoves)", len(c.Moves), lim.MaxMoves)
+			continue
+		}
 		prev := from
 		for j, m := range c.Moves {
-			mf := fmt.Sprintf("%s.moves[%d]", f, j)
+			mf := f + ".moves[" + strconv.Itoa(j) + "]"
 			if checkDur(mf+".at", m.At, false) {
 				at := time.Duration(m.At)
 				switch {
@@ -220,7 +274,7 @@ func (s *Scenario) Validate(cfg Config) error {
 				}
 				prev = max(prev, at)
 			}
-			k, err := cfg.switchIndex(m.Switch)
+			k, err := cfg.switchIndex(clip(m.Switch))
 			switch {
 			case err != nil:
 				bad(mf+".switch", "%v", err)
@@ -230,50 +284,126 @@ func (s *Scenario) Validate(cfg Config) error {
 			cur, errSw = k, err
 		}
 		if okArrive && errSrc == nil {
-			for _, p := range busy[c.Host] {
-				if from < p.to && p.from < to {
-					bad(f+".arrive", "host %s already sends as congesters[%d] from %v to %v, want non-overlapping periods", c.Host, p.idx, p.from, p.to)
-				}
-			}
-			busy[c.Host] = append(busy[c.Host], period{from, to, i})
+			busy = append(busy, period{host: src, from: from, to: to, idx: i})
 		}
 	}
-	return errors.Join(errs...)
+	checkOverlaps(busy, s.Congesters, p)
+	return p.err()
+}
+
+// period is the time a congester host sends: [from, to).
+type period struct {
+	host     int // host index
+	from, to time.Duration
+	idx      int // congester index
+}
+
+// checkOverlaps reports every period that overlaps an earlier-starting
+// period of the same host, naming the one it overlaps. Sorting by host and
+// start makes it O(n log n): each period is compared only with the
+// host's period that reaches furthest among those starting before it.
+func checkOverlaps(busy []period, cgs []Congester, p *problems) {
+	slices.SortFunc(busy, func(a, b period) int {
+		if c := cmp.Compare(a.host, b.host); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.from, b.from); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.idx, b.idx)
+	})
+	for i := 1; i < len(busy); i++ {
+		if busy[i].host != busy[i-1].host {
+			continue
+		}
+		// busy[i-1] is, by now, the furthest-reaching of the host's
+		// periods that start before busy[i].
+		q, r := busy[i-1], busy[i]
+		if r.from < q.to {
+			p.add("congesters["+strconv.Itoa(r.idx)+"].arrive", "host %s already sends as congesters[%d] from %v to %v, want non-overlapping periods", cgs[r.idx].Host, q.idx, q.from, q.to)
+		}
+		if r.to < q.to {
+			busy[i] = q
+		}
+	}
+}
+
+// totalStreams returns the number of streams of all congesters, or a number
+// above most once it exceeds most (the sum cannot overflow).
+func (s *Scenario) totalStreams(cfg Config, most int) int {
+	n := 0
+	for _, c := range s.Congesters {
+		k := c.Streams
+		if k == 0 {
+			k = cfg.StreamsPerCongester
+		}
+		n += min(max(k, 0), most+1)
+		if n > most {
+			return n
+		}
+	}
+	return n
 }
 
 // ReadScenario decodes one scenario from r (JSON; unknown fields are an
-// error) and validates it against cfg.
+// error) and validates it against cfg and DefaultLimits.
 func ReadScenario(r io.Reader, cfg Config) (*Scenario, error) {
-	return readScenario(r, cfg, "")
+	return readScenario(r, cfg, DefaultLimits(), "")
 }
 
-func readScenario(r io.Reader, cfg Config, source string) (*Scenario, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var s Scenario
+// ReadScenarioWithLimits is ReadScenario with the limits lim instead of
+// DefaultLimits (zero fields take their defaults): it reads at most
+// lim.MaxBytes bytes from r and validates the scenario with ValidateLimits.
+func ReadScenarioWithLimits(r io.Reader, cfg Config, lim Limits) (*Scenario, error) {
+	return readScenario(r, cfg, lim, "")
+}
+
+func readScenario(r io.Reader, cfg Config, lim Limits, source string) (*Scenario, error) {
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
+	lim = lim.withDefaults()
 	where := "scenario"
 	if source != "" {
 		where = "scenario " + source
 	}
+	data, err := io.ReadAll(io.LimitReader(r, lim.MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: read: %w", where, err)
+	}
+	if int64(len(data)) > lim.MaxBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes, want a scenario of at most %d bytes (Limits.MaxBytes)", where, lim.MaxBytes, lim.MaxBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Scenario
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s: decode: %w", where, err)
+		return nil, fmt.Errorf("%s: decode: %w", where, clippedError{err})
 	}
-	if tok, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%s: unexpected data after the scenario object (%v)", where, tok)
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: unexpected data after the scenario object at byte %d, want one JSON object", where, dec.InputOffset())
 	}
-	if err := s.Validate(cfg); err != nil {
+	if err := s.validate(cfg, &lim); err != nil {
 		return nil, err
 	}
 	return &s, nil
 }
 
-// LoadScenario reads and validates the scenario file at path.
+// LoadScenario reads and validates the scenario file at path, as
+// ReadScenario does.
 func LoadScenario(path string, cfg Config) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	return LoadScenarioWithLimits(path, cfg, DefaultLimits())
+}
+
+// LoadScenarioWithLimits reads and validates the scenario file at path, as
+// ReadScenarioWithLimits does.
+func LoadScenarioWithLimits(path string, cfg Config, lim Limits) (*Scenario, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("sim: load scenario: %w", err)
 	}
-	return readScenario(bytes.NewReader(data), cfg, path)
+	defer f.Close()
+	return readScenario(f, cfg, lim, path)
 }
 
 //go:embed scenarios/*.json
@@ -318,7 +448,7 @@ func BuiltinScenario(name string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readScenario(bytes.NewReader(data), DefaultConfig(), name)
+	return readScenario(bytes.NewReader(data), DefaultConfig(), DefaultLimits(), name)
 }
 
 // BuiltinScenarioJSON returns the embedded JSON text of scenario name.
