@@ -23,8 +23,9 @@
 // offsets, offsets that do not tile the data section from 0 without gaps or
 // overlaps, a data section over Options.MaxDataBytes, and trailing bytes.
 // Every *Error matches ErrInvalid; one for input that ends early also
-// matches ErrTruncated. Errors of the underlying reader are returned as they
-// are.
+// matches ErrTruncated, and one for a header or data section over the
+// limits also matches ErrTooLarge. Errors of the underlying reader are
+// returned as they are.
 //
 // The dtypes supported are F32, I32 and U8; the other safetensors dtypes
 // are recognised, and refused as unsupported.
@@ -63,6 +64,10 @@ var (
 	ErrInvalid = errors.New("invalid safetensors file")
 	// ErrTruncated is matched by an *Error for input that ends early.
 	ErrTruncated = errors.New("truncated file")
+	// ErrTooLarge is matched by an *Error for a header longer than
+	// Options.MaxHeaderBytes or a data section longer than
+	// Options.MaxDataBytes; both are found before anything that long is read.
+	ErrTooLarge = errors.New("file larger than the limits")
 )
 
 // Error reports what is wrong with a file.
@@ -72,7 +77,8 @@ type Error struct {
 	Section string
 	// Problem says what is wrong and what was expected.
 	Problem string
-	// Err is ErrTruncated for input that ends early, otherwise nil.
+	// Err is ErrTruncated for input that ends early, ErrTooLarge for a
+	// header or data section over the limits, otherwise nil.
 	Err error
 }
 
@@ -92,6 +98,12 @@ func invalid(section, format string, args ...any) *Error {
 func truncated(section, format string, args ...any) *Error {
 	e := invalid(section, format, args...)
 	e.Err = ErrTruncated
+	return e
+}
+
+func tooLarge(section, format string, args ...any) *Error {
+	e := invalid(section, format, args...)
+	e.Err = ErrTooLarge
 	return e
 }
 
@@ -330,7 +342,7 @@ func ReadHeader(r io.Reader, opt Options) (*Header, error) {
 	}
 	hlen := binary.LittleEndian.Uint64(n[:])
 	if maxHeader < 0 || hlen > uint64(maxHeader) {
-		return nil, invalid("header", "length %d bytes is absurd, want at most %d%s", hlen, maxHeader, sizeNote(maxHeader))
+		return nil, tooLarge("header", "length %d bytes is absurd, want at most %d%s", hlen, maxHeader, sizeNote(maxHeader))
 	}
 	hdr, err := io.ReadAll(io.LimitReader(r, int64(hlen)))
 	if err != nil {
@@ -362,7 +374,7 @@ func ReadHeader(r io.Reader, opt Options) (*Header, error) {
 		return nil, err
 	}
 	if h.DataBytes > opt.MaxDataBytes {
-		return nil, invalid("data", "%d bytes, more than the %d-byte limit", h.DataBytes, opt.MaxDataBytes)
+		return nil, tooLarge("data", "%d bytes, more than the %d-byte limit", h.DataBytes, opt.MaxDataBytes)
 	}
 	return h, nil
 }

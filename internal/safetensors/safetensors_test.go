@@ -177,6 +177,28 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// TestReadErrorsTooLarge checks that the header and data-size limits, and
+// only they, match ErrTooLarge.
+func TestReadErrorsTooLarge(t *testing.T) {
+	entry := header(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}`)
+	for _, tc := range []struct {
+		name string
+		file []byte
+		opt  Options
+		want bool
+	}{
+		{"absurd header", []byte{0, 0, 0, 0, 0, 1, 0, 0}, Options{MaxDataBytes: 1}, true},
+		{"header over a custom limit", entry, Options{MaxHeaderBytes: 16, MaxDataBytes: 2}, true},
+		{"data over the limit", append(entry, 0, 0), Options{MaxDataBytes: 1}, true},
+		{"data cut short", append(entry, 0), Options{MaxDataBytes: 2}, false},
+		{"shape mismatch", append(header(`{"a":{"dtype":"U8","shape":[3],"data_offsets":[0,2]}}`), 0, 0), Options{MaxDataBytes: 2}, false},
+	} {
+		if err := readFile(tc.file, tc.opt); errors.Is(err, ErrTooLarge) != tc.want {
+			t.Errorf("%s: errors.Is(%v, ErrTooLarge) = %v, want %v", tc.name, err, !tc.want, tc.want)
+		}
+	}
+}
+
 // readFile reads file with ReadHeader and ReadData on one reader.
 func readFile(file []byte, opt Options) error {
 	r := bytes.NewReader(file)

@@ -50,6 +50,18 @@
 // the output size. Errors are *FormatError and *NonFiniteError; both match
 // ErrInvalidModel, and truncation also matches ErrTruncated.
 //
+// # Size limits
+//
+// A network has at most MaxLayers dense layers, no layer size (input,
+// hidden or output) above MaxLayerWidth, and at most MaxParams weights and
+// biases in all. New and FromLayers check this before they allocate; Read
+// checks the sizes the header declares (state_dim, the architecture,
+// num_switches) and the length of the data section (MaxDataBytes) before it
+// reads any tensor data, so a file that claims a huge network costs no more
+// memory than its header. Such errors match ErrTooLarge and name the layer
+// and the limit. The messages of a FormatError are cut to a few hundred
+// bytes, whatever the file holds.
+//
 // Save writes a temporary file and renames it, so a controller loading a
 // model never sees half of one.
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -13,9 +14,17 @@ var (
 	ErrInvalidModel = errors.New("invalid model file")
 	// ErrTruncated is matched by a FormatError for a file that ends early.
 	ErrTruncated = errors.New("truncated model file")
+	// ErrTooLarge is matched by the error for a network beyond the size
+	// limits (MaxLayers, MaxLayerWidth, MaxParams), from New and FromLayers
+	// as from Read, and by a FormatError for a file whose header or data
+	// section is longer than MaxHeaderBytes or MaxDataBytes. Read finds it
+	// in the header, before it allocates anything for the tensors.
+	ErrTooLarge = errors.New("model exceeds the size limits")
 )
 
-// FormatError reports what is wrong with a model file.
+// FormatError reports what is wrong with a model file. Section and Problem
+// are cut to maxDetailBytes (512 bytes) each, so that a hostile file
+// cannot make its error message long.
 type FormatError struct {
 	// Path is the file, when known (Load sets it).
 	Path string
@@ -78,12 +87,23 @@ func (e *NonFiniteError) Error() string {
 // Is makes every NonFiniteError match ErrInvalidModel.
 func (e *NonFiniteError) Is(target error) bool { return target == ErrInvalidModel }
 
+// maxDetailBytes bounds FormatError.Section and FormatError.Problem.
+const maxDetailBytes = 512
+
 func formatErr(section, format string, args ...any) *FormatError {
-	return &FormatError{Section: section, Problem: fmt.Sprintf(format, args...)}
+	return &FormatError{Section: clip(section), Problem: clip(fmt.Sprintf(format, args...))}
 }
 
-func truncatedErr(section, format string, args ...any) *FormatError {
-	e := formatErr(section, format, args...)
-	e.Err = ErrTruncated
-	return e
+// clip cuts s to at most maxDetailBytes bytes, on a rune boundary, and says
+// how much it left out.
+func clip(s string) string {
+	if len(s) <= maxDetailBytes {
+		return s
+	}
+	const note = "… (%d more bytes)"
+	cut := maxDetailBytes - len(note) - 8 // room for the note and the count
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(note, len(s)-cut)
 }

@@ -217,8 +217,20 @@ func checkMetadata(meta Metadata, hidden []int) error {
 		return formatErr("metadata."+KeyStateDim, "%d, but layout %s with %d switches and %d leaves has dimension %d",
 			meta.StateDim, meta.StateLayout, meta.NumSwitches, meta.NumLeaves, meta.Encoder.Dim())
 	}
-	if len(hidden)+1 > MaxLayers {
-		return formatErr("metadata."+KeyArchitecture, "%d hidden layers, want at most %d", len(hidden), MaxLayers-1)
+	// The sizes the architecture declares, checked before any tensor is
+	// read: the tensors must then have exactly these shapes.
+	if err := checkLimits(len(hidden)+2, func(i int) int {
+		switch i {
+		case 0:
+			return meta.StateDim
+		case len(hidden) + 1:
+			return meta.NumSwitches
+		}
+		return hidden[i-1]
+	}); err != nil {
+		e := formatErr("metadata."+KeyArchitecture, "state_dim %d, hidden %v, num_switches %d: %v", meta.StateDim, hidden, meta.NumSwitches, err)
+		e.Err = ErrTooLarge
+		return e
 	}
 	for i, h := range hidden {
 		if h < 1 {
@@ -289,10 +301,14 @@ func containerErr(err error) error {
 	if !errors.As(err, &se) {
 		return fmt.Errorf("qnet: read model: %w", err)
 	}
-	if errors.Is(se, safetensors.ErrTruncated) {
-		return truncatedErr(se.Section, "%s", se.Problem)
+	e := formatErr(se.Section, "%s", se.Problem)
+	switch {
+	case errors.Is(se, safetensors.ErrTruncated):
+		e.Err = ErrTruncated
+	case errors.Is(se, safetensors.ErrTooLarge):
+		e.Err = ErrTooLarge
 	}
-	return formatErr(se.Section, "%s", se.Problem)
+	return e
 }
 
 // checkTensors checks that the tensors are exactly the layers of the

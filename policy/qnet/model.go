@@ -7,8 +7,22 @@ import (
 	"math/rand/v2"
 )
 
-// MaxLayers bounds the number of dense layers of a Model (and of a model file).
-const MaxLayers = 64
+// Size limits of a Model. New and FromLayers check them before they
+// allocate, and Read checks them against the file's header before it reads
+// any tensor data, so that a typo in the layer sizes or a corrupt or hostile
+// model file is an error (matching ErrTooLarge) instead of an exhausted
+// memory. The default network (34→256→256→4, about 75,000 parameters) is far
+// below them.
+const (
+	// MaxLayers bounds the number of dense layers.
+	MaxLayers = 64
+	// MaxLayerWidth bounds every layer size: the input, each hidden layer
+	// and the output (65,536 units).
+	MaxLayerWidth = 1 << 16
+	// MaxParams bounds the number of weights and biases of the whole
+	// network (2^26, that is 256 MiB of float32).
+	MaxParams = 1 << 26
+)
 
 // Layer is one dense layer y = W·x + b of a Model, in the PyTorch nn.Linear
 // convention: Weight holds Out rows of In columns, row-major, so the weight
@@ -70,8 +84,13 @@ func FromLayers(layers []Layer) (*Model, error) {
 	if len(layers) == 0 {
 		return nil, fmt.Errorf("qnet: from layers: no layers, want at least one")
 	}
-	if len(layers) > MaxLayers {
-		return nil, fmt.Errorf("qnet: from layers: %d layers, want at most %d", len(layers), MaxLayers)
+	if err := checkLimits(len(layers)+1, func(i int) int {
+		if i == 0 {
+			return layers[0].In
+		}
+		return layers[i-1].Out
+	}); err != nil {
+		return nil, fmt.Errorf("qnet: from layers: %w", err)
 	}
 	sizes := []int{layers[0].In}
 	cp := make([]Layer, len(layers))
@@ -105,12 +124,40 @@ func checkSizes(sizes []int) error {
 	if len(sizes) < 2 {
 		return fmt.Errorf("layer sizes %v, want at least input and output", sizes)
 	}
-	if len(sizes)-1 > MaxLayers {
-		return fmt.Errorf("%d layers, want at most %d", len(sizes)-1, MaxLayers)
+	if err := checkLimits(len(sizes), func(i int) int { return sizes[i] }); err != nil {
+		return err
 	}
 	for i, n := range sizes {
 		if n < 1 {
 			return fmt.Errorf("layer sizes %v: size %d is %d, want >= 1", sizes, i, n)
+		}
+	}
+	return nil
+}
+
+// checkLimits checks a network of n layer sizes (input, hidden..., output;
+// size(i) returns size i) against MaxLayers, MaxLayerWidth and MaxParams,
+// without overflowing. Sizes below 1 are left to the caller. The error
+// names the dense layer and the limit, and wraps ErrTooLarge.
+func checkLimits(n int, size func(i int) int) error {
+	if n-1 > MaxLayers {
+		return fmt.Errorf("%d dense layers, want at most qnet.MaxLayers = %d: %w", n-1, MaxLayers, ErrTooLarge)
+	}
+	for i := range n {
+		if w := size(i); w > MaxLayerWidth {
+			l, side := i-1, "outputs"
+			if i == 0 {
+				l, side = 0, "inputs"
+			}
+			return fmt.Errorf("dense layer %d has %d %s, want at most qnet.MaxLayerWidth = %d: %w", l, w, side, MaxLayerWidth, ErrTooLarge)
+		}
+	}
+	var params int64
+	for l := range n - 1 {
+		in, out := int64(max(size(l), 0)), int64(max(size(l+1), 0))
+		if params += in*out + out; params > MaxParams {
+			return fmt.Errorf("dense layer %d (%d→%d) brings the network to %d parameters, want at most qnet.MaxParams = %d: %w",
+				l, in, out, params, MaxParams, ErrTooLarge)
 		}
 	}
 	return nil
