@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
@@ -88,7 +89,8 @@ type Sweep struct {
 	// Progress, when set, is called after each episode.
 	Progress func(done, total int)
 	// TraceDir, when set, receives every episode's trace as
-	// SCENARIO-POLICY-rREPEAT.jsonl.gz.
+	// SCENARIO-POLICY-rREPEAT.jsonl.gz. Run refuses a sweep whose names
+	// would put a trace file anywhere else.
 	TraceDir string
 }
 
@@ -125,6 +127,10 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 			}
 		}
 	}
+	paths, err := tracePaths(s.TraceDir, specs)
+	if err != nil {
+		return nil, err
+	}
 	traces, err := sim.RunMany(ctx, specs, s.Parallelism, s.Progress)
 	if err != nil {
 		return nil, err
@@ -132,10 +138,8 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 	eps := make([]*Episode, len(traces))
 	var writeErrs []error
 	for i, tr := range traces {
-		if s.TraceDir != "" {
-			r := tr.Meta.Labels["repeat"]
-			path := filepath.Join(s.TraceDir, fmt.Sprintf("%s-%s-r%s.jsonl.gz", tr.Meta.Scenario, tr.Meta.Policy, r))
-			if err := trace.WriteFile(path, tr); err != nil {
+		if paths != nil {
+			if err := trace.WriteFile(paths[i], tr); err != nil {
 				writeErrs = append(writeErrs, fmt.Errorf("eval: sweep: keep trace: %w", err))
 			}
 		}
@@ -144,6 +148,39 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 		}
 	}
 	return eps, errors.Join(writeErrs...)
+}
+
+// tracePaths returns the trace file of every spec in dir (nil when dir is
+// empty), named SCENARIO-POLICY-rREPEAT.jsonl.gz. It refuses, before anything
+// is simulated, a name that would not lie directly in dir (a scenario or
+// policy name holding a path separator) and two episodes that would write
+// the same file (scenario "a-b" under policy "c" and scenario "a" under
+// policy "b-c").
+func tracePaths(dir string, specs []sim.EpisodeSpec) ([]string, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	var errs []error
+	paths := make([]string, len(specs))
+	seen := map[string]int{}
+	for i, sp := range specs {
+		name := fmt.Sprintf("%s-%s-r%s.jsonl.gz", sp.Scenario.Name, sp.Policy, sp.Labels["repeat"])
+		j, dup := seen[name]
+		switch {
+		case strings.ContainsAny(name, `/\`) || !filepath.IsLocal(name):
+			errs = append(errs, fmt.Errorf("trace file %q of scenario %q and policy %q would not lie directly in %s, want names without '/' or '\\'", name, sp.Scenario.Name, sp.Policy, dir))
+		case dup:
+			errs = append(errs, fmt.Errorf("trace file %s would hold the episodes of scenario %q under policy %q and of scenario %q under policy %q, want names that keep them apart",
+				name, specs[j].Scenario.Name, specs[j].Policy, sp.Scenario.Name, sp.Policy))
+		default:
+			seen[name] = i
+		}
+		paths[i] = filepath.Join(dir, name)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("eval: invalid sweep: TraceDir: %w", err)
+	}
+	return paths, nil
 }
 
 // checkNames refuses nil, unnamed and duplicate scenarios and policies.
