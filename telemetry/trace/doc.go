@@ -5,9 +5,10 @@
 //
 // # Format
 //
-// A trace is JSON Lines (one JSON object per line, UTF-8). Files whose name
-// ends in ".gz" are gzip-compressed; readers also recognise compressed
-// input by its magic bytes.
+// A trace is JSON Lines (one JSON object per line, UTF-8), each line at
+// most 16 MiB. Files whose name ends in ".gz" are gzip-compressed, and Open
+// refuses such a file that is not; readers also recognise compressed input
+// by its magic bytes.
 //
 // The first line is the episode's Meta:
 //

@@ -235,9 +235,10 @@ func (w *Writer) discard() {
 // Reader reads a trace written by Writer, validating every line. It reads
 // gzip-compressed traces transparently.
 type Reader struct {
-	sc   *bufio.Scanner
-	meta Meta
-	line int
+	sc    *bufio.Scanner
+	meta  Meta
+	line  int
+	where string // "trace", or "trace PATH" for a Reader from Open
 	order
 	gz   *gzip.Reader
 	file *os.File
@@ -245,51 +246,66 @@ type Reader struct {
 
 // NewReader reads and validates the metadata line of the trace in r.
 func NewReader(r io.Reader) (*Reader, error) {
-	return newReader(r, nil)
+	return newReader(r, nil, "trace", false)
 }
 
-func newReader(r io.Reader, file *os.File) (*Reader, error) {
+// gzipMagic starts every gzip stream.
+var gzipMagic = [2]byte{0x1f, 0x8b}
+
+// newReader reads the metadata line of the trace in r; where names the
+// trace in errors. With wantGzip (a file named .gz) input that is not gzip
+// is an error rather than read as plain text.
+func newReader(r io.Reader, file *os.File, where string, wantGzip bool) (*Reader, error) {
 	br := bufio.NewReader(r)
-	tr := &Reader{file: file}
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+	tr := &Reader{file: file, where: where}
+	magic, _ := br.Peek(len(gzipMagic))
+	switch {
+	case string(magic) == string(gzipMagic[:]):
 		gz, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("trace: gzip: %w", err)
+			return nil, fmt.Errorf("%s: gzip: %w", where, err)
 		}
 		tr.gz = gz
 		r = gz
-	} else {
+	case wantGzip && len(magic) > 0:
+		return nil, fmt.Errorf("%s: not gzip data (starts with % x, gzip starts with % x), want a gzip-compressed JSON-lines trace, or rename the file without .gz", where, magic, gzipMagic)
+	default:
 		r = br
 	}
 	tr.sc = bufio.NewScanner(r)
 	tr.sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	b, err := tr.next()
 	if err == io.EOF {
-		return nil, errors.New("trace: empty, want a metadata line first")
+		return nil, fmt.Errorf("%s: empty, want a metadata line first", where)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if err := strictUnmarshal(b, &tr.meta); err != nil {
-		return nil, fmt.Errorf("trace: line 1: metadata: %w", err)
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return nil, fmt.Errorf("%s: line 1: metadata: %w; want a JSON-lines trace, its first line the metadata object", where, err)
+		}
+		return nil, fmt.Errorf("%s: line 1: metadata: %w", where, err)
 	}
 	if err := tr.meta.Validate(); err != nil {
-		return nil, fmt.Errorf("trace: line 1: %w", err)
+		return nil, fmt.Errorf("%s: line 1: %w", where, err)
 	}
 	return tr, nil
 }
 
-// Open opens the trace file at path (gzip-compressed or not) and reads its
-// metadata. Close the Reader when done.
+// Open opens the trace file at path and reads its metadata. A file whose
+// name ends in ".gz" must be gzip-compressed; any other is read as it is,
+// gzip-compressed or not. Close the Reader when done.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	r, err := newReader(f, f)
+	r, err := newReader(f, f, "trace "+path, strings.HasSuffix(path, ".gz"))
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return r, nil
 }
@@ -311,16 +327,16 @@ func (r *Reader) Next(s *Step) error {
 		switch {
 		case rerr != nil && errors.Is(err, io.ErrUnexpectedEOF):
 			// The partial last line of input cut short.
-			return fmt.Errorf("trace: line %d: incomplete, the input was cut short: %w", r.line, rerr)
+			return fmt.Errorf("%s: line %d: incomplete, the input was cut short: %w", r.where, r.line, rerr)
 		case rerr != nil:
-			return fmt.Errorf("trace: line %d: %v; the input was cut short: %w", r.line, err, rerr)
+			return fmt.Errorf("%s: line %d: %v; the input was cut short: %w", r.where, r.line, err, rerr)
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			return fmt.Errorf("trace: line %d: incomplete JSON value: %w", r.line, err)
+			return fmt.Errorf("%s: line %d: incomplete JSON value: %w", r.where, r.line, err)
 		}
-		return fmt.Errorf("trace: line %d: %w", r.line, err)
+		return fmt.Errorf("%s: line %d: %w", r.where, r.line, err)
 	}
 	if err := r.check(&r.meta, s); err != nil {
-		return fmt.Errorf("trace: line %d: %w", r.line, err)
+		return fmt.Errorf("%s: line %d: %w", r.where, r.line, err)
 	}
 	r.accept(s)
 	return nil
@@ -333,8 +349,11 @@ func (r *Reader) next() ([]byte, error) {
 			return b, nil
 		}
 	}
-	if err := r.sc.Err(); err != nil {
-		return nil, fmt.Errorf("trace: line %d: %w", r.line+1, err)
+	switch err := r.sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, fmt.Errorf("%s: line %d: longer than %d bytes, want one JSON record per line: %w", r.where, r.line+1, maxLine, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: line %d: %w", r.where, r.line+1, err)
 	}
 	return nil, io.EOF
 }
@@ -402,11 +421,7 @@ func ReadFile(path string) (*Episode, error) {
 		return nil, err
 	}
 	defer tr.Close()
-	ep, err := readAll(tr)
-	if err != nil {
-		return ep, fmt.Errorf("%s: %w", path, err)
-	}
-	return ep, nil
+	return readAll(tr)
 }
 
 // Write writes a whole episode to w. It stops at the first invalid step and

@@ -1,0 +1,75 @@
+package trace_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+)
+
+// writeTrace writes a valid trace of n steps to name in a new directory
+// and returns its path and its plain (uncompressed) bytes.
+func writeTrace(t *testing.T, name string, n int, extra []byte) (string, []byte) {
+	t.Helper()
+	var plain bytes.Buffer
+	if err := trace.Write(&plain, &trace.Episode{Meta: testMeta(), Steps: testSteps(n)}); err != nil {
+		t.Fatal(err)
+	}
+	plain.Write(extra)
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, plain.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, plain.Bytes()
+}
+
+func TestOpenGzNameNotGzip(t *testing.T) {
+	path, _ := writeTrace(t, "episode.jsonl.gz", 2, nil)
+	_, err := trace.ReadFile(path)
+	want := "trace " + path + `: not gzip data (starts with 7b 22, gzip starts with 1f 8b), want a gzip-compressed JSON-lines trace, or rename the file without .gz`
+	if err == nil || err.Error() != want {
+		t.Errorf("ReadFile = %v\nwant %s", err, want)
+	}
+	// Renamed without .gz, the same bytes read.
+	plain := strings.TrimSuffix(path, ".gz")
+	if err := os.Rename(path, plain); err != nil {
+		t.Fatal(err)
+	}
+	if ep, err := trace.ReadFile(plain); err != nil || len(ep.Steps) != 2 {
+		t.Errorf("ReadFile(%s) = %v, want the 2 steps", plain, err)
+	}
+	// Garbage under a .gz name says the same, not "invalid character".
+	junk := filepath.Join(t.TempDir(), "junk.gz")
+	if err := os.WriteFile(junk, []byte("\xc8\x01 not a trace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trace.Open(junk); err == nil || !strings.Contains(err.Error(), "trace "+junk+": not gzip data (starts with c8 01") {
+		t.Errorf("Open(junk.gz) = %v, want it called not gzip data", err)
+	}
+}
+
+func TestReadNotATrace(t *testing.T) {
+	_, err := trace.Read(strings.NewReader("\xc8\x01 not a trace\n"))
+	if err == nil || !strings.Contains(err.Error(), "trace: line 1: metadata: invalid character") || !strings.Contains(err.Error(), "want a JSON-lines trace, its first line the metadata object") {
+		t.Errorf("Read = %v, want the first line and what a trace looks like", err)
+	}
+}
+
+func TestReadLineTooLong(t *testing.T) {
+	long := append(bytes.Repeat([]byte("x"), 16<<20+1), '\n')
+	path, data := writeTrace(t, "episode.jsonl", 1, long)
+	ep, err := trace.ReadFile(path)
+	want := "trace " + path + ": line 3: longer than 16777216 bytes, want one JSON record per line"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "after 1 steps") {
+		t.Errorf("ReadFile = %.300v\nwant it to start %q and say where reading stopped", err, want)
+	}
+	if ep == nil || len(ep.Steps) != 1 {
+		t.Errorf("ReadFile returned %v, want the step before the long line", ep)
+	}
+	if _, err := trace.Read(bytes.NewReader(data)); err == nil || !strings.HasPrefix(err.Error(), "trace: line 3: longer than 16777216 bytes") {
+		t.Errorf("Read = %.300v, want the long line 3 named", err)
+	}
+}
