@@ -21,6 +21,11 @@ import (
 // full-size packet, as tc and OpenFlow counters count them) unless a field
 // says otherwise; sizes are in bytes.
 type Config struct {
+	// Name names the profile this configuration is (testbed, datacenter,
+	// or a user's own); models, datasets and reports record it beside the
+	// configuration's Digest. It does not change the simulation.
+	Name string `json:"name,omitempty"`
+
 	// Switches is the number of aggregation switches, named agg1, agg2, …
 	Switches int `json:"switches"`
 	// Leaves is the number of leaf switches, named leaf1, leaf2, …
@@ -65,6 +70,19 @@ type Config struct {
 	// FlowQueueLimit is the per-flow pacing queue (tc fq flow_limit), bytes.
 	FlowQueueLimit float64 `json:"flow_queue_limit"`
 
+	// UncountedRate, when positive, puts a second token bucket on every
+	// aggregation uplink, between the per-flow pacing and the counted
+	// bucket: a rate limit that tc does not count (a hypothesis of the
+	// testbed profile; see the package documentation). Its token rate is
+	// UncountedRate, its depth UncountedBurst and its drop-tail queue
+	// UncountedQueueLimit; it adds no overlimit events. 0 turns it off.
+	UncountedRate float64 `json:"uncounted_rate,omitempty"`
+	// UncountedBurst is the depth of the uncounted bucket, bytes.
+	UncountedBurst float64 `json:"uncounted_burst,omitempty"`
+	// UncountedQueueLimit is the drop-tail queue of the uncounted stage,
+	// bytes.
+	UncountedQueueLimit float64 `json:"uncounted_queue_limit,omitempty"`
+
 	// BaseRTT is the round-trip propagation and processing delay between any
 	// two hosts on different leaves, without queueing.
 	BaseRTT time.Duration `json:"base_rtt"`
@@ -91,6 +109,25 @@ type Config struct {
 	// path arrive out of order, the receiver sends duplicate ACKs and the
 	// sender takes the reordering for a loss.
 	RerouteWindowFactor float64 `json:"reroute_window_factor"`
+	// RerouteTimeout makes a move cost a connection its window in flight:
+	// the packets on the old path are lost, no duplicate ACK comes back, and
+	// the sender waits for its retransmission timeout and restarts in slow
+	// start (a hypothesis of the testbed profile). When false a move is a
+	// reordering, handled as RerouteWindowFactor says.
+	RerouteTimeout bool `json:"reroute_timeout,omitempty"`
+	// ReceiveWindow caps every connection's window, bytes (the receiver's
+	// advertised window); a connection at the cap does not grow its
+	// congestion window (cwnd validation). 0: no cap.
+	ReceiveWindow float64 `json:"receive_window,omitempty"`
+	// CubicResetOnTimeout makes a retransmission timeout reset CUBIC's
+	// state, as Linux does on entering the loss state: the window before
+	// the timeout is forgotten, so growth after slow start is CUBIC's convex
+	// probing from the new window rather than a return to the old maximum.
+	CubicResetOnTimeout bool `json:"cubic_reset_on_timeout,omitempty"`
+	// HyStartAckTrain adds HyStart's ACK-train test to slow start (Linux
+	// CUBIC): slow start ends once a window's ACKs, spaced by the path's
+	// bottleneck, span half the base round-trip time.
+	HyStartAckTrain bool `json:"hystart_ack_train,omitempty"`
 	// StreamsPerCongester is the number of parallel TCP streams of a
 	// congester host when a scenario does not say (iperf3 -P).
 	StreamsPerCongester int `json:"streams_per_congester"`
@@ -113,13 +150,16 @@ type Config struct {
 // defaultEpoch is the virtual time at which simulated episodes start.
 var defaultEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// DefaultConfig returns the paper's testbed: four aggregation switches,
-// four leaves with two hosts each, congesters on the first three leaves, the
-// protected flow from h1 (leaf1) to h8 (leaf4), congesters sending to h7, and
-// 200 Mbit/s buckets on the aggregation uplinks. The parameter values and the
+// DefaultConfig returns the datacenter profile: the paper's testbed
+// topology (four aggregation switches, four leaves with two hosts each,
+// congesters on the first three leaves, the protected flow from h1 (leaf1)
+// to h8 (leaf4), congesters sending to h7, 200 Mbit/s buckets on the
+// aggregation uplinks) with datacenter round-trip times. TestbedConfig
+// derives the testbed profile from it. The parameter values and the
 // reasons for them are in the package documentation.
 func DefaultConfig() Config {
 	return Config{
+		Name:             ProfileDatacenter,
 		Switches:         4,
 		Leaves:           4,
 		HostsPerLeaf:     2,
@@ -216,7 +256,8 @@ func (c Config) Validate() error {
 	for _, f := range [...]struct {
 		name string
 		v    float64
-	}{{"bucket_burst", c.BucketBurst}, {"flow_rate_limit", c.FlowRateLimit}, {"flow_queue_limit", c.FlowQueueLimit}, {"noise_level", c.NoiseLevel}, {"rtt_jitter", c.RTTJitter}} {
+	}{{"bucket_burst", c.BucketBurst}, {"flow_rate_limit", c.FlowRateLimit}, {"flow_queue_limit", c.FlowQueueLimit}, {"noise_level", c.NoiseLevel}, {"rtt_jitter", c.RTTJitter},
+		{"uncounted_rate", c.UncountedRate}, {"uncounted_burst", c.UncountedBurst}, {"uncounted_queue_limit", c.UncountedQueueLimit}, {"receive_window", c.ReceiveWindow}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			add("%s %v, want a finite number >= 0", f.name, f.v)
 		}
@@ -244,6 +285,15 @@ func (c Config) Validate() error {
 	}
 	if c.PacketSize > 0 && c.FlowRateLimit > 0 && c.FlowQueueLimit < c.PacketSize {
 		add("flow_queue_limit %v smaller than one packet (%v)", c.FlowQueueLimit, c.PacketSize)
+	}
+	if c.UncountedRate > 0 && c.PacketSize > 0 && c.UncountedQueueLimit < c.PacketSize {
+		add("uncounted_queue_limit %v smaller than one packet (%v), want a queue when uncounted_rate is set", c.UncountedQueueLimit, c.PacketSize)
+	}
+	if c.UncountedRate > c.FabricLinkRate {
+		add("uncounted_rate %v above fabric_link_rate %v", c.UncountedRate, c.FabricLinkRate)
+	}
+	if c.ReceiveWindow > 0 && c.ReceiveWindow < 2*c.PacketSize {
+		add("receive_window %v smaller than two packets (%v), want 0 (no cap) or at least two packets", c.ReceiveWindow, 2*c.PacketSize)
 	}
 	if c.StreamsPerCongester < 1 || c.StreamsPerCongester > MaxStreams {
 		add("streams_per_congester %d, want 1..%d", c.StreamsPerCongester, MaxStreams)

@@ -56,12 +56,12 @@ type stream struct {
 	rtt          float64 // base RTT plus the queueing delay of the last step
 
 	// backlogs on the hops, bytes
-	bUp, bPace, bAgg, bDown float64
+	bUp, bPace, bPre, bAgg, bDown float64
 
 	// per-step values
 	send  float64 // bytes offered
 	x1    float64 // out of the source host link
-	x2    float64 // out of the per-flow pacer
+	x2    float64 // out of the per-flow pacer (and the uncounted stage)
 	x3    float64 // out of the shaped uplink
 	out   float64 // delivered to the receiver
 	drop  float64 // bytes dropped on any hop
@@ -146,6 +146,49 @@ func (q *fifo) serve(dt float64) {
 	q.dropFrac = dropFraction(dropped, q.arr)
 }
 
+// serveBucket runs one step of dt seconds of a token bucket of the given
+// rate and depth in front of a drop-tail queue of limit bytes on a link of
+// linkRate: it updates the tokens and the backlog, records the ratios
+// applyFIFO uses, and returns the fraction of the step it was throttled
+// (out of tokens with packets waiting).
+func (u *shaper) serveBucket(dt, rate, burst, linkRate, limit, pkt float64) float64 {
+	if u.arr == 0 && u.backlog == 0 {
+		u.tokens = min(burst, u.tokens+rate*dt)
+		u.out, u.dropFrac = 0, 0
+		return 0
+	}
+	th := throttled(u.backlog, u.tokens, u.arr/dt, rate, dt, pkt)
+	avail := u.tokens + rate*dt
+	var dropped float64
+	u.out, u.rb, u.ra, u.rd, u.backlog, dropped = serveFIFO(u.backlog, u.arr, min(linkRate*dt, avail), limit)
+	u.tokens = min(burst, avail-u.out)
+	u.dropFrac = dropFraction(dropped, u.arr)
+	return th
+}
+
+// servePre runs one step of every uplink's uncounted stage on the arrivals
+// step 3 gathered.
+func (e *engine) servePre(dt float64) {
+	cfg := &e.cfg
+	for p := range e.pre {
+		e.pre[p].serveBucket(dt, cfg.UncountedRate, cfg.UncountedBurst, cfg.FabricLinkRate, cfg.UncountedQueueLimit, e.pkt)
+	}
+}
+
+// preDelay returns the queueing delay of a stream's uncounted stage and
+// the fraction of its arrivals that stage dropped in the last step.
+func (e *engine) preDelay(s *stream) (delay, dropFrac float64) {
+	if e.pre == nil {
+		return 0, 0
+	}
+	u := &e.pre[s.port]
+	service := e.cfg.FabricLinkRate
+	if u.tokens < e.pkt {
+		service = e.cfg.UncountedRate
+	}
+	return u.backlog / service, u.dropFrac
+}
+
 // throttled returns the fraction of a step during which a shaper of token
 // rate rate was out of tokens with packets waiting: already so at the start
 // if it had a backlog (until the backlog drains, when arrivals are slower
@@ -171,12 +214,15 @@ type engine struct {
 	dt       float64
 	pkt      float64
 	rtt      float64
+	rwnd     float64 // receive window, packets; 0: none
+	train    float64 // HyStart ACK-train spacing rate, bytes/s; 0: test off
 	rtoMin   float64
 	rtoMax   float64
 	synRTO   float64
 	hostLeaf []int
 
 	up, down []fifo
+	pre      []shaper // the uncounted stage of every uplink; nil when off
 	ports    []shaper
 	streams  []stream
 	pairs    []pairStat
@@ -207,7 +253,16 @@ func newEngine(cfg Config, seed uint64) *engine {
 		rtoMin: cfg.RTOMin.Seconds(),
 		rtoMax: cfg.RTOMax.Seconds(),
 		synRTO: cfg.SYNTimeout.Seconds(),
+		rwnd:   cfg.ReceiveWindow / cfg.PacketSize,
 		rng:    rand.New(rand.NewPCG(seed, 0x70726f666c6f77)),
+	}
+	if cfg.HyStartAckTrain {
+		// ACKs come back spaced by the slowest stage of an uncongested
+		// path: the host link, the per-flow pacer, or the bucket.
+		e.train = min(cfg.HostLinkRate, cfg.BucketRate)
+		if cfg.FlowRateLimit > 0 {
+			e.train = min(e.train, cfg.FlowRateLimit)
+		}
 	}
 	nh := cfg.Leaves * cfg.HostsPerLeaf
 	e.hostLeaf = make([]int, nh)
@@ -223,6 +278,12 @@ func newEngine(cfg Config, seed uint64) *engine {
 	e.ports = make([]shaper, cfg.Switches*cfg.Leaves)
 	for i := range e.ports {
 		e.ports[i] = shaper{sw: i / cfg.Leaves, tokens: cfg.BucketBurst}
+	}
+	if cfg.UncountedRate > 0 {
+		e.pre = make([]shaper, len(e.ports))
+		for i := range e.pre {
+			e.pre[i] = shaper{sw: i / cfg.Leaves, tokens: cfg.UncountedBurst}
+		}
 	}
 	return e
 }
@@ -258,7 +319,8 @@ func (e *engine) start(s *stream, sw int) {
 // path showed in the last step; a lost SYN is retried after 1 s, 2 s, 4 s …
 func (e *engine) sendSYN(s *stream, t float64) {
 	s.syn = true
-	pass := (1 - e.up[s.src].dropFrac) * (1 - e.ports[s.port].dropFrac) * (1 - e.down[s.dst].dropFrac)
+	_, preDrop := e.preDelay(s)
+	pass := (1 - e.up[s.src].dropFrac) * (1 - preDrop) * (1 - e.ports[s.port].dropFrac) * (1 - e.down[s.dst].dropFrac)
 	if pass < 1 && e.rng.Float64() >= pass {
 		s.timer = t + e.synRTO*math.Exp2(float64(min(s.synTries, 6)))
 		s.synTries++
@@ -283,7 +345,16 @@ func (e *engine) flush(s *stream) {
 	e.up[s.src].backlog = max(0, e.up[s.src].backlog-s.bUp)
 	e.ports[s.port].backlog = max(0, e.ports[s.port].backlog-s.bAgg)
 	e.down[s.dst].backlog = max(0, e.down[s.dst].backlog-s.bDown)
+	e.flushPre(s)
 	s.bUp, s.bPace, s.bAgg, s.bDown = 0, 0, 0, 0
+}
+
+// flushPre removes a stream's bytes from the uncounted stage of its uplink.
+func (e *engine) flushPre(s *stream) {
+	if e.pre != nil {
+		e.pre[s.port].backlog = max(0, e.pre[s.port].backlog-s.bPre)
+	}
+	s.bPre = 0
 }
 
 // move re-routes a stream to switch sw. Packets in flight on the old and
@@ -296,8 +367,15 @@ func (e *engine) move(s *stream, sw int) {
 		return
 	}
 	e.ports[s.port].backlog = max(0, e.ports[s.port].backlog-s.bAgg)
+	e.flushPre(s)
 	s.bPace, s.bAgg = 0, 0
 	s.sw, s.port = sw, e.portOf(sw, s.dst)
+	if e.cfg.RerouteTimeout && (s.ph == phSS || s.ph == phCA) {
+		// The window in flight on the old path is lost: no duplicate ACK
+		// comes back, and the sender waits for its retransmission timer.
+		e.timeout(s, e.now())
+		return
+	}
 	if s.ph == phSS || s.ph == phCA {
 		t := e.now()
 		s.wMax = s.cwnd
@@ -307,6 +385,22 @@ func (e *engine) move(s *stream, sw int) {
 		s.ph = phCA
 		s.recoverUntil = t + s.rtt
 	}
+}
+
+// timeout stalls a connection at time t until its retransmission timer
+// fires: ssthresh from the window it had, one packet in flight, the timer
+// backed off. With CubicResetOnTimeout CUBIC forgets its window maximum,
+// as Linux does on entering the loss state.
+func (e *engine) timeout(s *stream, t float64) {
+	s.ssthresh = max(s.cwnd*cubicBeta, 2)
+	s.wMax, s.epoch = s.cwnd, -1
+	if e.cfg.CubicResetOnTimeout {
+		s.wMax = 0
+	}
+	s.cwnd = 1
+	s.ph = phRTO
+	s.timer = t + e.rto(s)
+	s.backoff++
 }
 
 // rto returns the retransmission timeout after backoff doublings.
@@ -330,7 +424,11 @@ func (e *engine) advance() {
 		s.send, s.x1, s.x2, s.x3, s.out, s.drop, s.capLt = 0, 0, 0, 0, 0, 0, false
 		switch s.ph {
 		case phSS, phCA:
-			x := s.cwnd * e.pkt / s.rtt
+			w := s.cwnd
+			if e.rwnd > 0 && w >= e.rwnd {
+				w, s.capLt = e.rwnd, true
+			}
+			x := w * e.pkt / s.rtt
 			if s.capRate > 0 && s.capRate < x {
 				x, s.capLt = s.capRate, true
 			}
@@ -364,6 +462,9 @@ func (e *engine) advance() {
 	for p := range e.ports {
 		e.ports[p].arr, e.ports[p].events = 0, 0
 	}
+	for p := range e.pre {
+		e.pre[p].arr = 0
+	}
 	fr, fq := cfg.FlowRateLimit, cfg.FlowQueueLimit
 	for i := range e.streams {
 		s := &e.streams[i]
@@ -396,27 +497,36 @@ func (e *engine) advance() {
 			a = out
 		}
 		s.x2 = a
-		e.ports[s.port].arr += a
+		if e.pre != nil {
+			e.pre[s.port].arr += a
+		} else {
+			e.ports[s.port].arr += a
+		}
+	}
+
+	// 3b. The uncounted stage, when there is one: a token bucket with a
+	// drop-tail queue that counts no overlimit events.
+	if e.pre != nil {
+		e.servePre(dt)
+		for i := range e.streams {
+			s := &e.streams[i]
+			if s.ph == phClosed {
+				continue
+			}
+			u := &e.pre[s.port]
+			s.x2 = applyFIFO(&s.bPre, s.x2, u.rb, u.ra, u.rd, &s.drop)
+			e.ports[s.port].arr += s.x2
+		}
 	}
 
 	// 4. The shaped uplinks: token bucket, drop-tail queue.
-	rate, burst, link, limit := cfg.BucketRate, cfg.BucketBurst, cfg.FabricLinkRate, cfg.BucketQueueLimit
+	rate, link := cfg.BucketRate, cfg.FabricLinkRate
 	for p := range e.ports {
 		u := &e.ports[p]
-		if u.arr == 0 && u.backlog == 0 {
-			u.tokens = min(burst, u.tokens+rate*dt)
-			u.out, u.dropFrac = 0, 0
-			continue
-		}
-		th := throttled(u.backlog, u.tokens, u.arr/dt, rate, dt, e.pkt)
+		th := u.serveBucket(dt, rate, cfg.BucketBurst, link, cfg.BucketQueueLimit, e.pkt)
 		if th > 0 {
 			u.events += th * (u.arr + rate*dt) / e.pkt
 		}
-		avail := u.tokens + rate*dt
-		var dropped float64
-		u.out, u.rb, u.ra, u.rd, u.backlog, dropped = serveFIFO(u.backlog, u.arr, min(link*dt, avail), limit)
-		u.tokens = min(burst, avail-u.out)
-		u.dropFrac = dropFraction(dropped, u.arr)
 	}
 	for p := range e.ports {
 		u := &e.ports[p]
@@ -462,7 +572,8 @@ func (e *engine) advance() {
 		if u.tokens < e.pkt {
 			service = rate
 		}
-		delay := e.up[s.src].backlog/cfg.HostLinkRate + u.backlog/service + q.backlog/cfg.HostLinkRate
+		preQ, _ := e.preDelay(s)
+		delay := e.up[s.src].backlog/cfg.HostLinkRate + preQ + u.backlog/service + q.backlog/cfg.HostLinkRate
 		if fr > 0 {
 			delay += s.bPace / fr
 		}
@@ -501,12 +612,7 @@ func (e *engine) tcp(s *stream, t float64) {
 			if acked < 3 || s.cwnd < 4 {
 				// Too few duplicate ACKs to recover: the connection
 				// stalls until its retransmission timer fires.
-				s.ssthresh = max(s.cwnd*cubicBeta, 2)
-				s.wMax, s.epoch = s.cwnd, -1
-				s.cwnd = 1
-				s.ph = phRTO
-				s.timer = t + e.rto(s)
-				s.backoff++
+				e.timeout(s, t)
 				return
 			}
 			if s.cwnd < s.wMax {
@@ -526,6 +632,9 @@ func (e *engine) tcp(s *stream, t float64) {
 			s.cwnd += acked
 			if s.cwnd >= hystartLow && s.rtt-e.rtt > min(max(e.rtt/8, 0.004), 0.016) {
 				s.ssthresh = s.cwnd // HyStart: the queue is building
+			}
+			if e.train > 0 && s.cwnd >= hystartLow && s.cwnd*e.pkt/e.train >= e.rtt/2 {
+				s.ssthresh = s.cwnd // HyStart: the ACK train spans half an RTT
 			}
 			if s.cwnd >= s.ssthresh {
 				s.ph, s.epoch = phCA, -1

@@ -1,0 +1,184 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The built-in profiles of the simulated world (package documentation,
+// "Profiles").
+const (
+	// ProfileTestbed is the paper's FABRIC testbed as observed: slow
+	// recovery after a move, a reactive confirmation tens of seconds late.
+	// The commands' default.
+	ProfileTestbed = "testbed"
+	// ProfileDatacenter is a datacenter with short round-trip times, where
+	// a collapse is seen and repaired within a second.
+	ProfileDatacenter = "datacenter"
+)
+
+// DefaultProfile is the profile the proflow commands use unless told
+// otherwise.
+const DefaultProfile = ProfileTestbed
+
+// Profiles returns the names of the built-in profiles.
+func Profiles() []string { return []string{ProfileTestbed, ProfileDatacenter} }
+
+// DatacenterConfig returns the datacenter profile, which is DefaultConfig.
+func DatacenterConfig() Config { return DefaultConfig() }
+
+// TestbedConfig returns the testbed profile: the datacenter fabric with
+// the paths, transport and limits fitted to what the paper observed on its
+// FABRIC testbed (package documentation, "Profile testbed"; every value
+// there with the observation it reproduces).
+func TestbedConfig() Config {
+	c := DefaultConfig()
+	c.Name = ProfileTestbed
+	c.BaseRTT = 50 * time.Millisecond
+	c.RTTJitter = 0.05
+	c.ReceiveWindow = 0.99 * c.BucketRate * c.BaseRTT.Seconds()
+	c.RerouteTimeout = true
+	c.CubicResetOnTimeout = true
+	c.HyStartAckTrain = true
+	c.UncountedRate = 1.05 * c.BucketRate
+	c.UncountedBurst = 1.8e9
+	c.UncountedQueueLimit = 100 * c.PacketSize
+	c.BucketBurst = c.UncountedBurst + 60*(c.UncountedRate-c.BucketRate)
+	return c
+}
+
+// ProfileConfig returns the built-in profile of that name.
+func ProfileConfig(name string) (Config, error) {
+	switch name {
+	case ProfileTestbed:
+		return TestbedConfig(), nil
+	case ProfileDatacenter:
+		return DatacenterConfig(), nil
+	}
+	return Config{}, fmt.Errorf("sim: unknown profile %q, want one of %s or a JSON file", name, strings.Join(Profiles(), ", "))
+}
+
+// LoadProfile returns a built-in profile by name, or reads a profile file:
+// a Config in JSON (ReadProfile). A file without a name is named after
+// the file.
+func LoadProfile(nameOrPath string) (Config, error) {
+	if slices.Contains(Profiles(), nameOrPath) {
+		return ProfileConfig(nameOrPath)
+	}
+	if !strings.HasSuffix(nameOrPath, ".json") {
+		_, err := ProfileConfig(nameOrPath)
+		return Config{}, err
+	}
+	f, err := os.Open(nameOrPath)
+	if err != nil {
+		return Config{}, fmt.Errorf("sim: profile: %w", err)
+	}
+	defer f.Close()
+	c, err := ReadProfile(f)
+	if err != nil {
+		return Config{}, fmt.Errorf("sim: profile %s: %w", nameOrPath, err)
+	}
+	if c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(nameOrPath), ".json")
+	}
+	return c, nil
+}
+
+// maxProfileBytes bounds a profile file: a Config is a few kilobytes.
+const maxProfileBytes = 1 << 20
+
+// ReadProfile reads a Config in JSON. Every field must be known; fields
+// left out keep DefaultConfig's values; the result is validated, and every
+// problem is reported with the field it is in.
+func ReadProfile(r io.Reader) (Config, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxProfileBytes+1))
+	if err != nil {
+		return Config{}, fmt.Errorf("read: %w", err)
+	}
+	if len(b) > maxProfileBytes {
+		return Config{}, fmt.Errorf("profile larger than %d bytes, want a JSON Config", maxProfileBytes)
+	}
+	c := DefaultConfig()
+	c.Name = ""
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("decode: %w", err)
+	}
+	if dec.More() {
+		return Config{}, errors.New("decode: data after the JSON object, want one Config")
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// configJSON is Config's JSON form: durations as Go duration strings
+// ("50ms") rather than nanoseconds.
+type configJSON struct {
+	configAlias
+	BaseRTT    Duration `json:"base_rtt"`
+	RTOMin     Duration `json:"rto_min"`
+	RTOMax     Duration `json:"rto_max"`
+	SYNTimeout Duration `json:"syn_timeout"`
+	Step       Duration `json:"step"`
+	Interval   Duration `json:"interval"`
+}
+
+// configAlias has Config's fields without its methods, so that the JSON
+// methods do not recurse.
+type configAlias Config
+
+// MarshalJSON writes the configuration with durations as strings.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return json.Marshal(configJSON{
+		configAlias: configAlias(c),
+		BaseRTT:     Duration(c.BaseRTT), RTOMin: Duration(c.RTOMin), RTOMax: Duration(c.RTOMax),
+		SYNTimeout: Duration(c.SYNTimeout), Step: Duration(c.Step), Interval: Duration(c.Interval),
+	})
+}
+
+// UnmarshalJSON reads the configuration, durations as strings ("50ms").
+// Fields absent from the input keep their values; an unknown field is an
+// error.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	j := configJSON{
+		configAlias: configAlias(*c),
+		BaseRTT:     Duration(c.BaseRTT), RTOMin: Duration(c.RTOMin), RTOMax: Duration(c.RTOMax),
+		SYNTimeout: Duration(c.SYNTimeout), Step: Duration(c.Step), Interval: Duration(c.Interval),
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	*c = Config(j.configAlias)
+	c.BaseRTT, c.RTOMin, c.RTOMax = time.Duration(j.BaseRTT), time.Duration(j.RTOMin), time.Duration(j.RTOMax)
+	c.SYNTimeout, c.Step, c.Interval = time.Duration(j.SYNTimeout), time.Duration(j.Step), time.Duration(j.Interval)
+	return nil
+}
+
+// Digest identifies the configuration: "sha256:" and the hex SHA-256 of
+// its JSON form. Two configurations with the same digest simulate the same
+// world; models, datasets and reports record it beside the profile's name.
+func (c Config) Digest() string {
+	b, err := json.Marshal(c)
+	if err != nil {
+		// Only a configuration that fails Validate (a NaN or infinite
+		// number) has no JSON form; it still gets a stable digest.
+		b = fmt.Appendf(nil, "%+v", c)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
