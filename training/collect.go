@@ -107,24 +107,6 @@ func (c CollectConfig) Validate() error {
 	return nil
 }
 
-// ReadShares decodes a JSON object of strategy shares, for example
-// {"A": 0.1, "F_EARLY": 0.2}, and checks the names.
-func ReadShares(data []byte) (map[string]float64, error) {
-	var m map[string]float64
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("training: read shares: %w (want a JSON object of strategy name to share)", err)
-	}
-	for name, v := range m {
-		if _, err := ParseStrategy(name); err != nil {
-			return nil, err
-		}
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("training: read shares: share of %s is %v, want a finite number >= 0", name, v)
-		}
-	}
-	return m, nil
-}
-
 // Allocate splits n episodes over the strategies in proportion to shares
 // (largest remainder, ties to the strategy listed first in Table I) and
 // returns the count of each, in the order of Strategies.

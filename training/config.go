@@ -231,3 +231,72 @@ func LoadTrainConfig(path string) (TrainConfig, error) {
 	}
 	return c, nil
 }
+
+// ReadShares decodes a JSON object of collection strategy shares (see
+// CollectConfig.Shares), for example {"A": 0.1, "F_EARLY": 0.2}, and checks
+// the names and values. It refuses what a plain JSON decoding would let
+// pass silently: null for the object (which would select the default
+// shares) or for a share, a strategy named twice (the last would win) and
+// anything after the object.
+func ReadShares(data []byte) (map[string]float64, error) {
+	const want = `want a JSON object of strategy name to share, such as {"A": 0.1, "F_EARLY": 0.2}`
+	fail := func(format string, a ...any) (map[string]float64, error) {
+		return nil, fmt.Errorf("training: read shares: "+format, a...)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return fail("%v, %s", err, want)
+	}
+	if tok != json.Delim('{') {
+		return fail("%s, %s", jsonKind(tok), want)
+	}
+	m := map[string]float64{}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return fail("%v, %s", err, want)
+		}
+		name, _ := key.(string) // the decoder refuses a key that is not a string
+		var v *float64
+		if err := dec.Decode(&v); err != nil {
+			return fail("share of %q: %v, want a number >= 0", name, err)
+		}
+		if _, dup := m[name]; dup {
+			return fail("%q appears twice, want each strategy once", name)
+		}
+		if _, err := ParseStrategy(name); err != nil {
+			return fail("%w", err)
+		}
+		switch {
+		case v == nil:
+			return fail("share of %s is null, want a number >= 0 (leave the strategy out for no episodes)", name)
+		case *v < 0 || math.IsInf(*v, 0):
+			return fail("share of %s is %v, want a finite number >= 0", name, *v)
+		}
+		m[name] = *v
+	}
+	if _, err := dec.Token(); err != nil {
+		return fail("%v, %s", err, want)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fail("data after the object, %s", want)
+	}
+	return m, nil
+}
+
+// jsonKind names the JSON value that starts with token tok, which is not
+// an object.
+func jsonKind(tok json.Token) string {
+	switch tok.(type) {
+	case nil:
+		return "null"
+	case json.Delim:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
+}

@@ -80,3 +80,33 @@ func TestTrainConfigRefuses(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 }
+
+func TestReadShares(t *testing.T) {
+	got, err := ReadShares([]byte(` {"A": 0.1, "F_EARLY": 2, "C": 0} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]float64{"A": 0.1, "F_EARLY": 2, "C": 0}; !cmp.Equal(got, want) {
+		t.Errorf("ReadShares = %v, want %v", got, want)
+	}
+	for _, c := range []struct{ name, json, want string }{
+		{"null", `null`, "training: read shares: null, want a JSON object of strategy name to share"},
+		{"null share", `{"A": null}`, "share of A is null, want a number >= 0 (leave the strategy out for no episodes)"},
+		{"duplicate", `{"A": 1, "B": 1, "A": 2}`, `"A" appears twice, want each strategy once`},
+		{"array", `[1, 2]`, "training: read shares: an array, want a JSON object"},
+		{"number", `1`, "training: read shares: a number, want a JSON object"},
+		{"string share", `{"A": "1"}`, `share of "A": json: cannot unmarshal string into Go value of type float64, want a number >= 0`},
+		{"unknown strategy", `{"A": 1, "Q": 2}`, `unknown collection strategy "Q"`},
+		{"negative", `{"A": -1}`, "share of A is -1, want a finite number >= 0"},
+		{"trailing", `{"A": 1} {"B": 1}`, "data after the object, want a JSON object"},
+		{"empty", ``, "training: read shares: EOF, want a JSON object"},
+		{"cut short", `{"A": 1`, "training: read shares: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := ReadShares([]byte(c.json))
+			if err == nil || !strings.Contains(err.Error(), c.want) || m != nil {
+				t.Errorf("ReadShares(%s) = %v, %v; want no shares and an error containing %q", c.json, m, err, c.want)
+			}
+		})
+	}
+}
