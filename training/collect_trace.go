@@ -1,28 +1,37 @@
 package training
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
 
 // TraceOptions says how EpisodeFromTrace finds an episode's baseline.
 type TraceOptions struct {
 	// BaselineWarmup and BaselineSamples are the controller's baseline phase
-	// (proflow.Config): samples discarded, then samples averaged. Zero
-	// selects proflow.DefaultConfig()'s.
+	// (proflow.Config): samples discarded, then samples averaged. A zero
+	// BaselineWarmup selects the simulated fabric's (sim.Config's
+	// ControllerWarmup, read from the trace), or for a trace without one
+	// proflow.DefaultConfig()'s; a zero BaselineSamples selects
+	// proflow.DefaultConfig()'s.
 	BaselineWarmup, BaselineSamples int
 	// Baseline, when set, is the episode's baseline (for a trace recorded
 	// with a fixed proflow.Config.Baseline and no baseline phase).
 	Baseline *proflow.Baseline
 }
 
-func (o TraceOptions) withDefaults() TraceOptions {
+func (o TraceOptions) withDefaults(tr *trace.Episode) TraceOptions {
 	d := proflow.DefaultConfig()
 	if o.BaselineWarmup == 0 {
 		o.BaselineWarmup = d.BaselineWarmup
+		cfg := sim.DefaultConfig()
+		if len(tr.Meta.SimConfig) > 0 && json.Unmarshal(tr.Meta.SimConfig, &cfg) == nil && cfg.Interval > 0 {
+			o.BaselineWarmup = int(cfg.ControllerWarmup / cfg.Interval)
+		}
 	}
 	if o.BaselineSamples == 0 {
 		o.BaselineSamples = d.BaselineSamples
@@ -54,7 +63,7 @@ func EpisodeFromTrace(tr *trace.Episode, id int, opt TraceOptions) (Episode, err
 	if tr == nil {
 		return Episode{}, errors.New("training: episode from trace: nil trace")
 	}
-	opt = opt.withDefaults()
+	opt = opt.withDefaults(tr)
 	name := fmt.Sprintf("training: episode from trace %s/%s seed %d", tr.Meta.Scenario, tr.Meta.Policy, tr.Meta.Seed)
 	if err := tr.Meta.Validate(); err != nil {
 		return Episode{}, fmt.Errorf("%s: %w", name, err)

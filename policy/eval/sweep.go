@@ -18,8 +18,13 @@ import (
 
 // PolicySpec names a policy and builds it for each episode.
 type PolicySpec struct {
+	// Name names the policy in traces and reports.
 	Name string
-	New  sim.PolicyFactory
+	// New builds the encoder, policy and gate of one episode.
+	New sim.PolicyFactory
+	// ForScenario, when set, replaces New for a policy that must know the
+	// scenario (the oracle): Sweep.Run calls it once per scenario.
+	ForScenario func(sc *sim.Scenario, cfg sim.Config) (sim.PolicyFactory, error)
 }
 
 // ReferencePolicy returns one of the reference policies with its paper
@@ -116,13 +121,25 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 	if err := s.checkNames(); err != nil {
 		return nil, err
 	}
+	cfg := s.Config
+	if cfg.Switches == 0 {
+		cfg = sim.DefaultConfig()
+	}
 	var specs []sim.EpisodeSpec
 	for _, sc := range s.Scenarios {
 		for _, p := range s.Policies {
+			factory := p.New
+			if p.ForScenario != nil {
+				f, err := p.ForScenario(sc, cfg)
+				if err != nil {
+					return nil, fmt.Errorf("eval: policy %s on scenario %s: %w", p.Name, sc.Name, err)
+				}
+				factory = f
+			}
 			for r := 0; r < s.Repeats; r++ {
 				specs = append(specs, sim.EpisodeSpec{
 					Scenario: sc, Seed: EpisodeSeed(s.Seed, sc.Name, r), Config: s.Config,
-					Policy: p.Name, NewPolicy: p.New, Labels: map[string]string{"repeat": strconv.Itoa(r)},
+					Policy: p.Name, NewPolicy: factory, Labels: map[string]string{"repeat": strconv.Itoa(r)},
 				})
 			}
 		}

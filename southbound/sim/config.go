@@ -136,6 +136,13 @@ type Config struct {
 	Step time.Duration `json:"step"`
 	// Interval is the telemetry sampling interval (the controller's).
 	Interval time.Duration `json:"interval"`
+	// ControllerWarmup is how long the protected flow's TCP takes to reach
+	// its rate alone on this profile's paths. Simulated episodes
+	// (RunEpisode) start the controller's baseline phase after it
+	// (proflow.Config.BaselineWarmup = ControllerWarmup / Interval
+	// samples), and training skips it, so that the per-episode baseline is
+	// the flow's rate, not its ramp-up. It must be a multiple of Interval.
+	ControllerWarmup time.Duration `json:"controller_warmup"`
 	// NoiseLevel is the relative standard deviation of the measurement
 	// noise on every rate and overflow reading (0.02 = 2%). Flow counts are
 	// exact: they are read from flow tables.
@@ -191,6 +198,7 @@ func DefaultConfig() Config {
 
 		Step:             5 * time.Millisecond,
 		Interval:         proflow.DefaultInterval,
+		ControllerWarmup: 4 * proflow.DefaultInterval,
 		NoiseLevel:       0.02,
 		ElephantFraction: 0.1,
 		Epoch:            defaultEpoch,
@@ -306,6 +314,9 @@ func (c Config) Validate() error {
 	}
 	if c.Interval <= 0 || (c.Step > 0 && c.Interval%c.Step != 0) {
 		add("interval %v, want a positive multiple of the step %v", c.Interval, c.Step)
+	}
+	if c.ControllerWarmup < 0 || (c.Interval > 0 && c.ControllerWarmup%c.Interval != 0) {
+		add("controller_warmup %v, want a multiple of the interval %v (0 or more)", c.ControllerWarmup, c.Interval)
 	}
 	if c.RTOMin <= 0 || c.RTOMax < c.RTOMin {
 		add("rto_min %v and rto_max %v, want 0 < rto_min <= rto_max", c.RTOMin, c.RTOMax)

@@ -78,6 +78,7 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 	cc := proflow.DefaultConfig()
 	cc.Topology, cc.Flow, cc.InitialSwitch = topo, f.Flow(), f.InitialSwitch()
 	cc.Clock, cc.Interval = f.Clock(), cfg.Interval
+	cc.BaselineWarmup = int(cfg.ControllerWarmup / cfg.Interval)
 	if spec.Controller != nil {
 		spec.Controller(&cc)
 	}

@@ -54,6 +54,7 @@ func TestbedConfig() Config {
 	c.UncountedBurst = 1.8e9
 	c.UncountedQueueLimit = 100 * c.PacketSize
 	c.BucketBurst = c.UncountedBurst + 60*(c.UncountedRate-c.BucketRate)
+	c.ControllerWarmup = 12 * time.Second
 	return c
 }
 
@@ -134,6 +135,7 @@ type configJSON struct {
 	SYNTimeout Duration `json:"syn_timeout"`
 	Step       Duration `json:"step"`
 	Interval   Duration `json:"interval"`
+	Warmup     Duration `json:"controller_warmup"`
 }
 
 // configAlias has Config's fields without its methods, so that the JSON
@@ -146,6 +148,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		configAlias: configAlias(c),
 		BaseRTT:     Duration(c.BaseRTT), RTOMin: Duration(c.RTOMin), RTOMax: Duration(c.RTOMax),
 		SYNTimeout: Duration(c.SYNTimeout), Step: Duration(c.Step), Interval: Duration(c.Interval),
+		Warmup: Duration(c.ControllerWarmup),
 	})
 }
 
@@ -157,6 +160,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 		configAlias: configAlias(*c),
 		BaseRTT:     Duration(c.BaseRTT), RTOMin: Duration(c.RTOMin), RTOMax: Duration(c.RTOMax),
 		SYNTimeout: Duration(c.SYNTimeout), Step: Duration(c.Step), Interval: Duration(c.Interval),
+		Warmup: Duration(c.ControllerWarmup),
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -166,6 +170,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	*c = Config(j.configAlias)
 	c.BaseRTT, c.RTOMin, c.RTOMax = time.Duration(j.BaseRTT), time.Duration(j.RTOMin), time.Duration(j.RTOMax)
 	c.SYNTimeout, c.Step, c.Interval = time.Duration(j.SYNTimeout), time.Duration(j.Step), time.Duration(j.Interval)
+	c.ControllerWarmup = time.Duration(j.Warmup)
 	return nil
 }
 
