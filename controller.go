@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime/debug"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/proflow-sdn/proflow/internal/nilcheck"
 )
 
 // DefaultInterval is the control interval of the paper: one decision every 500 ms.
@@ -51,13 +54,16 @@ type Config struct {
 	// BaselineSamples is how many samples the baseline phase averages
 	// (default 10, i.e. 5 s).
 	BaselineSamples int
-	// Clock is the source of time (default SystemClock).
+	// Clock is the source of time (default SystemClock). A nil pointer
+	// (or func, map or channel) of a Clock type is refused: only nil itself
+	// means the default.
 	Clock Clock
 	// Logger receives one record per decision (default: discard).
 	// Reroutes are logged at Info, holds caused by errors at Warn,
 	// everything else at Debug.
 	Logger *slog.Logger
 	// Registerer, when set, receives the controller's Prometheus metrics.
+	// Leave it nil for no metrics; a nil *prometheus.Registry is refused.
 	// To run several controllers on one registry, wrap the registerer of
 	// every one of them with distinct labels (prometheus.WrapRegistererWith,
 	// e.g. {"flow": "..."}); an unwrapped one beside wrapped ones conflicts.
@@ -133,6 +139,12 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if c.Clock != nil && nilcheck.IsNil(c.Clock) {
+		errs = append(errs, fmt.Errorf("clock is a nil %T, want a usable clock, or nil for the system clock", c.Clock))
+	}
+	if c.Registerer != nil && nilcheck.IsNil(c.Registerer) {
+		errs = append(errs, fmt.Errorf("registerer is a nil %T, want a usable registerer, or nil for no metrics", c.Registerer))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("proflow: invalid controller config: %w", err)
 	}
@@ -144,7 +156,9 @@ func (c Config) Validate() error {
 //
 // Bad input never stops the loop: a telemetry error, an invalid or stale
 // observation, an encoder or policy failure, or an enforcer error holds the
-// current placement and is reported in that step's Decision.
+// current placement and is reported in that step's Decision. So does a
+// panic in any collaborator's method: the controller recovers it and
+// reports a *PanicError that names the method and carries the stack.
 //
 // Run, Step, Reset and Reconcile must not be called concurrently with one
 // another: they share the controller's per-episode state without locking
@@ -176,6 +190,12 @@ type Controller struct {
 // ready to Run. The controller keeps its own copies of cfg.Topology's slices
 // and of *cfg.Baseline, so the caller may reuse or change them afterwards.
 // The collaborators are used only by this controller.
+//
+// Every collaborator must be usable: nil is refused, and so is a typed nil
+// (a nil pointer, func, map or channel in the interface, such as the
+// *policy.Agent that policy.LoadAgent returns with its error). When the
+// Enforcer is a FlowValidator, NewController refuses a cfg.Flow it could
+// never place (errors.Is(err, ErrNotInFabric) for hosts outside the fabric).
 func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate Gate, enf Enforcer) (*Controller, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -189,14 +209,26 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 	}
 	for _, c := range [...]struct {
 		name string
-		nil_ bool
-	}{{"telemetry", tel == nil}, {"state encoder", enc == nil}, {"policy", pol == nil}, {"gate", gate == nil}, {"enforcer", enf == nil}} {
-		if c.nil_ {
+		v    any
+	}{{"telemetry", tel}, {"state encoder", enc}, {"policy", pol}, {"gate", gate}, {"enforcer", enf}} {
+		switch {
+		case c.v == nil:
 			return nil, fmt.Errorf("proflow: new controller: %s is nil", c.name)
+		case nilcheck.IsNil(c.v):
+			return nil, fmt.Errorf("proflow: new controller: %s is a nil %T, want a usable one (was it returned together with an error?)", c.name, c.v)
 		}
 	}
-	if enc.Dim() <= 0 {
-		return nil, fmt.Errorf("proflow: new controller: state encoder dimension %d, want > 0", enc.Dim())
+	var dim int
+	if err := call("StateEncoder", "Dim", enc, func() error { dim = enc.Dim(); return nil }); err != nil {
+		return nil, fmt.Errorf("proflow: new controller: %w", err)
+	}
+	if dim <= 0 {
+		return nil, fmt.Errorf("proflow: new controller: state encoder dimension %d, want > 0", dim)
+	}
+	if fv, ok := enf.(FlowValidator); ok {
+		if err := call("FlowValidator", "ValidateFlow", enf, func() error { return fv.ValidateFlow(cfg.Flow) }); err != nil {
+			return nil, fmt.Errorf("proflow: new controller: the enforcer cannot carry flow %v: %w", cfg.Flow, err)
+		}
 	}
 	est, err := NewBaselineEstimator(cfg.BaselineWarmup, cfg.BaselineSamples)
 	if err != nil {
@@ -208,7 +240,7 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 			return nil, fmt.Errorf("proflow: new controller: metrics: %w", err)
 		}
 	}
-	c.state = make(State, enc.Dim())
+	c.state = make(State, dim)
 	c.obs.Resize(cfg.Topology)
 	c.d.Scores = make([]float64, 0, cfg.Topology.NumSwitches())
 	if err := c.Reset(cfg.InitialSwitch); err != nil {
@@ -230,7 +262,9 @@ func (c *Controller) Reset(current int) error {
 	c.baseline.Store(nil)
 	for _, r := range []any{c.enc, c.pol, c.gate} {
 		if r, ok := r.(Resetter); ok {
-			r.Reset()
+			if err := call("Resetter", "Reset", r, func() error { r.Reset(); return nil }); err != nil {
+				return fmt.Errorf("reset: %w", err)
+			}
 		}
 	}
 	if c.cfg.Baseline != nil {
@@ -241,7 +275,7 @@ func (c *Controller) Reset(current int) error {
 
 func (c *Controller) setBaseline(b Baseline) error {
 	if bl, ok := c.enc.(Baseliner); ok {
-		if err := bl.SetBaseline(b); err != nil {
+		if err := call("Baseliner", "SetBaseline", bl, func() error { return bl.SetBaseline(b) }); err != nil {
 			return fmt.Errorf("set baseline: %w", err)
 		}
 	}
@@ -268,7 +302,8 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.StepTimeout)
 	defer cancel()
 	if loc, ok := c.enf.(Locator); ok {
-		sw, err := loc.Locate(ctx, c.cfg.Flow)
+		var sw int
+		err := call("Locator", "Locate", loc, func() (err error) { sw, err = loc.Locate(ctx, c.cfg.Flow); return err })
 		switch {
 		case err == nil:
 			if sw < 0 || sw >= c.cfg.Topology.NumSwitches() {
@@ -281,7 +316,7 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		}
 	}
 	if c.cfg.PlaceInitial {
-		if err := c.enf.Place(ctx, c.cfg.Flow, c.Current()); err != nil {
+		if err := c.place(ctx, c.Current()); err != nil {
 			return fmt.Errorf("proflow: reconcile: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[c.Current()], err)
 		}
 	}
@@ -330,7 +365,7 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 
 	obs := &c.obs
 	obs.Resize(c.cfg.Topology)
-	if err := c.tel.Collect(ctx, obs); err != nil {
+	if err := call("Telemetry", "Collect", c.tel, func() error { return c.tel.Collect(ctx, obs) }); err != nil {
 		d.Reason = ReasonTelemetry
 		if errors.Is(err, ErrStale) {
 			d.Reason = ReasonStale
@@ -354,7 +389,7 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	}
 	c.lastObsTime = obs.Time
 
-	if err := c.enc.Encode(c.state, obs, d.Current); err != nil {
+	if err := call("StateEncoder", "Encode", c.enc, func() error { return c.enc.Encode(c.state, obs, d.Current) }); err != nil {
 		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
 		return
 	}
@@ -377,7 +412,7 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	c.in = Input{Time: d.Time, Obs: obs, State: c.state, Current: d.Current}
 	d.Scores = d.Scores[:c.cfg.Topology.NumSwitches()]
 	clear(d.Scores)
-	if err := c.pol.Score(d.Scores, &c.in); err != nil {
+	if err := call("Policy", "Score", c.pol, func() error { return c.pol.Score(d.Scores, &c.in) }); err != nil {
 		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
 		return
 	}
@@ -389,7 +424,10 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 		}
 	}
 
-	c.gate.Admit(d)
+	if err := call("Gate", "Admit", c.gate, func() error { c.gate.Admit(d); return nil }); err != nil {
+		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1
+		return
+	}
 	if d.Target < 0 || d.Target == d.Current {
 		d.Target = -1
 		return
@@ -400,7 +438,7 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 		d.Target = -1
 		return
 	}
-	if err := c.enf.Place(ctx, c.cfg.Flow, d.Target); err != nil {
+	if err := c.place(ctx, d.Target); err != nil {
 		d.Reason = ReasonEnforcer
 		d.Err = fmt.Errorf("proflow: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[d.Target], err)
 		return
@@ -408,6 +446,23 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	c.current.Store(int64(d.Target))
 	c.lastReroute = d.Time
 	d.Rerouted, d.Reason = true, ReasonRerouted
+}
+
+// place asks the enforcer to put the protected flow on switch sw.
+func (c *Controller) place(ctx context.Context, sw int) error {
+	return call("Enforcer", "Place", c.enf, func() error { return c.enf.Place(ctx, c.cfg.Flow, sw) })
+}
+
+// call runs f, a call of method iface.method on the collaborator impl, and
+// turns a panic inside it into a *PanicError, so that a faulty collaborator
+// costs one step, not the controller.
+func call(iface, method string, impl any, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Interface: iface, Method: method, Type: fmt.Sprintf("%T", impl), Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return f()
 }
 
 // unknownSwitch returns the error for switch index i outside the topology,
@@ -477,6 +532,9 @@ func (c *Controller) report(ctx context.Context, d *Decision) {
 	}
 	if d.Err != nil {
 		attrs = append(attrs, slog.String("error", d.Err.Error()))
+		if pe, ok := errors.AsType[*PanicError](d.Err); ok {
+			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
+		}
 	}
 	log.LogAttrs(ctx, level, "proflow decision", attrs...)
 }

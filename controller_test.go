@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +22,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/southbound/southboundtest"
+	"github.com/proflow-sdn/proflow/telemetry"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -50,15 +54,24 @@ type fakeEncoder struct {
 	dim      int
 	err      error // returned by Encode when set
 	setErr   error // returned by SetBaseline when set
+	panicV   any   // Dim, Encode and Reset panic with it when set
 	baseline *proflow.Baseline
 	resets   int
 	encodes  int
 }
 
-func (e *fakeEncoder) Dim() int { return e.dim }
+func (e *fakeEncoder) Dim() int {
+	if e.panicV != nil {
+		panic(e.panicV)
+	}
+	return e.dim
+}
 
 func (e *fakeEncoder) Encode(dst proflow.State, obs *proflow.Observation, current int) error {
 	e.encodes++
+	if e.panicV != nil {
+		panic(e.panicV)
+	}
 	if e.err != nil {
 		return e.err
 	}
@@ -78,7 +91,12 @@ func (e *fakeEncoder) SetBaseline(b proflow.Baseline) error {
 	return nil
 }
 
-func (e *fakeEncoder) Reset() { e.resets++ }
+func (e *fakeEncoder) Reset() {
+	if e.panicV != nil {
+		panic(e.panicV)
+	}
+	e.resets++
+}
 
 // rig is a controller on an in-memory fabric and a manual clock, with a
 // policy and gate whose behaviour each test sets.
@@ -95,6 +113,28 @@ type rig struct {
 	policyCalls int
 	policyIn    proflow.Input // the last input the policy saw
 	gate        func(d *proflow.Decision)
+	panicIn     string // "Collect", "Score" or "Place": that method panics
+}
+
+// rigFabric is the in-memory fabric as the rig's controller sees it, as its
+// Telemetry and its Enforcer: Collect and Place panic when the rig says so.
+type rigFabric struct {
+	*southboundtest.Fabric
+	r *rig
+}
+
+func (f rigFabric) Collect(ctx context.Context, obs *proflow.Observation) error {
+	if f.r.panicIn == "Collect" {
+		panic(errBoom)
+	}
+	return f.Fabric.Collect(ctx, obs)
+}
+
+func (f rigFabric) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
+	if f.r.panicIn == "Place" {
+		panic(fmt.Sprintf("place %v on %d: boom", flow, sw))
+	}
+	return f.Fabric.Place(ctx, flow, sw)
 }
 
 // newRig returns a controller with a known baseline (no baseline phase), the
@@ -126,11 +166,16 @@ func newRig(t *testing.T, mod func(*proflow.Config)) *rig {
 	pol := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
 		r.policyCalls++
 		r.policyIn = *in
+		if r.panicIn == "Score" {
+			var agent *policy.Agent // what policy.LoadAgent returns for a missing file
+			return agent.Score(scores, in)
+		}
 		copy(scores, r.scores)
 		return r.policyErr
 	})
 	gate := proflow.GateFunc(func(d *proflow.Decision) { r.gate(d) })
-	ctrl, err := proflow.NewController(cfg, r.fab, r.enc, pol, gate, r.fab)
+	sb := rigFabric{r.fab, r}
+	ctrl, err := proflow.NewController(cfg, sb, r.enc, pol, gate, sb)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)
 	}
@@ -237,6 +282,7 @@ func TestControllerHoldsOnBadInput(t *testing.T) {
 		reason  proflow.Reason
 		is      error  // a sentinel the error must wrap, if any
 		field   string // the observation field the error must name, if any
+		panics  string // the method whose panic the error must report, if any
 		policy  bool   // whether the policy runs on the faulty step
 	}{
 		{name: "telemetry error", inject: func(r *rig) { r.fab.FailCollect(1, errBoom) },
@@ -300,6 +346,26 @@ func TestControllerHoldsOnBadInput(t *testing.T) {
 		{name: "enforcer error",
 			inject: func(r *rig) { r.fab.FailPlace(1, errBoom) },
 			reason: proflow.ReasonEnforcer, is: errBoom, policy: true},
+		{name: "telemetry panics",
+			inject:  func(r *rig) { r.panicIn = "Collect" },
+			restore: func(r *rig) { r.panicIn = "" },
+			reason:  proflow.ReasonTelemetry, is: errBoom, panics: "Telemetry.Collect"},
+		{name: "encoder panics",
+			inject:  func(r *rig) { r.enc.panicV = "encoder bug" },
+			restore: func(r *rig) { r.enc.panicV = nil },
+			reason:  proflow.ReasonEncoder, panics: "StateEncoder.Encode"},
+		{name: "policy panics (a nil *policy.Agent)",
+			inject:  func(r *rig) { r.panicIn = "Score" },
+			restore: func(r *rig) { r.panicIn = "" },
+			reason:  proflow.ReasonPolicy, panics: "Policy.Score", policy: true},
+		{name: "gate panics",
+			inject:  func(r *rig) { r.gate = func(d *proflow.Decision) { d.Target = 2; panic("gate bug") } },
+			restore: func(r *rig) { r.gate = argmaxGate },
+			reason:  proflow.ReasonPolicy, panics: "Gate.Admit", policy: true},
+		{name: "enforcer panics",
+			inject:  func(r *rig) { r.panicIn = "Place" },
+			restore: func(r *rig) { r.panicIn = "" },
+			reason:  proflow.ReasonEnforcer, panics: "Enforcer.Place", policy: true},
 		{name: "enforcer hangs past the step timeout",
 			config:  func(c *proflow.Config) { c.StepTimeout = 20 * time.Millisecond },
 			inject:  func(r *rig) { r.fab.BlockPlace(true) },
@@ -327,6 +393,14 @@ func TestControllerHoldsOnBadInput(t *testing.T) {
 				t.Errorf("faulty step: Err = nil, want the error behind the hold")
 			case c.is != nil && !errors.Is(d.Err, c.is):
 				t.Errorf("faulty step: Err = %v, want it to wrap %v", d.Err, c.is)
+			}
+			if c.panics != "" {
+				var pe *proflow.PanicError
+				if !errors.As(d.Err, &pe) || pe.Interface+"."+pe.Method != c.panics || len(pe.Stack) == 0 {
+					t.Errorf("faulty step: Err = %v, want a *PanicError from %s with its stack", d.Err, c.panics)
+				} else if !strings.Contains(d.Err.Error(), c.panics+" of ") {
+					t.Errorf("error message %q does not name %s", d.Err, c.panics)
+				}
 			}
 			if c.field != "" {
 				var ioe *proflow.InvalidObservationError
@@ -486,13 +560,8 @@ func TestControllerRun(t *testing.T) {
 	}
 	r.scores = []float64{0, 1, 0, 0} // stay on 1
 
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- r.ctrl.Run(ctx) }()
-	if err := r.clock.BlockUntil(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	stop := startRun(t, r)
+	defer stop()
 	for i := 1; i <= 3; i++ {
 		select {
 		case d := <-decisions:
@@ -509,18 +578,37 @@ func TestControllerRun(t *testing.T) {
 		}
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Run = %v, want context.Canceled", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancel")
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
 	}
 	if n := r.clock.Tickers(); n != 0 {
 		t.Errorf("%d tickers left after Run returned, want 0 (stopped)", n)
 	}
+}
+
+// startRun runs r's controller in a goroutine and returns once Run's ticker
+// exists. stop cancels Run and returns its error; it fails the test if Run
+// does not return within 5 s, and may be called more than once.
+func startRun(t *testing.T, r *rig) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.ctrl.Run(ctx) }()
+	stop = sync.OnceValue(func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(5 * time.Second):
+			t.Error("Run did not return within 5 s of cancel")
+			return nil
+		}
+	})
+	if err := r.clock.BlockUntil(ctx, 1); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	return stop
 }
 
 func TestControllerRunCancelledDuringHangingPlace(t *testing.T) {
@@ -695,6 +783,10 @@ func TestConfigValidate(t *testing.T) {
 			[]string{"window -1 samples"}},
 		{"invalid baseline", func(c *proflow.Config) { c.Baseline = &proflow.Baseline{Throughput: math.NaN()} },
 			[]string{"baseline throughput is NaN"}},
+		{"typed nil clock", func(c *proflow.Config) { c.Clock = (*southboundtest.ManualClock)(nil) },
+			[]string{"clock is a nil *southboundtest.ManualClock, want a usable clock, or nil for the system clock"}},
+		{"typed nil registerer", func(c *proflow.Config) { c.Registerer = (*prometheus.Registry)(nil) },
+			[]string{"registerer is a nil *prometheus.Registry"}},
 		{"several problems at once", func(c *proflow.Config) {
 			c.Topology.BucketRate = math.Inf(1)
 			c.InitialSwitch = 9
@@ -715,8 +807,9 @@ func TestConfigValidate(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "proflow: invalid controller config: ") {
 				t.Errorf("Validate = %q, want the component prefix", err)
 			}
-			if _, err := proflow.NewController(cfg, southboundtest.NewFabric(proflow.PaperTopology(), nil),
-				&fakeEncoder{dim: 8}, proflow.PolicyFunc(nil), proflow.GateFunc(nil), proflow.EnforcerFunc(nil)); err == nil {
+			fab := southboundtest.NewFabric(proflow.PaperTopology(), nil)
+			if _, err := proflow.NewController(cfg, fab, &fakeEncoder{dim: 8},
+				proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil }), proflow.GateFunc(argmaxGate), fab); err == nil {
 				t.Error("NewController accepted the invalid config")
 			}
 		})
@@ -728,6 +821,11 @@ func TestNewControllerCollaborators(t *testing.T) {
 	enc := &fakeEncoder{dim: 8}
 	pol := proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil })
 	gate := proflow.GateFunc(argmaxGate)
+	// The README's mistake: the error of LoadAgent ignored, the file missing.
+	agent, loadErr := policy.LoadAgent(filepath.Join(t.TempDir(), "missing.safetensors"), telemetry.DefaultEncoderConfig(proflow.PaperTopology()))
+	if agent != nil || loadErr == nil {
+		t.Fatalf("LoadAgent of a missing file = %v, %v; want a nil agent and an error", agent, loadErr)
+	}
 	for _, c := range []struct {
 		name string
 		tel  proflow.Telemetry
@@ -742,7 +840,15 @@ func TestNewControllerCollaborators(t *testing.T) {
 		{"nil policy", fab, enc, nil, gate, fab, "policy is nil"},
 		{"nil gate", fab, enc, pol, nil, fab, "gate is nil"},
 		{"nil enforcer", fab, enc, pol, gate, nil, "enforcer is nil"},
+		{"typed nil telemetry", (*southboundtest.Fabric)(nil), enc, pol, gate, fab, "telemetry is a nil *southboundtest.Fabric"},
+		{"typed nil encoder", fab, (*fakeEncoder)(nil), pol, gate, fab, "state encoder is a nil *proflow_test.fakeEncoder"},
+		{"typed nil policy from LoadAgent", fab, enc, agent, gate, fab, "policy is a nil *policy.Agent, want a usable one (was it returned together with an error?)"},
+		{"nil PolicyFunc", fab, enc, proflow.PolicyFunc(nil), gate, fab, "policy is a nil proflow.PolicyFunc"},
+		{"nil GateFunc", fab, enc, pol, proflow.GateFunc(nil), fab, "gate is a nil proflow.GateFunc"},
+		{"nil EnforcerFunc", fab, enc, pol, gate, proflow.EnforcerFunc(nil), "enforcer is a nil proflow.EnforcerFunc"},
 		{"zero-dimension encoder", fab, &fakeEncoder{}, pol, gate, fab, "dimension 0"},
+		{"encoder panics in Dim", fab, &fakeEncoder{dim: 8, panicV: "no dimension"}, pol, gate, fab,
+			"StateEncoder.Dim of *proflow_test.fakeEncoder panicked: no dimension"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctrl, err := proflow.NewController(validConfig(), c.tel, c.enc, c.pol, c.gate, c.enf)
@@ -1012,5 +1118,176 @@ func TestNewControllerCopiesConfig(t *testing.T) {
 	fab.SetLeaf(0, proflow.LeafSample{IngressRate: -1})
 	if d := ctrl.Step(t.Context()); d.Err == nil || !strings.Contains(d.Err.Error(), "leaves[leaf1]") {
 		t.Errorf("step with a bad first leaf: err %v, want it to name leaves[leaf1]", d.Err)
+	}
+}
+
+// TestControllerHoldsWhenGateTargetsCurrent has the gate name the current
+// switch as its target: that is a hold, not a reroute, so the enforcer must
+// not be called and no reroute must be recorded.
+func TestControllerHoldsWhenGateTargetsCurrent(t *testing.T) {
+	r := newRig(t, nil)
+	r.gate = func(d *proflow.Decision) {
+		d.Best, d.Target, d.Votes, d.Reason = d.Current, d.Current, 3, proflow.ReasonVotes
+	}
+	places := r.fab.Places()
+	for i := range 2 {
+		d := r.step()
+		if d.Rerouted || d.Target != -1 || d.Reason != proflow.ReasonVotes || d.Err != nil || !d.LastReroute.IsZero() {
+			t.Errorf("step %d with the gate targeting the current switch: rerouted %v, target %d, reason %q, err %v, last reroute %v; want a hold: false, -1, votes, nil, never",
+				i+1, d.Rerouted, d.Target, d.Reason, d.Err, d.LastReroute)
+		}
+	}
+	if n := r.fab.Places() - places; n != 0 {
+		t.Errorf("enforcer called %d times, want 0 (the flow is already there)", n)
+	}
+	if got := r.ctrl.Current(); got != 0 {
+		t.Errorf("Current() = %d, want 0", got)
+	}
+}
+
+// validatingEnforcer is an Enforcer and FlowValidator built from functions.
+type validatingEnforcer struct {
+	proflow.EnforcerFunc
+	validate func(proflow.FlowID) error
+}
+
+func (v validatingEnforcer) ValidateFlow(flow proflow.FlowID) error { return v.validate(flow) }
+
+func TestNewControllerValidatesFlow(t *testing.T) {
+	fab := southboundtest.NewFabric(proflow.PaperTopology(), nil)
+	pol := proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil })
+	place := proflow.EnforcerFunc(func(context.Context, proflow.FlowID, int) error { return nil })
+	var asked []proflow.FlowID
+	for _, c := range []struct {
+		name     string
+		validate func(proflow.FlowID) error
+		is       error  // nil: NewController succeeds
+		want     string // in the error
+	}{
+		{name: "flow in the fabric", validate: func(proflow.FlowID) error { return nil }},
+		{name: "host outside the fabric",
+			validate: func(f proflow.FlowID) error {
+				return fmt.Errorf("sb: source %v is not a host of the fabric: %w", f.Src, proflow.ErrNotInFabric)
+			},
+			is:   proflow.ErrNotInFabric,
+			want: "proflow: new controller: the enforcer cannot carry flow tcp 10.0.0.1:5001->10.0.0.8:5201: sb: source 10.0.0.1 is not a host"},
+		{name: "validator panics", validate: func(proflow.FlowID) error { panic("validator bug") },
+			want: "FlowValidator.ValidateFlow of proflow_test.validatingEnforcer panicked: validator bug"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asked = nil
+			enf := validatingEnforcer{place, func(f proflow.FlowID) error { asked = append(asked, f); return c.validate(f) }}
+			_, err := proflow.NewController(validConfig(), fab, &fakeEncoder{dim: 8}, pol, proflow.GateFunc(argmaxGate), enf)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("NewController = %v, want nil", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("NewController = %v, want an error containing %q", err, c.want)
+			case c.is != nil && !errors.Is(err, c.is):
+				t.Errorf("NewController = %v, want it to wrap %v", err, c.is)
+			}
+			if diff := cmp.Diff([]proflow.FlowID{testFlow}, asked, addrs); diff != "" {
+				t.Errorf("flows validated (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestControllerRecoversPanicsOutsideSteps makes collaborators panic in the
+// calls the controller makes outside Step: each must come back as a
+// *PanicError from the call that made it.
+func TestControllerRecoversPanicsOutsideSteps(t *testing.T) {
+	checkPanic := func(t *testing.T, what string, err error, method string) {
+		t.Helper()
+		var pe *proflow.PanicError
+		if !errors.As(err, &pe) || pe.Interface+"."+pe.Method != method {
+			t.Errorf("%s = %v, want a *PanicError from %s", what, err, method)
+		}
+	}
+	t.Run("Locator.Locate in Reconcile", func(t *testing.T) {
+		cfg := validConfig()
+		enf := locatingEnforcer{proflow.EnforcerFunc(func(context.Context, proflow.FlowID, int) error { return nil }),
+			func(context.Context, proflow.FlowID) (int, error) { panic("locate bug") }}
+		ctrl, err := proflow.NewController(cfg, southboundtest.NewFabric(cfg.Topology, nil), &fakeEncoder{dim: 8},
+			proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil }), proflow.GateFunc(argmaxGate), enf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPanic(t, "Reconcile", ctrl.Reconcile(t.Context()), "Locator.Locate")
+	})
+	t.Run("Resetter.Reset in Reset", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.enc.panicV = "reset bug"
+		checkPanic(t, "Reset", r.ctrl.Reset(1), "Resetter.Reset")
+	})
+	t.Run("Baseliner.SetBaseline in the baseline phase", func(t *testing.T) {
+		r := newRig(t, func(c *proflow.Config) { c.Baseline = nil; c.BaselineWarmup, c.BaselineSamples = 0, 1 })
+		enc := &panickyBaseliner{fakeEncoder: r.enc}
+		ctrl, err := proflow.NewController(r.cfg, r.fab, enc, proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil }),
+			proflow.GateFunc(argmaxGate), r.fab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(r.cfg.Interval)
+		d := ctrl.Step(t.Context())
+		checkPanic(t, "the step ending the baseline phase", d.Err, "Baseliner.SetBaseline")
+		if _, ok := ctrl.Baseline(); ok || d.Reason != proflow.ReasonBaseline {
+			t.Errorf("after SetBaseline panicked: reason %q, baseline known %v; want baseline, false", d.Reason, ok)
+		}
+	})
+}
+
+// panickyBaseliner is a fakeEncoder whose SetBaseline panics.
+type panickyBaseliner struct{ *fakeEncoder }
+
+func (panickyBaseliner) SetBaseline(proflow.Baseline) error { panic("baseline bug") }
+
+// TestControllerRunSurvivesPanics runs the loop with a policy that panics on
+// every step: Run must keep stepping, reporting each panic, and move the
+// flow once the policy works again.
+func TestControllerRunSurvivesPanics(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	decisions := make(chan proflow.Decision, 16)
+	r := newRig(t, func(c *proflow.Config) { c.Observer = proflow.SendTo(decisions) })
+	r.panicIn = "Score"
+	stop := startRun(t, r)
+	defer stop()
+	for i := 1; i <= 2; i++ {
+		r.clock.Advance(r.cfg.Interval)
+		d := receive(t, decisions)
+		var pe *proflow.PanicError
+		if d.Reason != proflow.ReasonPolicy || !errors.As(d.Err, &pe) || !strings.Contains(d.Err.Error(), "nil pointer dereference") {
+			t.Errorf("tick %d: reason %q, err %v; want policy-error with the recovered nil dereference", i, d.Reason, d.Err)
+		}
+	}
+	// The policy is fixed while Run runs: the loop goes on and moves the flow.
+	r.panicIn, r.scores = "", []float64{0, 0, 3, 1}
+	r.clock.Advance(r.cfg.Interval)
+	if d := receive(t, decisions); !d.Rerouted || r.placement() != 2 {
+		t.Errorf("tick 3: rerouted %v (reason %q, err %v), fabric placement %d; want a reroute to 2", d.Rerouted, d.Reason, d.Err, r.placement())
+	}
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+}
+
+// TestControllerLogsPanicStack checks that the log record of a step held by
+// a panic carries the stack of the panic, pointing at the panicking code.
+func TestControllerLogsPanicStack(t *testing.T) {
+	var buf bytes.Buffer
+	r := newRig(t, func(c *proflow.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	r.panicIn = "Collect"
+	r.step()
+	var rec struct{ Level, Reason, Error, Stack string }
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if rec.Level != "WARN" || rec.Reason != "telemetry-error" || !strings.Contains(rec.Error, "Telemetry.Collect of proflow_test.rigFabric panicked: boom") {
+		t.Errorf("record %+v, want a warning for the telemetry panic", rec)
+	}
+	if !strings.Contains(rec.Stack, "proflow_test.rigFabric.Collect") {
+		t.Errorf("logged stack %q does not show the panicking method rigFabric.Collect", rec.Stack)
 	}
 }

@@ -27,6 +27,19 @@
 // error behind it. Bad input — a telemetry error, a missing switch, NaN,
 // infinite or negative rates, a stale sample, an enforcer failure — never
 // stops the loop: the controller holds the current placement and reports it.
+// Neither does a panic inside a Telemetry, StateEncoder, Policy, Gate or
+// Enforcer method that the controller calls: it recovers the panic, holds
+// the placement, and reports a *PanicError naming the method, the
+// collaborator's type and the stack as the error of that step (or of
+// NewController, Reset or Reconcile, if it happened there). A panic in a
+// goroutine of the collaborator's own cannot be recovered by anyone but it.
+//
+// NewController refuses collaborators that cannot work: nil, and typed nils
+// such as the nil *policy.Agent that policy.LoadAgent returns with its
+// error. An Enforcer that is a FlowValidator (the OpenFlow and P4Runtime
+// southbounds are) checks the protected flow's hosts there too, so a flow
+// that is not between two leaves of the fabric fails at once, not at the
+// first reroute.
 //
 // # Baselines
 //
@@ -41,8 +54,8 @@
 // The interfaces are small so a controller can plug in its own parts; each
 // one-method interface has a function adapter (TelemetryFunc, PolicyFunc,
 // GateFunc, EnforcerFunc). Optional capabilities are separate interfaces:
-// Locator (an enforcer that reads back the placement), Baseliner and
-// Resetter.
+// Locator (an enforcer that reads back the placement), FlowValidator (an
+// enforcer that checks a flow against its fabric), Baseliner and Resetter.
 //
 //	encCfg := telemetry.DefaultEncoderConfig(cfg.Topology)
 //	enc, err := telemetry.NewEncoder(encCfg)

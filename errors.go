@@ -18,7 +18,40 @@ var (
 	ErrBaselinePending = errors.New("baseline not yet learned")
 	// ErrBadScores marks policy scores that cannot be compared (NaN, ±Inf).
 	ErrBadScores = errors.New("unusable policy scores")
+	// ErrNotInFabric marks a flow that a southbound cannot carry between
+	// aggregation switches: one of its hosts is not a host of the fabric, or
+	// both hang off the same leaf. FlowValidator implementations wrap it.
+	ErrNotInFabric = errors.New("flow is not between two leaves of the fabric")
 )
+
+// PanicError reports a panic inside a collaborator's method (Telemetry,
+// StateEncoder, Policy, Gate, Enforcer or one of their optional
+// capabilities) that the Controller recovered. The controller reports it as
+// the error of the step, or of the call, in which it happened.
+type PanicError struct {
+	// Interface and Method name the method that panicked, for example
+	// "Policy" and "Score".
+	Interface, Method string
+	// Type is the collaborator's dynamic type, for example "*policy.Agent".
+	Type string
+	// Value is the value the collaborator panicked with.
+	Value any
+	// Stack is the stack of the panicking goroutine, as runtime/debug.Stack
+	// formats it.
+	Stack []byte
+}
+
+// Error names the method, the collaborator's type and the panic value.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("%s.%s of %s panicked: %v", e.Interface, e.Method, e.Type, e.Value)
+}
+
+// Unwrap returns the panic value when it is an error (a runtime error such
+// as a nil dereference, for example), nil otherwise.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
 
 // InvalidObservationError reports an observation field that failed validation.
 type InvalidObservationError struct {

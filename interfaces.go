@@ -98,6 +98,17 @@ type Locator interface {
 	Locate(ctx context.Context, flow FlowID) (int, error)
 }
 
+// FlowValidator is an optional Enforcer capability: ValidateFlow reports,
+// without any I/O, whether the enforcer could ever place flow, so that a
+// wrong flow fails when the controller is built instead of at the first
+// reroute. It returns an error wrapping ErrNotInFabric when one of the
+// flow's hosts is not in the fabric or both hang off the same leaf, and
+// other errors for flows the southbound cannot match (an IPv6 flow on an
+// IPv4-only pipeline, say). NewController calls it when its Enforcer has it.
+type FlowValidator interface {
+	ValidateFlow(flow FlowID) error
+}
+
 // Baseliner is an optional StateEncoder capability: it receives the
 // per-episode baseline once the controller has learned or been given it.
 type Baseliner interface {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/nilcheck"
 )
 
 // APIVersion is the P4Runtime version the Server implements, reported by
@@ -82,10 +83,11 @@ type device struct {
 	seq    uint64
 }
 
-// New returns a Server for the given device IDs, fronting dp.
+// New returns a Server for the given device IDs, fronting dp. It refuses a
+// nil dp, typed nils (a nil *MemDataplane, say) included.
 func New(dp Dataplane, devices []uint64, opts *Options) (*Server, error) {
-	if dp == nil {
-		return nil, errors.New("p4runtime target: nil Dataplane")
+	if nilcheck.IsNil(dp) {
+		return nil, fmt.Errorf("p4runtime target: Dataplane is nil (%T), want a usable one", dp)
 	}
 	if len(devices) == 0 {
 		return nil, errors.New("p4runtime target: no devices, want at least one device ID")

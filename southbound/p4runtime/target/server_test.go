@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -565,5 +566,13 @@ func TestReadsAndCounterWrites(t *testing.T) {
 	gc, err := c2.GetForwardingPipelineConfig(ctx, &p4v1.GetForwardingPipelineConfigRequest{DeviceId: 1})
 	if err != nil || gc.GetConfig() != nil {
 		t.Errorf("get config before one is set = %v, %v; want an unset config", gc, err)
+	}
+}
+
+func TestNewRefusesNilDataplane(t *testing.T) {
+	for _, dp := range []Dataplane{nil, (*MemDataplane)(nil)} {
+		if srv, err := New(dp, []uint64{1}, nil); err == nil || !strings.Contains(err.Error(), "Dataplane is nil") {
+			t.Errorf("New(%#v) = %v, %v; want an error saying the Dataplane is nil", dp, srv, err)
+		}
 	}
 }
