@@ -2,15 +2,20 @@ package tcstat
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
-	"os/exec"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Report is the JSON an Agent serves.
@@ -21,32 +26,72 @@ type Report struct {
 	Interfaces map[string]Qdisc `json:"interfaces"`
 }
 
-// ReadFunc returns the output of `tc -s -j qdisc show` (every device).
-type ReadFunc func(ctx context.Context) ([]byte, error)
+// ReadFunc returns the root qdisc counters of the named devices. A device
+// it cannot find is an error naming it.
+type ReadFunc func(ctx context.Context, devs []string) (map[string]Qdisc, error)
+
+// Defaults of AgentConfig.
+const (
+	// DefaultListen is the address the proflow tcstat command serves on:
+	// loopback only.
+	DefaultListen = "127.0.0.1:9101"
+	// DefaultReadTimeout bounds one read of the counters.
+	DefaultReadTimeout = 2 * time.Second
+	// DefaultCacheFor is how long one read answers every request.
+	DefaultCacheFor = 100 * time.Millisecond
+)
 
 // AgentConfig holds the settings of an Agent.
 type AgentConfig struct {
-	// Interfaces are the devices the agent reports (required).
+	// Interfaces are the devices the agent reports (required). Each must
+	// exist when the agent starts.
 	Interfaces []string
-	// TC is the tc binary (default "tc", looked up in PATH).
-	TC string
-	// Timeout bounds one tc invocation (default 2 s).
+	// NetNS is the path of the network namespace the interfaces live in,
+	// for example /run/netns/fabric (default: the agent's own). It applies
+	// to the netlink reader only, not to Read.
+	NetNS string
+	// Timeout bounds one read of the counters (default 2 s).
 	Timeout time.Duration
-	// Read replaces running tc (tests, or another source of counters).
+	// CacheFor is how long one read answers every request (default 100 ms;
+	// negative: every request reads). Reads are never concurrent: requests
+	// that arrive during a read wait for it and share its result.
+	CacheFor time.Duration
+	// Token, when not empty, is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN); requests without it get 401. It is
+	// compared in constant time.
+	Token string
+	// Read replaces the netlink reader (tests, or another source of
+	// counters).
 	Read ReadFunc
-	// Now stamps reports (default time.Now).
+	// Now stamps reports and times the cache (default time.Now).
 	Now func() time.Time
+	// Logger receives the errors behind the agent's 5xx answers, which
+	// clients see only as a generic message (default: discard).
+	Logger *slog.Logger
+	// Registerer, when set, receives the agent's own metrics
+	// (proflow_tcstat_*); nil registers none.
+	Registerer prometheus.Registerer
+	// Gatherer, when set, is served at /metrics after the qdisc counters
+	// (for example the registry given as Registerer).
+	Gatherer prometheus.Gatherer
 }
 
 var ifaceName = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 
 // Agent serves tc qdisc counters over HTTP. Create it with NewAgent.
 type Agent struct {
-	cfg AgentConfig
+	cfg   AgentConfig
+	token [sha256.Size]byte
+	m     *agentMetrics
+
+	sem    chan struct{} // one read at a time; holds last
+	last   Report        // the newest read, shared within CacheFor
+	lastAt time.Time     // by cfg.Now; zero: none
 }
 
-// NewAgent checks cfg and returns an agent.
-func NewAgent(cfg AgentConfig) (*Agent, error) {
+// NewAgent checks cfg, reads the counters once and returns an agent. An
+// interface that does not exist or has no root qdisc is an error naming it.
+func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if len(cfg.Interfaces) == 0 {
 		return nil, errors.New("tcstat: agent: no interfaces, want at least one")
 	}
@@ -55,106 +100,191 @@ func NewAgent(cfg AgentConfig) (*Agent, error) {
 			return nil, fmt.Errorf("tcstat: agent: interface name %q, want 1-15 characters of [A-Za-z0-9_.:@-]", d)
 		}
 	}
-	if cfg.TC == "" {
-		cfg.TC = "tc"
+	if cfg.NetNS != "" && cfg.Read != nil {
+		return nil, fmt.Errorf("tcstat: agent: network namespace %q is set with a custom Read, want one or the other", cfg.NetNS)
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 2 * time.Second
+		cfg.Timeout = DefaultReadTimeout
+	}
+	if cfg.CacheFor == 0 {
+		cfg.CacheFor = DefaultCacheFor
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	cfg.Interfaces = slices.Clone(cfg.Interfaces)
-	a := &Agent{cfg: cfg}
 	if cfg.Read == nil {
-		a.cfg.Read = a.runTC
+		cfg.Read = netlinkReader(cfg.NetNS, cfg.Timeout)
+	}
+	a := &Agent{cfg: cfg, sem: make(chan struct{}, 1)}
+	if cfg.Token != "" {
+		a.token = sha256.Sum256([]byte(cfg.Token))
+	}
+	m, err := newAgentMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("tcstat: agent: metrics: %w", err)
+	}
+	a.m = m
+	if _, err := a.snapshot(ctx); err != nil {
+		a.m.unregister(cfg.Registerer)
+		return nil, fmt.Errorf("tcstat: agent: %w", err)
 	}
 	return a, nil
 }
 
-// runTC lists every device's qdiscs in one tc run (one process per
-// request, whatever the number of interfaces).
-func (a *Agent) runTC(ctx context.Context) ([]byte, error) {
-	out, err := exec.CommandContext(ctx, a.cfg.TC, "-s", "-j", "qdisc", "show").Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-			return nil, fmt.Errorf("%s: %w: %s", a.cfg.TC, err, ee.Stderr)
-		}
-		return nil, fmt.Errorf("%s: %w", a.cfg.TC, err)
-	}
-	return out, nil
-}
-
 // Read reads the counters of the given interfaces (every configured one
 // when devs is empty). An interface that is not configured is an error.
+// A read younger than AgentConfig.CacheFor is reused.
 func (a *Agent) Read(ctx context.Context, devs ...string) (Report, error) {
 	if len(devs) == 0 {
 		devs = a.cfg.Interfaces
 	}
-	for _, d := range devs {
-		if !slices.Contains(a.cfg.Interfaces, d) {
-			return Report{}, fmt.Errorf("tcstat: interface %q is not served, want one of %v", d, a.cfg.Interfaces)
-		}
+	if err := a.served(devs); err != nil {
+		return Report{}, err
 	}
-	tctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
-	out, err := a.cfg.Read(tctx)
-	cancel()
+	all, err := a.snapshot(ctx)
 	if err != nil {
-		return Report{}, fmt.Errorf("tcstat: read qdiscs: %w", err)
+		return Report{}, fmt.Errorf("tcstat: %w", err)
 	}
-	all, err := ParseTCAll(out)
-	if err != nil {
-		return Report{}, fmt.Errorf("tcstat: read qdiscs: %w", err)
-	}
-	r := Report{Interfaces: make(map[string]Qdisc, len(devs))}
+	r := Report{Time: all.Time, Interfaces: make(map[string]Qdisc, len(devs))}
 	for _, d := range devs {
-		q, ok := all[d]
-		if !ok {
-			return Report{}, fmt.Errorf("tcstat: read qdiscs: no root qdisc on interface %q (device missing?)", d)
-		}
-		r.Interfaces[d] = q
+		r.Interfaces[d] = all.Interfaces[d]
 	}
-	r.Time = a.cfg.Now()
 	return r, nil
 }
 
-// ServeHTTP answers GET /v1/qdisc[?dev=IFACE] with a Report.
+// served returns an error naming the first of devs the agent does not serve.
+func (a *Agent) served(devs []string) error {
+	for _, d := range devs {
+		if !slices.Contains(a.cfg.Interfaces, d) {
+			return fmt.Errorf("tcstat: interface %q is not served, want one of %v", d, a.cfg.Interfaces)
+		}
+	}
+	return nil
+}
+
+// snapshot returns the counters of every configured interface, from the
+// cache when it is fresh. Its errors have no "tcstat:" prefix yet.
+func (a *Agent) snapshot(ctx context.Context) (Report, error) {
+	select {
+	case a.sem <- struct{}{}:
+	case <-ctx.Done():
+		return Report{}, fmt.Errorf("wait for a read in progress: %w", context.Cause(ctx))
+	}
+	defer func() { <-a.sem }()
+	if !a.lastAt.IsZero() && a.cfg.CacheFor > 0 && a.cfg.Now().Sub(a.lastAt) < a.cfg.CacheFor {
+		a.m.poll("joined", 0)
+		return a.last, nil
+	}
+	start := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	all, err := a.cfg.Read(rctx, a.cfg.Interfaces)
+	cancel()
+	if err == nil {
+		for _, d := range a.cfg.Interfaces {
+			if _, ok := all[d]; !ok {
+				err = fmt.Errorf("no root qdisc on interface %q", d)
+				break
+			}
+		}
+	}
+	if err != nil {
+		a.m.poll("error", 0)
+		return Report{}, fmt.Errorf("read qdiscs: %w", err)
+	}
+	a.m.poll("ok", time.Since(start))
+	a.lastAt = a.cfg.Now()
+	a.last = Report{Time: a.lastAt, Interfaces: all}
+	return a.last, nil
+}
+
+// internalError is all a client learns of a failure on the agent's side;
+// the error itself goes to AgentConfig.Logger.
+const internalError = "tcstat: internal error reading the qdisc counters; the agent's log has the details"
+
+// ServeHTTP answers
+//
+//	GET /v1/qdisc[?dev=IFACE]  a Report (JSON)
+//	GET /metrics               the counters in Prometheus text format
+//
+// With AgentConfig.Token set, a request without the bearer token gets 401.
 func (a *Agent) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path != "/v1/qdisc" {
-		http.NotFound(w, req)
+	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+	defer func() { a.m.request(sw.code) }()
+	if !a.authorized(req) {
+		sw.Header().Set("WWW-Authenticate", `Bearer realm="tcstat"`)
+		http.Error(sw, "tcstat: missing or wrong bearer token", http.StatusUnauthorized)
 		return
 	}
-	if req.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		http.Error(w, "tcstat: method "+req.Method+" not allowed, want GET", http.StatusMethodNotAllowed)
+	if req.URL.Path != "/v1/qdisc" && req.URL.Path != "/metrics" {
+		http.NotFound(sw, req)
+		return
+	}
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		sw.Header().Set("Allow", "GET, HEAD")
+		http.Error(sw, "tcstat: method "+req.Method+" not allowed, want GET", http.StatusMethodNotAllowed)
 		return
 	}
 	devs := req.URL.Query()["dev"]
-	for _, d := range devs {
-		if !slices.Contains(a.cfg.Interfaces, d) {
-			http.Error(w, fmt.Sprintf("tcstat: interface %q is not served, want one of %v", d, a.cfg.Interfaces), http.StatusNotFound)
-			return
-		}
+	if err := a.served(devs); err != nil {
+		http.Error(sw, err.Error(), http.StatusNotFound)
+		return
 	}
 	rep, err := a.Read(req.Context(), devs...)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
+		a.cfg.Logger.ErrorContext(req.Context(), "tcstat: answering with 500", "path", req.URL.Path, "remote", req.RemoteAddr, "err", err)
+		http.Error(sw, internalError, http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(rep)
+	if req.URL.Path == "/metrics" {
+		a.serveMetrics(sw, req, rep)
+		return
+	}
+	sw.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(sw).Encode(rep)
+}
+
+// authorized reports whether req carries the configured bearer token (or
+// none is configured). Digests of equal length are compared in constant
+// time, so neither the token nor its length leaks through timing.
+func (a *Agent) authorized(req *http.Request) bool {
+	if a.cfg.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1
+}
+
+// statusWriter remembers the status code written, for the request metric.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // Serve serves a on ln until ctx ends, then shuts the server down and
-// returns nil (or the error that stopped it).
+// returns nil (or the error that stopped it). For TLS, pass a listener from
+// tls.NewListener (see ServerTLSConfig).
 func Serve(ctx context.Context, ln net.Listener, a *Agent) error {
-	srv := &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute,
+		ErrorLog:    slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("tcstat: serve: %w", err)
+		return fmt.Errorf("tcstat: serve on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+
 	"github.com/proflow-sdn/proflow"
 )
 
@@ -25,12 +27,33 @@ type Source struct {
 	Interfaces []string `json:"interfaces"`
 }
 
+// Format is the form of the counters a Client asks agents for.
+type Format string
+
+// Formats of ClientConfig.Format.
+const (
+	// FormatJSON reads GET /v1/qdisc, a Report: proflow's agent only.
+	FormatJSON Format = "json"
+	// FormatPrometheus reads GET /metrics, the node_qdisc_* series in the
+	// Prometheus text format: proflow's agent, or node_exporter with its
+	// qdisc collector on. Reports are timed by the agent's
+	// proflow_tcstat_read_timestamp_seconds where the answer has it, and by
+	// the client's clock when the answer arrives otherwise
+	// (node_exporter), so rates then include the network's jitter.
+	FormatPrometheus Format = "prometheus"
+)
+
 // ClientConfig holds the settings of a Client.
 type ClientConfig struct {
 	// Topology fixes the switch order.
 	Topology proflow.Topology
 	// Switches[k] is the source of switch k's overflow (one per switch).
 	Switches []Source
+	// Format is what the client asks agents for (default FormatJSON).
+	Format Format
+	// Token, when not empty, is sent as the bearer token of every request
+	// (the agents' AgentConfig.Token).
+	Token string
 	// Timeout bounds one HTTP request (default 1 s).
 	Timeout time.Duration
 	// MaxAge is the oldest report accepted (default 5 s; negative disables
@@ -43,7 +66,9 @@ type ClientConfig struct {
 	// skew, or disable the check where the clocks are not synchronised.
 	// Rates are not affected: they use the agent's times only.
 	MaxAge time.Duration
-	// HTTPClient sends the requests (default: a client of its own).
+	// HTTPClient sends the requests (default: a client of its own). Give
+	// it a transport with a tls.Config to check an agent's certificate or
+	// present a client certificate.
 	HTTPClient *http.Client
 	// Now reads the client's clock (default time.Now).
 	Now func() time.Time
@@ -83,6 +108,13 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 			c.agents = append(c.agents, s.Agent)
 		}
 	}
+	switch c.cfg.Format {
+	case "":
+		c.cfg.Format = FormatJSON
+	case FormatJSON, FormatPrometheus:
+	default:
+		return nil, fmt.Errorf("tcstat: client: format %q, want %q or %q", cfg.Format, FormatJSON, FormatPrometheus)
+	}
 	if c.cfg.Timeout <= 0 {
 		c.cfg.Timeout = time.Second
 	}
@@ -101,28 +133,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 // Fetch asks one agent for its report and checks it is complete for the
 // interfaces this client needs from it.
 func (c *Client) Fetch(ctx context.Context, agent string) (Report, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, agent+"/v1/qdisc", nil)
-	if err != nil {
-		return Report{}, fmt.Errorf("tcstat: agent %s: %w", agent, err)
-	}
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return Report{}, fmt.Errorf("tcstat: agent %s: %w", agent, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxReportBytes+1))
-	if err != nil {
-		return Report{}, fmt.Errorf("tcstat: agent %s: read answer: %w", agent, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Report{}, fmt.Errorf("tcstat: agent %s: HTTP %s: %s", agent, resp.Status, bytes.TrimSpace(body[:min(len(body), 200)]))
-	}
-	if len(body) > MaxReportBytes {
-		return Report{}, fmt.Errorf("tcstat: agent %s: answer exceeds %d bytes", agent, MaxReportBytes)
-	}
-	rep, err := DecodeReport(body)
+	rep, err := c.fetch(ctx, agent)
 	if err != nil {
 		return Report{}, fmt.Errorf("tcstat: agent %s: %w", agent, err)
 	}
@@ -137,6 +148,49 @@ func (c *Client) Fetch(ctx context.Context, agent string) (Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+func (c *Client) fetch(ctx context.Context, agent string) (Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	path, accept := "/v1/qdisc", "application/json"
+	if c.cfg.Format == FormatPrometheus {
+		path, accept = "/metrics", string(expfmt.NewFormat(expfmt.TypeTextPlain))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, agent+path, nil)
+	if err != nil {
+		return Report{}, err
+	}
+	req.Header.Set("Accept", accept)
+	if c.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return Report{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxReportBytes+1))
+	if err != nil {
+		return Report{}, fmt.Errorf("read answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Report{}, fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(body[:min(len(body), 200)]))
+	}
+	if len(body) > MaxReportBytes {
+		return Report{}, fmt.Errorf("answer exceeds %d bytes", MaxReportBytes)
+	}
+	if c.cfg.Format == FormatJSON {
+		return DecodeReport(body)
+	}
+	if f := expfmt.ResponseFormat(resp.Header); f.FormatType() != expfmt.TypeTextPlain {
+		return Report{}, fmt.Errorf("answer of type %q, want the Prometheus text format", resp.Header.Get("Content-Type"))
+	}
+	rep, err := DecodeMetrics(body)
+	if err == nil && rep.Time.IsZero() {
+		rep.Time = c.cfg.Now()
+	}
+	return rep, err
 }
 
 // DecodeReport decodes an agent's JSON answer strictly: unknown fields, a

@@ -33,9 +33,10 @@ func Example() {
 		}
 	}
 
-	// The agent: Read replaces running `tc -s -j qdisc show`, Now stamps
-	// its reports with the scripted clock.
-	agent, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: devs, Read: tc.read, Now: tc.clock})
+	// The agent: Read replaces the netlink reader, Now stamps its reports
+	// with the scripted clock. It serves loopback without a token here;
+	// AgentConfig.Token and ServerTLSConfig secure an agent on a network.
+	agent, err := tcstat.NewAgent(ctx, tcstat.AgentConfig{Interfaces: devs, Read: tc.read, Now: tc.clock})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -142,16 +143,15 @@ func (tc *scriptedTC) clock() time.Time {
 	return tc.now
 }
 
-// read renders the counters the way `tc -s -j qdisc show` prints them,
-// loopback's noqueue qdisc included.
-func (tc *scriptedTC) read(context.Context) ([]byte, error) {
+// read returns the root qdiscs' counters, as the kernel would.
+func (tc *scriptedTC) read(_ context.Context, devs []string) (map[string]tcstat.Qdisc, error) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	b := []byte(`[{"kind":"noqueue","handle":"0:","dev":"lo","root":true,"refcnt":2,"options":{},"bytes":0,"packets":0,"drops":0,"overlimits":0,"requeues":0,"backlog":0,"qlen":0}`)
-	for dev, q := range tc.qdiscs {
-		b = fmt.Appendf(b, `,{"kind":%q,"handle":%q,"dev":%q,"root":true,"refcnt":2,"options":{"rate":1250000,"burst":32767,"lat":50000},`+
-			`"bytes":%d,"packets":%d,"drops":%d,"overlimits":%d,"requeues":0,"backlog":%d,"qlen":%d}`,
-			q.Kind, q.Handle, dev, q.Bytes, q.Packets, q.Drops, q.Overlimits, q.BacklogBytes, q.BacklogPackets)
+	out := make(map[string]tcstat.Qdisc, len(devs))
+	for _, d := range devs {
+		if q, ok := tc.qdiscs[d]; ok {
+			out[d] = q
+		}
 	}
-	return append(b, ']'), nil
+	return out, nil
 }

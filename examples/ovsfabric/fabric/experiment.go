@@ -250,7 +250,7 @@ func overflowTelemetry(ctx context.Context, f *Fabric, srv *openflow.Server, top
 		devs = append(devs, d...)
 		srcs = append(srcs, tcstat.Source{Agent: "http://" + tln.Addr().String(), Interfaces: d})
 	}
-	agent, err := tcstat.NewAgent(tcstat.AgentConfig{Interfaces: devs})
+	agent, err := tcstat.NewAgent(ctx, tcstat.AgentConfig{Interfaces: devs})
 	if err != nil {
 		tln.Close()
 		return nil, nil, err

@@ -1,7 +1,6 @@
 package fabric_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -10,34 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/syncbuf"
 	"github.com/proflow-sdn/proflow/internal/testpki"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server's logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // helloOver dials the server with conf and reports whether it sends an
 // OpenFlow 1.3 hello, or the error that stopped it.
@@ -80,7 +61,7 @@ func TestOVSFabricTLS(t *testing.T) {
 	otherCA := testpki.New(t, "some other CA")
 	impostor := otherCA.Client(t, "proflow switch")
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cfg := openflow.DefaultConfig()
 	cfg.Fabric, cfg.Topology, cfg.Flow = openflow.PaperFabric(), topo, fp
 	cfg.RequestTimeout = time.Second

@@ -1,0 +1,35 @@
+package tcstat
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+)
+
+// ServerTLSConfig returns the TLS settings of an agent serving the
+// certificate and key in certFile and keyFile (PEM). With clientCAFile set,
+// clients must present a certificate signed by one of the CAs in it (PEM);
+// empty, any client may connect (use a bearer token then). TLS 1.2 is the
+// oldest version accepted. Wrap the agent's listener with tls.NewListener.
+func ServerTLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tcstat: TLS certificate %s with key %s: %w", certFile, keyFile, err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if clientCAFile == "" {
+		return cfg, nil
+	}
+	pem, err := os.ReadFile(clientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("tcstat: TLS client CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("tcstat: TLS client CA %s: no PEM certificate in it, want one or more", clientCAFile)
+	}
+	cfg.ClientCAs = pool
+	cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	return cfg, nil
+}
