@@ -236,7 +236,7 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 	}
 	c := &Controller{cfg: cfg, tel: tel, enc: enc, pol: pol, gate: gate, enf: enf, estimator: est}
 	if cfg.Registerer != nil {
-		if c.m, err = newMetrics(cfg.Registerer); err != nil {
+		if c.m, err = newMetrics(cfg.Registerer, cfg.Topology.Switches); err != nil {
 			return nil, fmt.Errorf("proflow: new controller: metrics: %w", err)
 		}
 	}

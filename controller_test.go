@@ -880,28 +880,40 @@ func TestControllerPrometheus(t *testing.T) {
 	const want = `
 # HELP proflow_decisions_total Control-loop steps, by the reason the step ended.
 # TYPE proflow_decisions_total counter
+proflow_decisions_total{reason="baseline"} 0
+proflow_decisions_total{reason="cooldown"} 0
+proflow_decisions_total{reason="encoder-error"} 0
+proflow_decisions_total{reason="enforcer-error"} 0
+proflow_decisions_total{reason="invalid-observation"} 0
+proflow_decisions_total{reason="margin"} 0
+proflow_decisions_total{reason="policy-error"} 0
 proflow_decisions_total{reason="rerouted"} 2
+proflow_decisions_total{reason="stale-observation"} 0
 proflow_decisions_total{reason="stay"} 1
 proflow_decisions_total{reason="telemetry-error"} 2
-# HELP proflow_reroutes_total Reroutes of the protected flow that the enforcer carried out.
+proflow_decisions_total{reason="votes"} 0
+# HELP proflow_reroutes_total Decisions to reroute the protected flow that the enforcer carried out (steps with reason rerouted).
 # TYPE proflow_reroutes_total counter
 proflow_reroutes_total 2
 # HELP proflow_telemetry_errors_total Steps held because telemetry failed, was invalid or stale.
 # TYPE proflow_telemetry_errors_total counter
 proflow_telemetry_errors_total 2
-# HELP proflow_current_switch Index of the aggregation switch carrying the protected flow.
+# HELP proflow_current_switch 1 for the aggregation switch carrying the protected flow after the latest step, 0 for the others (all 0 before the first step).
 # TYPE proflow_current_switch gauge
-proflow_current_switch 1
+proflow_current_switch{switch="agg1"} 0
+proflow_current_switch{switch="agg2"} 1
+proflow_current_switch{switch="agg3"} 0
+proflow_current_switch{switch="agg4"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"proflow_decisions_total", "proflow_reroutes_total", "proflow_telemetry_errors_total", "proflow_current_switch"); err != nil {
 		t.Error(err)
 	}
-	if n, err := testutil.GatherAndCount(reg, "proflow_loop_latency_seconds"); err != nil || n != 1 {
-		t.Errorf("latency histogram series = %d, %v; want 1", n, err)
+	if n, err := testutil.GatherAndCount(reg, "proflow_loop_duration_seconds"); err != nil || n != 1 {
+		t.Errorf("loop duration histogram series = %d, %v; want 1", n, err)
 	}
-	if got := gatheredCount(t, reg, "proflow_loop_latency_seconds"); got != 5 {
-		t.Errorf("latency observations = %d, want 5", got)
+	if got := gatheredCount(t, reg, "proflow_loop_duration_seconds"); got != 5 {
+		t.Errorf("loop duration observations = %d, want 5", got)
 	}
 
 }
@@ -934,7 +946,7 @@ func TestControllerPrometheusRegistration(t *testing.T) {
 	// A failed registration leaves nothing behind, so a retry can succeed.
 	reg = prometheus.NewRegistry()
 	squatter := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "proflow_reroutes_total", Help: "Reroutes of the protected flow that the enforcer carried out.",
+		Name: "proflow_reroutes_total", Help: "Decisions to reroute the protected flow that the enforcer carried out (steps with reason rerouted).",
 	})
 	reg.MustRegister(squatter)
 	if err := newCtrl(reg); err == nil {

@@ -1,24 +1,32 @@
 package proflow
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/proflow-sdn/proflow/internal/promreg"
 )
 
 // metrics are the controller's Prometheus collectors, registered only on the
-// Registerer the user passes in.
+// Registerer the user passes in. Every labelled series exists, at zero, from
+// registration on.
 type metrics struct {
-	decisions   *prometheus.CounterVec
-	reroutes    prometheus.Counter
-	telErrors   prometheus.Counter
-	votes       prometheus.Gauge
-	cooldown    prometheus.Gauge
-	current     prometheus.Gauge
-	loopLatency prometheus.Histogram
+	decisions    *prometheus.CounterVec
+	reroutes     prometheus.Counter
+	telErrors    prometheus.Counter
+	votes        prometheus.Gauge
+	cooldown     prometheus.Gauge
+	current      []prometheus.Gauge // by switch index
+	loopDuration prometheus.Histogram
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// reasons are every Reason a Decision can carry, the label values of
+// proflow_decisions_total.
+var reasons = []Reason{ReasonRerouted, ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown, ReasonBaseline,
+	ReasonTelemetry, ReasonInvalid, ReasonStale, ReasonEncoder, ReasonPolicy, ReasonEnforcer}
+
+// newMetrics registers the controller's collectors on reg, with one
+// proflow_current_switch series per name in switches (Topology.Switches).
+func newMetrics(reg prometheus.Registerer, switches []string) (*metrics, error) {
 	m := &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "proflow", Name: "decisions_total",
@@ -26,7 +34,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"reason"}),
 		reroutes: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "proflow", Name: "reroutes_total",
-			Help: "Reroutes of the protected flow that the enforcer carried out.",
+			Help: "Decisions to reroute the protected flow that the enforcer carried out (steps with reason rerouted).",
 		}),
 		telErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "proflow", Name: "telemetry_errors_total",
@@ -40,30 +48,23 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: "proflow", Name: "gate_cooldown_seconds",
 			Help: "Time left before the gate admits another reroute.",
 		}),
-		current: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "proflow", Name: "current_switch",
-			Help: "Index of the aggregation switch carrying the protected flow.",
-		}),
-		loopLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "proflow", Name: "loop_latency_seconds",
+		loopDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "proflow", Name: "loop_duration_seconds",
 			Help:    "Wall time of one control-loop step, telemetry to enforcement.",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14),
 		}),
 	}
-	var errs []error
-	var done []prometheus.Collector
-	for _, c := range []prometheus.Collector{m.decisions, m.reroutes, m.telErrors, m.votes, m.cooldown, m.current, m.loopLatency} {
-		if err := reg.Register(c); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		done = append(done, c)
+	current := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "proflow", Name: "current_switch",
+		Help: "1 for the aggregation switch carrying the protected flow after the latest step, 0 for the others (all 0 before the first step).",
+	}, []string{"switch"})
+	for _, r := range reasons {
+		m.decisions.WithLabelValues(string(r))
 	}
-	if err := errors.Join(errs...); err != nil {
-		// Leave nothing behind, so the caller can fix the conflict and retry.
-		for _, c := range done {
-			reg.Unregister(c)
-		}
+	for _, name := range switches {
+		m.current = append(m.current, current.WithLabelValues(name))
+	}
+	if err := promreg.RegisterAll(reg, m.decisions, m.reroutes, m.telErrors, m.votes, m.cooldown, current, m.loopDuration); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -84,6 +85,12 @@ func (m *metrics) observe(d *Decision) {
 	if d.Rerouted {
 		cur = d.Target
 	}
-	m.current.Set(float64(cur))
-	m.loopLatency.Observe(d.Latency.Seconds())
+	for k, g := range m.current {
+		if k == cur {
+			g.Set(1)
+		} else {
+			g.Set(0)
+		}
+	}
+	m.loopDuration.Observe(d.Latency.Seconds())
 }
