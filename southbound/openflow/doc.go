@@ -67,9 +67,14 @@
 // # Metrics
 //
 // With Config.Registerer set, the server exports proflow_openflow_*:
-// connected_switches, disconnects_total, errors_total{type},
-// flow_mods_total, polls_total{result}, poll_latency_seconds,
-// reroutes_total{result} and reroute_latency_seconds.
+// connected_switches, disconnects_total, errors_total{type} (the OpenFlow
+// error type number), flow_mods_total, polls_total{result} (ok, error,
+// joined), poll_duration_seconds, placements_total{result} (ok, error) and
+// placement_duration_seconds. placements_total counts Place calls that
+// wrote a flow's rules, whoever asked; the controller's
+// proflow_reroutes_total counts its own decisions to reroute that were
+// carried out. Every label value above is exported, at zero, from the
+// start.
 //
 // # Concurrency
 //

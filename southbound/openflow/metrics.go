@@ -1,22 +1,26 @@
 package openflow
 
 import (
-	"errors"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/proflow-sdn/proflow/internal/promreg"
+	"github.com/proflow-sdn/proflow/southbound/openflow/internal/ofwire"
 )
 
 // metrics are the server's Prometheus collectors, registered only on the
-// Registerer of Config. A nil *metrics records nothing.
+// Registerer of Config. A nil *metrics records nothing. Every labelled
+// series exists, at zero, from registration on.
 type metrics struct {
 	connected   prometheus.Gauge
 	disconnects prometheus.Counter
 	ofErrors    *prometheus.CounterVec
 	flowMods    prometheus.Counter
 	polls       *prometheus.CounterVec
-	pollLatency prometheus.Histogram
-	reroutes    *prometheus.CounterVec
-	placeLat    prometheus.Histogram
+	pollLatency prometheus.Histogram   // proflow_openflow_poll_duration_seconds
+	reroutes    *prometheus.CounterVec // proflow_openflow_placements_total
+	placeLat    prometheus.Histogram   // proflow_openflow_placement_duration_seconds
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -30,23 +34,30 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		disconnects: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "disconnects_total",
 			Help: "Switch connections that ended (closed, dead or failed)."}),
 		ofErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "errors_total",
-			Help: "OpenFlow error messages received from switches, by OpenFlow error type."}, []string{"type"}),
+			Help: "OpenFlow error messages received from switches, by OpenFlow error type (ofp_error_type number)."}, []string{"type"}),
 		flowMods: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "flow_mods_total",
 			Help: "Flow-mod messages sent."}),
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "polls_total",
 			Help: "Statistics polls of one switch, by result (ok, error, joined: an outstanding poll was reused)."}, []string{"result"}),
-		pollLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "poll_latency_seconds",
+		pollLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "poll_duration_seconds",
 			Help: "Round trip of one switch's port and flow statistics poll.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
-		reroutes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "reroutes_total",
-			Help: "Placements of a flow on a new aggregation switch, by result (ok, error)."}, []string{"result"}),
-		placeLat: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "reroute_latency_seconds",
+		reroutes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "placements_total",
+			Help: "Rule placements: Place calls that wrote a flow's rules for a new aggregation switch, by result (ok, error). " +
+				"Not proflow_reroutes_total, the controller's count of reroute decisions."}, []string{"result"}),
+		placeLat: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "placement_duration_seconds",
 			Help: "Time from a placement request to the barrier replies confirming the new rules.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
 	}
-	var errs []error
-	for _, c := range []prometheus.Collector{m.connected, m.disconnects, m.ofErrors, m.flowMods, m.polls, m.pollLatency, m.reroutes, m.placeLat} {
-		errs = append(errs, reg.Register(c))
+	for t := range ofwire.NumErrorTypes {
+		m.ofErrors.WithLabelValues(strconv.Itoa(t))
 	}
-	if err := errors.Join(errs...); err != nil {
+	m.ofErrors.WithLabelValues(strconv.Itoa(ofwire.ErrTypeExperimenter))
+	for _, r := range []string{"ok", "error", "joined"} {
+		m.polls.WithLabelValues(r)
+	}
+	for _, r := range []string{"ok", "error"} {
+		m.reroutes.WithLabelValues(r)
+	}
+	if err := promreg.RegisterAll(reg, m.connected, m.disconnects, m.ofErrors, m.flowMods, m.polls, m.pollLatency, m.reroutes, m.placeLat); err != nil {
 		return nil, err
 	}
 	return m, nil

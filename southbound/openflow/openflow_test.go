@@ -95,8 +95,8 @@ func TestPlaceMakeBeforeBreak(t *testing.T) {
 			t.Errorf("%s keeps %d override rules, want 1", leaf, n)
 		}
 	}
-	if got := testutil.ToFloat64(mustGetLabel(t, reg, "proflow_openflow_reroutes_total", "ok")); got != 4 {
-		t.Errorf("reroutes_total{result=ok} = %v, want 4", got)
+	if got := testutil.ToFloat64(mustGetLabel(t, reg, "proflow_openflow_placements_total", "ok")); got != 4 {
+		t.Errorf("placements_total{result=ok} = %v, want 4", got)
 	}
 }
 

@@ -57,9 +57,9 @@ func TestMeasure(t *testing.T) {
 		cpu, 100*cpu.Seconds()/0.5)
 	mfs, _ := b.reg.Gather()
 	for _, mf := range mfs {
-		if mf.GetName() == "proflow_openflow_poll_latency_seconds" {
+		if mf.GetName() == "proflow_openflow_poll_duration_seconds" {
 			h := mf.GetMetric()[0].GetHistogram()
-			t.Logf("stats round trip per switch (poll_latency_seconds): mean %v over %d polls",
+			t.Logf("stats round trip per switch (poll_duration_seconds): mean %v over %d polls",
 				time.Duration(h.GetSampleSum()/float64(h.GetSampleCount())*1e9), h.GetSampleCount())
 		}
 	}

@@ -85,6 +85,13 @@ var errTypeNames = [...]string{
 	11: "role request failed", 12: "meter-mod failed", 13: "table features failed",
 }
 
+// NumErrorTypes is the number of OpenFlow 1.3 error types below the
+// experimenter type: 0 to NumErrorTypes-1.
+const NumErrorTypes = len(errTypeNames)
+
+// ErrTypeExperimenter is the OpenFlow 1.3 experimenter error type.
+const ErrTypeExperimenter = 0xffff
+
 // Error formats the message like "flow-mod failed (type 5, code 1)".
 func (e ErrorMsg) Error() string {
 	name := "error"
