@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/nilcheck"
 )
 
 // DefaultListenAddr is the IANA OpenFlow port the controller listens on.
@@ -121,7 +122,8 @@ type Config struct {
 	// and bucket rate C (scales the elephant threshold).
 	Topology proflow.Topology
 	// Flow is the protected flow whose throughput telemetry reports. It may
-	// be left zero when the server only enforces.
+	// be left zero when the server only enforces; when set, its hosts must
+	// hang off two different leaves of Fabric.
 	Flow proflow.FlowID
 	// ListenAddr is where ListenAndServe listens (default ":6653").
 	ListenAddr string
@@ -239,9 +241,15 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Flow != (proflow.FlowID{}) {
-		if err := c.Flow.Validate(); err != nil {
-			errs = append(errs, err)
+		if _, _, err := c.Fabric.flowLeaves(c.Flow, c.Fabric.hostLeaf); err != nil {
+			errs = append(errs, fmt.Errorf("flow %v: %w", c.Flow, err))
 		}
+	}
+	if c.Clock != nil && nilcheck.IsNil(c.Clock) {
+		errs = append(errs, fmt.Errorf("clock is a nil %T, want a usable clock, or nil for the system clock", c.Clock))
+	}
+	if c.Registerer != nil && nilcheck.IsNil(c.Registerer) {
+		errs = append(errs, fmt.Errorf("registerer is a nil %T, want a usable registerer, or nil for no metrics", c.Registerer))
 	}
 	for name, d := range map[string]time.Duration{"echo interval": c.EchoInterval, "dead timeout": c.DeadTimeout,
 		"handshake timeout": c.HandshakeTimeout, "request timeout": c.RequestTimeout} {
@@ -265,6 +273,19 @@ func (c Config) Validate() error {
 		return fmt.Errorf("openflow: invalid config: %w", err)
 	}
 	return nil
+}
+
+// hostLeaf returns the index of the leaf the host with address a hangs
+// off, or -1.
+func (f Fabric) hostLeaf(a netip.Addr) int {
+	for i, l := range f.Leaves {
+		for _, h := range l.Hosts {
+			if h.Addr == a {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func (f Fabric) leafIndex(name string) int {

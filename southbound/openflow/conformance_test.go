@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
@@ -38,5 +39,28 @@ func TestTelemetryConformance(t *testing.T) {
 		}
 		advance()
 		return southboundtest.TelemetryHarness{Telemetry: tb.srv, Topology: tb.cfg.Topology, Advance: advance, Timeout: 5 * time.Second}
+	})
+}
+
+func TestFlowValidatorConformance(t *testing.T) {
+	cfg := testConfig()
+	cfg.Flow = proflow.FlowID{} // an enforcing-only server takes any flow to Place
+	srv, err := openflow.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flow := func(src, dst string) proflow.FlowID {
+		f := fp
+		f.Src, f.Dst = netipMust(src), netipMust(dst)
+		return f
+	}
+	southboundtest.TestFlowValidator(t, southboundtest.FlowValidatorHarness{
+		Enforcer: srv, Topology: cfg.Topology,
+		Valid: []proflow.FlowID{fp, fp.Reverse(), flow("10.0.0.3", "10.0.0.2")},
+		Outside: []proflow.FlowID{
+			flow("10.0.4.1", "10.0.1.1"), // the README's old example: no such hosts
+			flow("10.0.0.1", "10.0.9.9"),
+			flow("10.0.0.1", "10.0.0.2"), // h1 and h2 hang off leaf1
+		},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -13,22 +14,45 @@ import (
 
 // resolve finds the leaves of a flow's two hosts.
 func (s *Server) resolve(flow proflow.FlowID) (src, dst int, err error) {
+	return s.cfg.Fabric.flowLeaves(flow, func(a netip.Addr) int {
+		if i, ok := s.byAddr[a]; ok {
+			return s.hosts[i].leaf
+		}
+		return -1
+	})
+}
+
+// flowLeaves finds the leaves of a flow's two hosts with leafOf, which
+// returns the index of the leaf an address hangs off, or -1. Hosts outside
+// the fabric and a flow within one leaf are errors wrapping
+// proflow.ErrNotInFabric.
+func (f Fabric) flowLeaves(flow proflow.FlowID, leafOf func(netip.Addr) int) (src, dst int, err error) {
 	if err := flow.Validate(); err != nil {
 		return 0, 0, err
 	}
-	i, ok := s.byAddr[flow.Src]
-	if !ok {
-		return 0, 0, fmt.Errorf("source %v is not a host of the fabric", flow.Src)
+	if src = leafOf(flow.Src); src < 0 {
+		return 0, 0, fmt.Errorf("source %v is not a host of the fabric: %w", flow.Src, proflow.ErrNotInFabric)
 	}
-	j, ok := s.byAddr[flow.Dst]
-	if !ok {
-		return 0, 0, fmt.Errorf("destination %v is not a host of the fabric", flow.Dst)
+	if dst = leafOf(flow.Dst); dst < 0 {
+		return 0, 0, fmt.Errorf("destination %v is not a host of the fabric: %w", flow.Dst, proflow.ErrNotInFabric)
 	}
-	src, dst = s.hosts[i].leaf, s.hosts[j].leaf
 	if src == dst {
-		return 0, 0, fmt.Errorf("both hosts hang off leaf %s, so no aggregation switch carries the flow", s.cfg.Fabric.Leaves[src].Name)
+		return 0, 0, fmt.Errorf("both hosts hang off leaf %s, so no aggregation switch carries the flow: %w", f.Leaves[src].Name, proflow.ErrNotInFabric)
 	}
 	return src, dst, nil
+}
+
+// ValidateFlow reports whether Place could ever put flow on an aggregation
+// switch: an error when the flow is invalid, or, wrapping
+// proflow.ErrNotInFabric, when one of its hosts is not a host of the fabric
+// or both hang off the same leaf. It does no I/O. proflow.NewController
+// calls it (Server is a proflow.FlowValidator); NewServer has already
+// checked Config.Flow the same way.
+func (s *Server) ValidateFlow(flow proflow.FlowID) error {
+	if _, _, err := s.resolve(flow); err != nil {
+		return fmt.Errorf("openflow: flow %v: %w", flow, err)
+	}
+	return nil
 }
 
 // leftover names the override rules of one generation of a flow on one leaf

@@ -14,6 +14,7 @@ import (
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/openflow/internal/fakeswitch"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
 func TestBaseForwarding(t *testing.T) {
@@ -403,6 +404,38 @@ func TestConfigValidate(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+}
+
+// TestNewServerChecksFlow builds servers whose protected flow the fabric
+// cannot carry, and with typed-nil collaborators: NewServer must refuse them
+// with errors naming the problem.
+func TestNewServerChecksFlow(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		mod        func(*openflow.Config)
+		want       string
+		inFabricIs bool // the error wraps proflow.ErrNotInFabric
+	}{
+		{"source outside the fabric", func(c *openflow.Config) { c.Flow.Src = netipMust("10.0.4.1") },
+			"flow tcp 10.0.4.1:40000->10.0.0.8:5201: source 10.0.4.1 is not a host of the fabric", true},
+		{"destination outside the fabric", func(c *openflow.Config) { c.Flow.Dst = netipMust("10.0.1.1") },
+			"destination 10.0.1.1 is not a host of the fabric", true},
+		{"both hosts on one leaf", func(c *openflow.Config) { c.Flow.Dst = netipMust("10.0.0.2") },
+			"both hosts hang off leaf leaf1, so no aggregation switch carries the flow", true},
+		{"typed-nil clock", func(c *openflow.Config) { c.Clock = (*southboundtest.ManualClock)(nil) },
+			"clock is a nil *southboundtest.ManualClock", false},
+		{"typed-nil registerer", func(c *openflow.Config) { c.Registerer = (*prometheus.Registry)(nil) },
+			"registerer is a nil *prometheus.Registry", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig()
+			c.mod(&cfg)
+			_, err := openflow.NewServer(cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, proflow.ErrNotInFabric) != c.inFabricIs {
+				t.Errorf("NewServer = %v, want an error containing %q (wrapping proflow.ErrNotInFabric: %v)", err, c.want, c.inFabricIs)
+			}
+		})
 	}
 }
 

@@ -43,7 +43,7 @@ func (e *ProtocolError) Error() string {
 // Switches connect to it (Serve); it installs permanent base forwarding on
 // each, polls port and flow statistics, and moves flows between aggregation
 // switches with per-flow override rules. It implements proflow.Telemetry,
-// proflow.Enforcer and proflow.Locator.
+// proflow.Enforcer, proflow.Locator and proflow.FlowValidator.
 //
 // A Server is safe for concurrent use. Telemetry assumes one consumer: rates
 // are computed between the two latest polls of each switch.
@@ -90,9 +90,10 @@ type switchState struct {
 }
 
 var (
-	_ proflow.Telemetry = (*Server)(nil)
-	_ proflow.Enforcer  = (*Server)(nil)
-	_ proflow.Locator   = (*Server)(nil)
+	_ proflow.Telemetry     = (*Server)(nil)
+	_ proflow.Enforcer      = (*Server)(nil)
+	_ proflow.Locator       = (*Server)(nil)
+	_ proflow.FlowValidator = (*Server)(nil)
 )
 
 // NewServer checks cfg and returns a server ready to Serve.

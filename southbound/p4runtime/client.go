@@ -19,8 +19,9 @@ import (
 )
 
 // Client programs and reads the leaf switches of a fabric over P4Runtime.
-// It is a proflow.Enforcer and proflow.Locator (path_select entries on the
-// leaves, both directions) and a proflow.Telemetry (counters).
+// It is a proflow.Enforcer, proflow.Locator and proflow.FlowValidator
+// (path_select entries on the leaves, both directions) and a
+// proflow.Telemetry (counters).
 //
 // Create one with Dial and release it with Close. A Client is safe for
 // concurrent use.
@@ -40,9 +41,10 @@ type Client struct {
 }
 
 var (
-	_ proflow.Enforcer  = (*Client)(nil)
-	_ proflow.Locator   = (*Client)(nil)
-	_ proflow.Telemetry = (*Client)(nil)
+	_ proflow.Enforcer      = (*Client)(nil)
+	_ proflow.Locator       = (*Client)(nil)
+	_ proflow.Telemetry     = (*Client)(nil)
+	_ proflow.FlowValidator = (*Client)(nil)
 )
 
 // ids are the P4Info IDs the client reads and matches with, resolved once.

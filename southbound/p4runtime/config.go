@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/nilcheck"
 	"github.com/proflow-sdn/proflow/southbound/p4runtime/p4"
 )
 
@@ -227,8 +228,6 @@ func (c Config) Validate() error {
 	}
 	if err := c.Flow.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("flow: %w", err))
-	} else if !c.Flow.Src.Is4() {
-		errs = append(errs, fmt.Errorf("flow %v is IPv6; leaf.p4 matches IPv4 only", c.Flow))
 	}
 	if len(c.Leaves) == 0 {
 		errs = append(errs, errors.New("no leaves, want every leaf switch to program"))
@@ -266,17 +265,8 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Flow.Validate() == nil {
-		src, serr := c.leafOf(c.Flow.Src)
-		if serr != nil {
-			errs = append(errs, serr)
-		}
-		dst, derr := c.leafOf(c.Flow.Dst)
-		if derr != nil {
-			errs = append(errs, derr)
-		}
-		if serr == nil && derr == nil && src == dst {
-			errs = append(errs, fmt.Errorf("flow %v: source and destination are both hosts of leaf %s, so the flow crosses no aggregation switch; the protected flow must join hosts of two different leaves",
-				c.Flow, c.Leaves[src].Name))
+		if _, _, err := c.flowLeaves(c.Flow); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.CallTimeout < 0 || c.MinBackoff < 0 || c.MaxBackoff < c.MinBackoff {
@@ -284,6 +274,9 @@ func (c Config) Validate() error {
 	}
 	if c.Priority < 0 {
 		errs = append(errs, fmt.Errorf("priority %d, want > 0", c.Priority))
+	}
+	if c.Clock != nil && nilcheck.IsNil(c.Clock) {
+		errs = append(errs, fmt.Errorf("clock is a nil %T, want a usable clock, or nil for the system clock", c.Clock))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("p4runtime: invalid config: %w", err)
@@ -300,5 +293,28 @@ func (c Config) leafOf(addr netip.Addr) (int, error) {
 			}
 		}
 	}
-	return -1, fmt.Errorf("no leaf hosts address %v; list it in a Leaf's Hosts", addr)
+	return -1, fmt.Errorf("no leaf hosts address %v; list it in a Leaf's Hosts: %w", addr, proflow.ErrNotInFabric)
+}
+
+// flowLeaves returns the leaves of flow's source (where its forward
+// direction enters the fabric) and destination, or every reason the leaves
+// cannot carry it between two of them: an IPv6 flow, a host no leaf lists
+// (wrapping proflow.ErrNotInFabric), both hosts behind one leaf (likewise).
+func (c Config) flowLeaves(flow proflow.FlowID) (src, dst int, err error) {
+	if err := flow.Validate(); err != nil {
+		return -1, -1, err
+	}
+	if !flow.Src.Is4() {
+		return -1, -1, fmt.Errorf("flow %v is IPv6; leaf.p4 matches IPv4 only", flow)
+	}
+	src, serr := c.leafOf(flow.Src)
+	dst, derr := c.leafOf(flow.Dst)
+	if err := errors.Join(serr, derr); err != nil {
+		return -1, -1, fmt.Errorf("flow %v: %w", flow, err)
+	}
+	if src == dst {
+		return -1, -1, fmt.Errorf("flow %v: source and destination are both hosts of leaf %s, so the flow crosses no aggregation switch; the protected flow must join hosts of two different leaves: %w",
+			flow, c.Leaves[src].Name, proflow.ErrNotInFabric)
+	}
+	return src, dst, nil
 }

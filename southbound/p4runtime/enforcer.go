@@ -28,26 +28,26 @@ type direction struct {
 // the reverse direction (on the destination host's leaf).
 func (c *Client) directions(flow proflow.FlowID) ([2]direction, error) {
 	var d [2]direction
-	if err := flow.Validate(); err != nil {
+	src, dst, err := c.cfg.flowLeaves(flow)
+	if err != nil {
 		return d, fmt.Errorf("p4runtime: %w", err)
-	}
-	if !flow.Src.Is4() {
-		return d, fmt.Errorf("p4runtime: flow %v is IPv6; leaf.p4 matches IPv4 only", flow)
-	}
-	src, err := c.cfg.leafOf(flow.Src)
-	if err != nil {
-		return d, fmt.Errorf("p4runtime: flow %v: %w", flow, err)
-	}
-	dst, err := c.cfg.leafOf(flow.Dst)
-	if err != nil {
-		return d, fmt.Errorf("p4runtime: flow %v: %w", flow, err)
-	}
-	if src == dst {
-		return d, fmt.Errorf("p4runtime: flow %v stays on leaf %s; it crosses no aggregation switch", flow, c.cfg.Leaves[src].Name)
 	}
 	d[0] = direction{s: c.sessions[src], leaf: src, flow: flow}
 	d[1] = direction{s: c.sessions[dst], leaf: dst, flow: flow.Reverse()}
 	return d, nil
+}
+
+// ValidateFlow reports whether Place could ever put flow on an aggregation
+// switch: an error when the flow is invalid or IPv6, or, wrapping
+// proflow.ErrNotInFabric, when no configured leaf lists one of its hosts or
+// both hosts are behind one leaf. It does no I/O. proflow.NewController
+// calls it (Client is a proflow.FlowValidator); Dial has already checked
+// Config.Flow the same way.
+func (c *Client) ValidateFlow(flow proflow.FlowID) error {
+	if _, _, err := c.cfg.flowLeaves(flow); err != nil {
+		return fmt.Errorf("p4runtime: %w", err)
+	}
+	return nil
 }
 
 // eachDirection runs f on both directions in parallel and waits for both.

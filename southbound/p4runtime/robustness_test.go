@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
 func TestClosedClient(t *testing.T) {
@@ -43,12 +44,46 @@ func TestConfigRejectsFlowWithinOneLeaf(t *testing.T) {
 	cfg := f.config(1)
 	cfg.Flow.Dst = netip.MustParseAddr("10.0.1.2") // also behind leaf1
 	err := cfg.Validate()
-	if err == nil || !strings.Contains(err.Error(), "both hosts of leaf leaf1") {
-		t.Errorf("Validate of a flow within leaf1: %v, want an error naming the shared leaf", err)
+	if err == nil || !strings.Contains(err.Error(), "both hosts of leaf leaf1") || !errors.Is(err, proflow.ErrNotInFabric) {
+		t.Errorf("Validate of a flow within leaf1: %v, want an error naming the shared leaf, wrapping proflow.ErrNotInFabric", err)
 	}
 	cfg.Flow.Dst = netip.MustParseAddr("10.0.2.2")
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate of a flow across leaves: %v", err)
+	}
+	cfg.Clock = (*southboundtest.ManualClock)(nil)
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "clock is a nil *southboundtest.ManualClock") {
+		t.Errorf("Validate with a typed-nil clock: %v, want an error naming it", err)
+	}
+}
+
+// TestValidateFlow asks a client about flows it could and could not place;
+// a controller built on it (proflow.NewController) asks the same.
+func TestValidateFlow(t *testing.T) {
+	f := newFabric(t, nil)
+	cfg := f.config(1)
+	c := dial(t, cfg)
+	flow := func(src, dst string) proflow.FlowID {
+		fl := testFlow
+		fl.Src, fl.Dst = netip.MustParseAddr(src), netip.MustParseAddr(dst)
+		return fl
+	}
+	southboundtest.TestFlowValidator(t, southboundtest.FlowValidatorHarness{
+		Enforcer: c, Topology: cfg.Topology,
+		Valid:   []proflow.FlowID{testFlow, flow("10.0.4.1", "10.0.1.1")},
+		Outside: []proflow.FlowID{flow("10.0.1.1", "10.9.0.1"), flow("10.8.0.1", "10.9.0.1"), flow("10.0.3.1", "10.0.3.2")},
+	})
+	for _, tc := range []struct {
+		flow proflow.FlowID
+		want string
+	}{
+		{flow("10.0.1.1", "10.9.0.1"), "p4runtime: flow tcp 10.0.1.1:5001->10.9.0.1:5201: no leaf hosts address 10.9.0.1"},
+		{flow("10.0.3.1", "10.0.3.2"), "both hosts of leaf leaf3"},
+		{flow("fd00::1", "fd00::2"), "p4runtime: flow tcp [fd00::1]:5001->[fd00::2]:5201 is IPv6; leaf.p4 matches IPv4 only"},
+	} {
+		if err := c.ValidateFlow(tc.flow); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ValidateFlow(%v) = %v, want an error containing %q", tc.flow, err, tc.want)
+		}
 	}
 }
 

@@ -27,6 +27,11 @@
 // should return a source that is ready to sample (with rate counters primed,
 // if it needs two readings for a rate); its Advance hook lets time move.
 //
+// TestFlowValidator checks an Enforcer that is also a proflow.FlowValidator:
+// it must accept flows it can place and refuse, with proflow.ErrNotInFabric,
+// flows whose hosts are outside its fabric or on one leaf, and
+// proflow.NewController must do the same with it.
+//
 // # In-memory fabric
 //
 // Fabric implements proflow.Telemetry, proflow.Enforcer and proflow.Locator

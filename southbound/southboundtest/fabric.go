@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/nilcheck"
 )
 
 // Fabric is an in-memory fabric: a proflow.Telemetry whose samples a test
@@ -52,10 +53,14 @@ var (
 
 // NewFabric returns a fabric for the topology with every sample zero and no
 // flow placed. Samples are stamped with clock's time; a nil clock means
-// proflow.SystemClock. The topology is copied.
+// proflow.SystemClock, and a typed nil (a nil *ManualClock, say) panics
+// here rather than at the first sample. The topology is copied.
 func NewFabric(topo proflow.Topology, clock proflow.Clock) *Fabric {
-	if clock == nil {
+	switch {
+	case clock == nil:
 		clock = proflow.SystemClock{}
+	case nilcheck.IsNil(clock):
+		panic(fmt.Sprintf("southboundtest: NewFabric: clock is a nil %T; pass nil for the system clock", clock))
 	}
 	topo.Switches = append([]string(nil), topo.Switches...)
 	topo.Leaves = append([]string(nil), topo.Leaves...)

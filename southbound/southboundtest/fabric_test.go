@@ -95,12 +95,15 @@ func TestFabricNaNIsJustAValue(t *testing.T) {
 	}
 }
 
-func TestFabricSetterPanicsOnBadIndex(t *testing.T) {
+func TestFabricPanicsOnBadArguments(t *testing.T) {
 	f, _ := newFabric(t)
 	for name, set := range map[string]func(){
 		"SetSwitch(-1)": func() { f.SetSwitch(-1, proflow.SwitchSample{}) },
 		"SetSwitch(4)":  func() { f.SetSwitch(4, proflow.SwitchSample{}) },
 		"SetLeaf(3)":    func() { f.SetLeaf(3, proflow.LeafSample{}) },
+		"NewFabric with a nil *ManualClock": func() {
+			southboundtest.NewFabric(proflow.PaperTopology(), (*southboundtest.ManualClock)(nil))
+		},
 	} {
 		func() {
 			defer func() {
