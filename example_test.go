@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"net"
 	"net/netip"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/southboundtest"
+	"github.com/proflow-sdn/proflow/telemetry"
 )
 
 // flowCounts is a minimal StateEncoder for the example: the state is the
@@ -105,4 +110,66 @@ func ExampleController_Step() {
 	// 3 12:00:01.5 on agg1: rerouted to agg2
 	// 4 12:00:02.0 on agg2: telemetry-error (proflow: telemetry: southboundtest: collect: injected failure: agent down)
 	// 5 12:00:02.5 on agg2: stay
+}
+
+// The README's "Using it in your controller": the default state encoder,
+// the learned agent and the stability gate, on the OpenFlow southbound of
+// the paper's testbed as both Telemetry and Enforcer. No switch dials in
+// here, so the first step finds no telemetry and holds the placement;
+// against the Open vSwitch fabric of examples/ovsfabric the same code
+// moves the flow.
+func Example_embedding() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	cfg := proflow.DefaultConfig() // the paper's topology, 500 ms interval
+	// The protected flow, h1 → h8: hosts of leaf1 and leaf4 of openflow.PaperFabric.
+	flow, err := proflow.ParseFlowID("tcp 10.0.0.1:40000->10.0.0.8:5201")
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg.Flow = flow
+	cfg.Observer = func(d proflow.Decision) { // every step's Decision; this example stops after one
+		fmt.Printf("step %d: %s: %v\n", d.Seq, d.Reason, d.Err)
+		cancel()
+	}
+
+	// The southbound: OpenFlow 1.3 to the leaf and aggregation switches.
+	ofCfg := openflow.DefaultConfig()
+	ofCfg.Fabric, ofCfg.Topology, ofCfg.Flow = openflow.PaperFabric(), cfg.Topology, cfg.Flow
+	sb, err := openflow.NewServer(ofCfg) // refuses a flow that is not between two leaves' hosts
+	if err != nil {
+		log.Fatal(err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0") // or sb.ListenAndServe(ctx) on :6653
+	if err != nil {
+		log.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- sb.Serve(ctx, ln) }() // switches dial in here
+
+	encCfg := telemetry.DefaultEncoderConfig(cfg.Topology)
+	enc, err := telemetry.NewEncoder(encCfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	agent, err := policy.LoadAgent("models/default.safetensors", encCfg) // or policy.NewCrowd(...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	gate, err := policy.NewGate(policy.DefaultGateConfig())
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctrl, err := proflow.NewController(cfg, sb, enc, agent, gate, sb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("run:", ctrl.Run(ctx)) // one decision per interval until ctx is cancelled
+	fmt.Println("serve:", <-served)
+	// Output:
+	// step 1: telemetry-error: proflow: telemetry: openflow: switch agg1 (0x1) stats: switch agg1 (0x1): switch not connected (missing switch sample)
+	// run: context canceled
+	// serve: context canceled
 }
