@@ -174,12 +174,8 @@ func TestReconnectRestoresRules(t *testing.T) {
 	leaf.WipeOnConnect.Store(true) // a restarted switch forgets its rules
 	n := leaf.Connects()
 	leaf.Drop()
-	deadline := time.Now().Add(5 * time.Second)
-	for leaf.Connects() == n || len(tb.srv.Connected()) != 8 {
-		if time.Now().After(deadline) {
-			t.Fatal("leaf1 did not come back")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := leaf.Await(ctx, func() bool { return leaf.Connects() > n }); err != nil {
+		t.Fatalf("leaf1 did not come back: %v", err)
 	}
 	tb.ready()
 	if got := tb.bothWays(fp); got != "agg4" {
@@ -201,12 +197,8 @@ func TestDeadSwitchDropped(t *testing.T) {
 	agg := tb.sw["agg2"]
 	n := agg.Connects()
 	agg.IgnoreEcho.Store(true)
-	deadline := time.Now().Add(5 * time.Second)
-	for agg.Connects() == n {
-		if time.Now().After(deadline) {
-			t.Fatal("a switch that stopped answering echoes was not dropped")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := agg.Await(ctxT(t, 5*time.Second), func() bool { return agg.Connects() > n }); err != nil {
+		t.Fatalf("a switch that stopped answering echoes was not dropped: %v", err)
 	}
 	if got := testutil.ToFloat64(mustGet(t, reg, "proflow_openflow_disconnects_total")); got < 1 {
 		t.Errorf("disconnects_total = %v, want ≥ 1", got)
@@ -215,8 +207,16 @@ func TestDeadSwitchDropped(t *testing.T) {
 	tb.ready()
 }
 
+// TestLeaseExpiresWithoutController runs the leases on the test's clock:
+// the server's refresh ticker and the switches' hard timeouts both read it,
+// so no wall-clock time passes.
 func TestLeaseExpiresWithoutController(t *testing.T) {
-	tb := newTestbed(t, func(c *openflow.Config) { c.LeaseTimeout = time.Second })
+	const lease = time.Second
+	clock := newTickClock()
+	tb := newTestbed(t, func(c *openflow.Config) { c.Clock, c.LeaseTimeout = clock, lease })
+	for _, sw := range tb.sw {
+		sw.SetNow(clock.Now)
+	}
 	tb.ready()
 	ctx := ctxT(t, 5*time.Second)
 	base := tb.bothWays(fp)
@@ -227,13 +227,22 @@ func TestLeaseExpiresWithoutController(t *testing.T) {
 	if err := tb.srv.Place(ctx, fp, target); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond) // the server refreshes the lease meanwhile
+	// 4/3 of the lease with the controller alive: its refresh ticker fires
+	// every lease/3 and each round re-adds the overrides, restarting their
+	// hard timeout. A tick is received only after the previous round is
+	// done, so by the last one the rules were refreshed at lease at the
+	// latest: without the refresh they would have expired.
+	refresh := clock.ticker(t, ctx, lease/3)
+	for range 4 {
+		clock.Advance(lease / 3)
+		refresh.tick(t, ctx)
+	}
 	if got := tb.bothWays(fp); got != tb.cfg.Topology.Switches[target] {
 		t.Fatalf("with the controller alive the flow goes via %s, want %s", got, tb.cfg.Topology.Switches[target])
 	}
 	tb.swStop() // keep the rules: switches stop talking to anyone
 	tb.stop()
-	time.Sleep(1200 * time.Millisecond)
+	clock.Advance(lease + lease/5) // past the hard timeout of the last refresh
 	if got := tb.bothWays(fp); got != base {
 		t.Errorf("after the lease expired the flow goes via %s, want its base path %s", got, base)
 	}

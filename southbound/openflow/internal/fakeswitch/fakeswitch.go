@@ -61,6 +61,7 @@ type Switch struct {
 	RejectDeleteCookie atomic.Uint64
 
 	mu       sync.Mutex
+	now      func() time.Time // the time of hard timeouts; nil: time.Now
 	flows    []*Entry
 	ports    map[uint32]*ofwire.PortStats
 	conn     net.Conn
@@ -104,6 +105,24 @@ func (s *Switch) StatsRequests() int {
 // New returns a switch with datapath id dpid.
 func New(dpid uint64) *Switch {
 	return &Switch{DPID: dpid, PartEntries: 3, ports: map[uint32]*ofwire.PortStats{}, changed: make(chan struct{})}
+}
+
+// SetNow makes the switch read the time of its hard timeouts (when a rule
+// was installed, whether it has expired) from now instead of time.Now, so a
+// test runs leases on the clock it gives the controller. nil restores
+// time.Now.
+func (s *Switch) SetNow(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// nowLocked returns the switch's time. Call with s.mu held.
+func (s *Switch) nowLocked() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // notifyLocked wakes Await. Call with s.mu held.
@@ -286,7 +305,7 @@ func (s *Switch) flowMod(conn of.Conn, xid uint32, body []byte) error {
 	s.flowMods++
 	s.ops = append(s.ops, Op{Kind: [...]string{"add", "modify", "modify-strict", "delete", "delete-strict"}[min(fm.Command, 4)], Cookie: fm.Cookie, Priority: fm.Priority})
 	s.expireLocked()
-	now := time.Now()
+	now := s.nowLocked()
 	switch ofwire.FlowModCommand(fm.Command) {
 	case ofwire.FlowAdd:
 		for _, e := range s.flows {
@@ -318,7 +337,7 @@ func (s *Switch) flowMod(conn of.Conn, xid uint32, body []byte) error {
 }
 
 func (s *Switch) expireLocked() {
-	now := time.Now()
+	now := s.nowLocked()
 	kept := s.flows[:0]
 	for _, e := range s.flows {
 		if e.HardTimeout == 0 || now.Sub(e.Installed) < time.Duration(e.HardTimeout)*time.Second {
