@@ -38,6 +38,7 @@ type Client struct {
 
 	placeMu sync.Mutex // one Place/Locate/Remove at a time
 	tel     telemetryState
+	m       *metrics
 }
 
 var (
@@ -126,13 +127,20 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, ids: r}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("p4runtime: metrics: %w", err)
+	}
+	c := &Client{cfg: cfg, ids: r, m: m}
 	c.src, _ = cfg.leafOf(cfg.Flow.Src)
 	creds := insecure.NewCredentials()
 	if cfg.TLS != nil {
 		creds = credentials.NewTLS(cfg.TLS)
 	}
 	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, cfg.DialOptions...)
+	if m != nil {
+		opts = append(opts, grpc.WithChainUnaryInterceptor(m.countWrites))
+	}
 	byAddr := map[string]p4v1.P4RuntimeClient{}
 	for _, l := range cfg.Leaves {
 		rpc, ok := byAddr[l.Addr]
@@ -140,13 +148,14 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			conn, err := grpc.NewClient(l.Addr, opts...)
 			if err != nil {
 				c.closeConns()
+				m.unregister(cfg.Registerer)
 				return nil, fmt.Errorf("p4runtime: leaf %s: dial %s: %w", l.Name, l.Addr, err)
 			}
 			c.conns = append(c.conns, conn)
 			rpc = p4v1.NewP4RuntimeClient(conn)
 			byAddr[l.Addr] = rpc
 		}
-		c.sessions = append(c.sessions, newSession(&c.cfg, l, rpc))
+		c.sessions = append(c.sessions, newSession(&c.cfg, l, rpc, m))
 	}
 	c.tel.init(&c.cfg)
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -190,11 +199,14 @@ func (s *session) lastError() error {
 // Close ends the streams and connections. The server then forgets this
 // client; if it was primary, the devices are left without one (or a
 // TakeOver backup takes over). Afterwards Place, Remove, Locate, Collect
-// and Overlay fail with an error wrapping ErrClosed.
+// and Overlay fail with an error wrapping ErrClosed. Close unregisters the
+// client's metrics from Config.Registerer, so a new Client may register
+// its own there.
 func (c *Client) Close() error {
 	c.closed.Store(true)
 	c.cancel()
 	c.wg.Wait()
+	c.m.unregister(c.cfg.Registerer)
 	return c.closeConns()
 }
 

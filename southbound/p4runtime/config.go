@@ -10,6 +10,7 @@ import (
 	"time"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
@@ -171,6 +172,9 @@ type Config struct {
 	// Logger receives stream, arbitration and reconnection events
 	// (default: discard).
 	Logger *slog.Logger
+	// Registerer, when set, receives the client's Prometheus metrics
+	// (proflow_p4runtime_*); nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // DefaultConfig returns a Config with every default filled in for the
@@ -277,6 +281,9 @@ func (c Config) Validate() error {
 	}
 	if c.Clock != nil && nilcheck.IsNil(c.Clock) {
 		errs = append(errs, fmt.Errorf("clock is a nil %T, want a usable clock, or nil for the system clock", c.Clock))
+	}
+	if c.Registerer != nil && nilcheck.IsNil(c.Registerer) {
+		errs = append(errs, fmt.Errorf("registerer is a nil %T, want a usable registerer, or nil for no metrics", c.Registerer))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("p4runtime: invalid config: %w", err)

@@ -53,6 +53,16 @@
 // arbitration rules, fronting an in-memory or simulated data plane; the
 // tests run this package against it over loopback TCP.
 //
+// # Metrics
+//
+// With Config.Registerer set, the client exports proflow_p4runtime_*, the
+// OpenFlow server's families where they apply: connected_devices,
+// disconnects_total, errors_total{code} (gRPC canonical code names),
+// write_updates_total, polls_total{result} (ok, error: one leaf's counter
+// read), poll_duration_seconds, placements_total{result} (ok, error: Place
+// calls that wrote) and placement_duration_seconds. Every label value is
+// exported, at zero, from Dial on; Close unregisters them.
+//
 // # Concurrency
 //
 // A Client is safe for concurrent use; placements are serialised.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -74,6 +75,7 @@ func eachDirection(dirs [2]direction, f func(i int, d direction)) {
 // *DeviceError; errors.Is(err, ErrNotPrimary) when this client is not
 // primary).
 func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
+	start := time.Now()
 	if err := c.checkOpen(fmt.Sprintf("place %v", flow)); err != nil {
 		return err
 	}
@@ -100,8 +102,12 @@ func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 		res[i].prev, res[i].changed, res[i].err = c.setPath(ctx, d, port)
 	})
 	if res[0].err == nil && res[1].err == nil {
+		if res[0].changed || res[1].changed {
+			c.m.placed(time.Since(start))
+		}
 		return nil
 	}
+	c.m.placeFailed()
 	errs := []error{}
 	for i, r := range res {
 		if r.err != nil {

@@ -55,12 +55,13 @@ func (e *DeviceError) Is(target error) bool {
 func (e *DeviceError) GRPCStatus() *status.Status { return status.New(e.Code, e.Message) }
 
 // deviceError turns an RPC error into a DeviceError, digging the first
-// failed p4.v1.Error out of a batch status.
+// failed p4.v1.Error out of a batch status, and counts it in the metrics.
 func (s *session) deviceError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	de := &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: op, Err: err}
+	defer func() { s.m.error(de.Code) }()
 	st, ok := status.FromError(err)
 	if !ok {
 		de.Code, de.Message = status.Code(err), err.Error()

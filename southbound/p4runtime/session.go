@@ -33,6 +33,7 @@ type session struct {
 	leaf Leaf
 	rpc  p4v1.P4RuntimeClient
 	log  *slog.Logger
+	m    *metrics // nil: none
 
 	readyMu sync.Mutex // serialises ensureReady
 
@@ -54,8 +55,8 @@ type pathState struct {
 	port    uint32
 }
 
-func newSession(cfg *Config, leaf Leaf, rpc p4v1.P4RuntimeClient) *session {
-	return &session{cfg: cfg, leaf: leaf, rpc: rpc, election: cfg.ElectionID, changed: make(chan struct{}),
+func newSession(cfg *Config, leaf Leaf, rpc p4v1.P4RuntimeClient, m *metrics) *session {
+	return &session{cfg: cfg, leaf: leaf, rpc: rpc, m: m, election: cfg.ElectionID, changed: make(chan struct{}),
 		log: cfg.Logger.With(slog.String("leaf", leaf.Name), slog.Uint64("device", leaf.DeviceID))}
 }
 
@@ -130,6 +131,7 @@ func (s *session) run(ctx context.Context) {
 		start := s.cfg.Clock.Now()
 		err := s.stream(ctx)
 		s.mu.Lock()
+		s.m.streamEnded(s.arbitrated, ctx.Err() != nil)
 		s.arbitrated = false
 		s.setRoleLocked(false, err)
 		s.mu.Unlock()
@@ -198,6 +200,7 @@ func (s *session) stream(ctx context.Context) error {
 				}
 			}
 		case *p4v1.StreamMessageResponse_Error:
+			s.m.error(codes.Code(u.Error.GetCanonicalCode()))
 			s.log.Warn("p4runtime stream error", slog.String("code", codes.Code(u.Error.GetCanonicalCode()).String()),
 				slog.String("message", u.Error.GetMessage()))
 		}
@@ -246,6 +249,9 @@ func (w *arbWatchdog) expired() bool {
 func (s *session) onArbitration(a *p4v1.MasterArbitrationUpdate) (ElectionID, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.arbitrated {
+		s.m.arbitrated()
+	}
 	s.arbitrated = true
 	st := code.Code(a.GetStatus().GetCode())
 	highest, known := ElectionID{High: a.GetElectionId().GetHigh(), Low: a.GetElectionId().GetLow()}, a.GetElectionId() != nil
@@ -346,6 +352,7 @@ func (s *session) ensureReady(ctx context.Context) (*client.Client, uint64, erro
 		s.log.Info("p4runtime: pushed pipeline config", slog.Uint64("cookie", want), slog.Uint64("device_cookie", c.GetCookie()))
 	} else if _, err := lib.GetFwdPipe(cctx, client.GetFwdPipeP4InfoAndCookie); err != nil {
 		// Same pipeline: load its P4Info into the go-client (its only way in).
+		s.m.error(codes.Unavailable)
 		return nil, 0, &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: "get pipeline p4info", Code: codes.Unavailable, Message: err.Error(), Err: err}
 	}
 	s.mu.Lock()

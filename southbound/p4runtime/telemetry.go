@@ -188,7 +188,11 @@ func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Tim
 	now := c.cfg.Clock.Now()
 	var wg sync.WaitGroup
 	for i := range c.sessions {
-		wg.Go(func() { t.errs[i] = c.readLeaf(ctx, i, &t.cur[i]) })
+		wg.Go(func() {
+			start := time.Now()
+			t.errs[i] = c.readLeaf(ctx, i, &t.cur[i])
+			c.m.poll(t.errs[i], time.Since(start))
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(t.errs...); err != nil {
