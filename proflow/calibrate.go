@@ -34,13 +34,17 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "base seed of simulated episodes")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	out := fs.String("out", "out/calibrate", "directory for calibration.md and false-alarms.png")
+	prof := profileFlag(fs)
 	if err := parseFlags(fs, "calibrate", args); err != nil {
 		return err
 	}
 	if err := checkAtLeastOne("calibrate", flagInt{"episodes", *episodes}, flagInt{"repeats", *repeats}, flagInt{"parallel", *parallel}); err != nil {
 		return err
 	}
-	cfg := sim.DefaultConfig()
+	cfg, err := loadProfile("calibrate", *prof)
+	if err != nil {
+		return err
+	}
 	// load reads the traces in dir (named by flag), or simulates them when
 	// dir is empty.
 	load := func(flag, dir, what string, simulate func() ([]*trace.Episode, error)) ([]*trace.Episode, error) {
@@ -63,7 +67,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 			sw := cfg.Topology().Switches[i%cfg.Switches]
 			scs = append(scs, &sim.Scenario{Name: "quiet-" + sw, ProtectedSwitch: sw})
 		}
-		return simulateStatic(ctx, e, "quiet", scs, 1, *seed, *parallel)
+		return simulateStatic(ctx, e, cfg, "quiet", scs, 1, *seed, *parallel)
 	})
 	if err != nil {
 		return err
@@ -73,13 +77,13 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("calibrate: reactive threshold: %w", err)
 	}
 	single, err := load("single", *singleDir, "single-congester", func() ([]*trace.Episode, error) {
-		return simulateBuiltins(ctx, e, "single", []string{"S11"}, *repeats, *seed, *parallel)
+		return simulateBuiltins(ctx, e, cfg, "single", []string{"S11"}, *repeats, *seed, *parallel)
 	})
 	if err != nil {
 		return err
 	}
 	crowd, err := load("crowd", *crowdDir, "crowd", func() ([]*trace.Episode, error) {
-		return simulateBuiltins(ctx, e, "crowd", []string{"S1", "S5", "S8"}, *repeats, *seed, *parallel)
+		return simulateBuiltins(ctx, e, cfg, "crowd", []string{"S1", "S5", "S8"}, *repeats, *seed, *parallel)
 	})
 	if err != nil {
 		return err
@@ -105,7 +109,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func simulateBuiltins(ctx context.Context, e *env, label string, names []string, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
+func simulateBuiltins(ctx context.Context, e *env, cfg sim.Config, label string, names []string, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
 	var scs []*sim.Scenario
 	for _, n := range names {
 		sc, err := sim.BuiltinScenario(n)
@@ -114,12 +118,12 @@ func simulateBuiltins(ctx context.Context, e *env, label string, names []string,
 		}
 		scs = append(scs, sc)
 	}
-	return simulateStatic(ctx, e, label, scs, repeats, seed, parallel)
+	return simulateStatic(ctx, e, cfg, label, scs, repeats, seed, parallel)
 }
 
 // simulateStatic runs scenarios under the static policy, which never
 // disturbs the traffic being measured.
-func simulateStatic(ctx context.Context, e *env, label string, scs []*sim.Scenario, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
+func simulateStatic(ctx context.Context, e *env, cfg sim.Config, label string, scs []*sim.Scenario, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {
 	static, err := eval.ReferencePolicy("static")
 	if err != nil {
 		return nil, fmt.Errorf("static policy: %w", err)
@@ -128,7 +132,7 @@ func simulateStatic(ctx context.Context, e *env, label string, scs []*sim.Scenar
 	for i, sc := range scs {
 		for r := 0; r < repeats; r++ {
 			specs = append(specs, sim.EpisodeSpec{Scenario: sc, Seed: eval.EpisodeSeed(seed, fmt.Sprintf("%s/%d", sc.Name, i), r),
-				Policy: "static", NewPolicy: static.New})
+				Config: cfg, Policy: "static", NewPolicy: static.New})
 		}
 	}
 	bar := progress.New(e.stderr, "calibrate "+label, len(specs))

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow/internal/progress"
-	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 	"github.com/proflow-sdn/proflow/training"
@@ -29,6 +28,7 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("collect", "collect [-episodes 779] [-seed 1] [-out corpus.dataset] [-traces DIR] [-shares FILE] | collect -from-traces DIR -out corpus.dataset")
 	episodes := fs.Int("episodes", training.DefaultCollectEpisodes, "number of episodes")
 	seed := fs.Uint64("seed", 1, "seed of every plan and episode")
+	prof := profileFlag(fs)
 	out := fs.String("out", "corpus.dataset", "dataset file to write (training.Dataset, safetensors)")
 	traces := fs.String("traces", "", "also write every episode's trace into this directory")
 	sharesPath := fs.String("shares", "", `JSON file of strategy shares, e.g. {"A": 0.1, "F_EARLY": 0.2} (default: the built-in shares)`)
@@ -58,7 +58,11 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	if *fromTraces != "" {
 		return collectFromTraces(e, *fromTraces, *out)
 	}
-	cfg := training.CollectConfig{Episodes: *episodes, Seed: *seed, Parallelism: *parallel, OutDir: *traces, Sim: sim.DefaultConfig()}
+	simCfg, err := loadProfile("collect", *prof)
+	if err != nil {
+		return err
+	}
+	cfg := training.CollectConfig{Episodes: *episodes, Seed: *seed, Parallelism: *parallel, OutDir: *traces, Sim: simCfg}
 	if *sharesPath != "" {
 		data, err := os.ReadFile(*sharesPath)
 		if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/qnet"
-	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/training"
 )
 
@@ -43,6 +42,7 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	crowdThreshold := fs.Float64("crowd-threshold", policy.DefaultCrowdConfig().Threshold, "crowd threshold T marked on the crowd plot, flows")
 	reactiveThreshold := fs.Float64("reactive-threshold", policy.DefaultReactiveConfig().Threshold, "reactive threshold ξ_th marked on the overflow plot, bytes/s")
 	seed := fs.Uint64("seed", 1, "seed of the simulated runs that measure the flow alone on each switch")
+	prof := profileFlag(fs)
 	if err := parseFlags(fs, "probe", args); err != nil {
 		return err
 	}
@@ -69,12 +69,15 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("probe: %w", err)
 	}
-	simCfg := sim.DefaultConfig()
+	simCfg, err := loadProfile("probe", *prof)
+	if err != nil {
+		return err
+	}
 	if simCfg.Switches != meta.NumSwitches || len(simCfg.CongestionLeaves) != meta.NumLeaves {
 		return fmt.Errorf("probe: the model is for %d switches and %d congestion leaves, the simulated fabric that measures the flow alone has %d and %d",
 			meta.NumSwitches, meta.NumLeaves, simCfg.Switches, len(simCfg.CongestionLeaves))
 	}
-	alone, bases, err := training.AloneObservations(simCfg, *seed, 10*time.Second, 10*time.Second)
+	alone, bases, err := training.AloneObservations(simCfg, *seed, max(10*time.Second, simCfg.ControllerWarmup+2*time.Second), 10*time.Second)
 	if err != nil {
 		return fmt.Errorf("probe: %w", err)
 	}

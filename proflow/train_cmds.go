@@ -114,6 +114,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	meta.Commit = *commit
 	meta.Created = time.Now().UTC().Format(time.RFC3339)
 	meta.Extra = map[string]string{"train_config": string(cfgJSON)}
+	if ds.Profile != "" || ds.ProfileDigest != "" {
+		meta.Extra[eval.ModelProfileKey], meta.Extra[eval.ModelProfileDigestKey] = ds.Profile, ds.ProfileDigest
+	}
 	if err := qnet.Save(*out, res.Q, meta); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

@@ -2,9 +2,6 @@ package training
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -250,6 +247,7 @@ func Collect(ctx context.Context, cfg CollectConfig) (*Collection, error) {
 	if err != nil {
 		return nil, err
 	}
+	ds.Profile, ds.ProfileDigest = cfg.Sim.Name, cfg.Sim.Digest()
 	col := &Collection{Dataset: ds, Counts: counts}
 	for off := 0; off < len(plans); off += collectChunk {
 		chunk := plans[off:min(off+collectChunk, len(plans))]
@@ -309,13 +307,8 @@ func corpusDescription(cfg CollectConfig, counts []int) string {
 			alloc = append(alloc, fmt.Sprintf("%s=%d", st, counts[i]))
 		}
 	}
-	digest := "unknown"
-	if b, err := json.Marshal(cfg.Sim); err == nil {
-		sum := sha256.Sum256(b)
-		digest = hex.EncodeToString(sum[:6])
-	}
-	return fmt.Sprintf("proflow collect: %d episodes on the simulated fabric (config sha256 %s), seed %d; shares %s; episodes %s",
-		cfg.Episodes, digest, cfg.Seed, strings.Join(shares, " "), strings.Join(alloc, " "))
+	return fmt.Sprintf("proflow collect: %d episodes on the simulated fabric (profile %s, %s), seed %d; shares %s; episodes %s",
+		cfg.Episodes, cfg.Sim.Name, cfg.Sim.Digest(), cfg.Seed, strings.Join(shares, " "), strings.Join(alloc, " "))
 }
 
 // DatasetFromTraces builds a dataset from recorded traces (for example

@@ -520,10 +520,13 @@ func TestCollect(t *testing.T) {
 	if st := ds.Stats(); st.Done != 0 {
 		t.Errorf("%d transitions done, want none (episodes end by time cut-off)", st.Done)
 	}
-	for _, want := range []string{"4 episodes", "seed 2", "B=0.25", "F_EARLY=1", "config sha256"} {
+	for _, want := range []string{"4 episodes", "seed 2", "B=0.25", "F_EARLY=1", "profile datacenter", sim.DefaultConfig().Digest()} {
 		if !strings.Contains(ds.Corpus, want) {
 			t.Errorf("corpus %q lacks %q", ds.Corpus, want)
 		}
+	}
+	if ds.Profile != "datacenter" || ds.ProfileDigest != sim.DefaultConfig().Digest() {
+		t.Errorf("dataset profile %q %q, want datacenter and its digest", ds.Profile, ds.ProfileDigest)
 	}
 	if ds.Encoder != telemetry.DefaultEncoderConfig(sim.DefaultConfig().Topology()) {
 		t.Errorf("encoder %+v, want the default for the simulated fabric", ds.Encoder)

@@ -63,6 +63,9 @@ type Dataset struct {
 	// Corpus describes where the data came from (free text, recorded in
 	// trained models' metadata).
 	Corpus string
+	// Profile and ProfileDigest name the simulated world the data came from
+	// (sim.Config.Name and Digest); empty for data from a real fabric.
+	Profile, ProfileDigest string
 
 	// S holds the states s_t and S2 the next states s_{t+1}, Dim() values
 	// per transition.
@@ -207,7 +210,7 @@ func (d *Dataset) Episodes() []int32 {
 // Subset returns a new dataset holding transitions idx, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
 	dim := d.Dim()
-	out := &Dataset{Encoder: d.Encoder, Corpus: d.Corpus, rewardInputs: d.rewardInputs}
+	out := &Dataset{Encoder: d.Encoder, Corpus: d.Corpus, Profile: d.Profile, ProfileDigest: d.ProfileDigest, rewardInputs: d.rewardInputs}
 	n := len(idx)
 	out.S, out.S2 = make([]float32, 0, n*dim), make([]float32, 0, n*dim)
 	for _, i := range idx {
@@ -410,6 +413,9 @@ func (d *Dataset) Write(w io.Writer) error {
 	if d.Corpus != "" {
 		meta["corpus"] = d.Corpus
 	}
+	if d.Profile != "" || d.ProfileDigest != "" {
+		meta["profile"], meta["profile_digest"] = d.Profile, d.ProfileDigest
+	}
 	done := make([]byte, n)
 	for i, v := range d.Done {
 		if v {
@@ -470,7 +476,7 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	if l := meta["state_layout"]; l != telemetry.StateLayout {
 		return nil, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
 	}
-	d := &Dataset{Corpus: meta["corpus"]}
+	d := &Dataset{Corpus: meta["corpus"], Profile: meta["profile"], ProfileDigest: meta["profile_digest"]}
 	if d.Encoder, err = decodeEncoder(meta["encoder"]); err != nil {
 		return nil, err
 	}

@@ -194,6 +194,9 @@ func TestDatasetRelabel(t *testing.T) {
 func TestDatasetRoundTrip(t *testing.T) {
 	for _, inputs := range []bool{false, true} {
 		d := testDataset(t, 3, 8, inputs)
+		if inputs {
+			d.Profile, d.ProfileDigest = "testbed", "sha256:0123"
+		}
 		var buf bytes.Buffer
 		if err := d.Write(&buf); err != nil {
 			t.Fatal(err)

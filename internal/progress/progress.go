@@ -61,6 +61,17 @@ func (b *Bar) Set(done int) {
 	b.draw(false)
 }
 
+// SetTotal changes the number of steps, for a job that learns its size
+// as it goes.
+func (b *Bar) SetTotal(total int) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total = total
+}
+
 // Finish draws the final state and ends the line.
 func (b *Bar) Finish() {
 	if b == nil {

@@ -25,6 +25,17 @@ type Episode struct {
 	Overflow []float64 `json:"overflow"`
 	// Reroutes lists the moves of the protected flow in time order.
 	Reroutes []Reroute `json:"reroutes"`
+	// Switches names the aggregation switches by index, for reports; when
+	// empty, reports name switch k as "#k".
+	Switches []string `json:"switches,omitempty"`
+}
+
+// switchName names switch k for reports.
+func (e *Episode) switchName(k int) string {
+	if k >= 0 && k < len(e.Switches) {
+		return e.Switches[k]
+	}
+	return fmt.Sprintf("#%d", k)
 }
 
 // Reroute is one move of the protected flow.

@@ -39,6 +39,41 @@ func episode(sc, pol string, rep int, before, after, drop float64, reroutes ...f
 	return e
 }
 
+// TestLeadNeedsADegradation: where the reference policy never degrades
+// there is no lead (it used to be measured from the window's end), and a
+// report names switches from the episodes and prints no baseline line when
+// nothing is compared.
+func TestLeadNeedsADegradation(t *testing.T) {
+	eps := []*Episode{
+		episode("S9", "static", 0, 20e6, 20e6, 500),
+		episode("S9", "agent", 0, 20e6, 20e6, 500, 10),
+	}
+	eps[1].Switches = []string{"agg1", "agg2", "agg3", "agg4"}
+	opt := DefaultOptions()
+	opt.Baseline = ""
+	s, err := Summarize(eps, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Cell("S9", "agent")
+	if !math.IsNaN(c.Lead) {
+		t.Errorf("lead %v where static never degrades, want none (NaN)", c.Lead)
+	}
+	if c.Destinations != "agg2 ×1" || c.Reroutes != 1 {
+		t.Errorf("destinations %q, reroutes %d, want agg2 ×1 and 1", c.Destinations, c.Reroutes)
+	}
+	var b strings.Builder
+	if err := s.WriteMarkdown(&b, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Baseline policy") {
+		t.Errorf("a report without a comparison names a baseline policy:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "| 1 | agg2 ×1 |") {
+		t.Errorf("report lacks the reroute count and destination:\n%s", b.String())
+	}
+}
+
 func TestSummarizeCells(t *testing.T) {
 	eps := []*Episode{
 		// S1: static degrades at 20 s and stays low.
@@ -64,9 +99,10 @@ func TestSummarizeCells(t *testing.T) {
 			FirstReroute: nan, SecondReroute: nan, OverflowAtReroute: nan, Degraded: 2, Degradation: 25, Lead: nan},
 		{Scenario: "S1", Policy: "reactive", Repeats: 2, MeanThroughput: r, MinThroughput: r, MaxThroughput: r,
 			Fired: 2, FirstReroute: 45, SecondFired: 1, SecondReroute: 90, OverflowAtReroute: 24500,
-			Degraded: 2, Degradation: 20, Lead: 25 - 45},
+			Degraded: 2, Degradation: 20, Lead: 25 - 45, Reroutes: 3, Destinations: "#1 ×2, #2 ×1"},
 		{Scenario: "S1", Policy: "agent", Repeats: 2, MeanThroughput: 20e6, MinThroughput: 20e6, MaxThroughput: 20e6,
-			Fired: 2, FirstReroute: 11, SecondReroute: nan, OverflowAtReroute: 21100, Degradation: nan, Lead: 25 - 11},
+			Fired: 2, FirstReroute: 11, SecondReroute: nan, OverflowAtReroute: 21100, Degradation: nan, Lead: 25 - 11,
+			Reroutes: 2, Destinations: "#1 ×2"},
 	}
 	if diff := cmp.Diff(want, s.Cells, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)

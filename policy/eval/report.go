@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,8 +43,19 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	o := s.Options
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	fmt.Fprintf(&b, "Window: %g s after congestion start. Throughput in MB/s (10^6 bytes/s), times in seconds since congestion start, "+
-		"overflow ξ in tc overlimits/s (printed by the paper as bytes/s). Baseline policy: %s; lead times relative to the %s policy's degradation onset (throughput below %g%% of baseline). "+
-		"Intervals at %g%%.\n\n", o.Window, o.Baseline, o.Reference, 100*o.DegradationFraction, 100*o.Confidence)
+		"overflow ξ in tc overlimits/s (printed by the paper as bytes/s). ", o.Window)
+	if len(s.Comparisons) > 0 {
+		fmt.Fprintf(&b, "Baseline policy: %s. ", o.Baseline)
+	}
+	if slices.Contains(s.Policies, o.Reference) {
+		fmt.Fprintf(&b, "Lead times relative to the %s policy's degradation onset (throughput below %g%% of baseline; none where it never degrades). ", o.Reference, 100*o.DegradationFraction)
+	} else {
+		fmt.Fprintf(&b, "Lead times relative to each episode's own degradation onset (throughput below %g%% of baseline; none where it never degrades). ", 100*o.DegradationFraction)
+	}
+	fmt.Fprintf(&b, "Intervals at %g%%.\n\n", 100*o.Confidence)
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "> %s\n\n", n)
+	}
 
 	b.WriteString("## Mean throughput of the protected flow per scenario\n\n")
 	b.WriteString("Mean over repeats of each episode's mean throughput in the window; [min–max] across repeats.\n\n")
@@ -79,12 +91,16 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 
 	b.WriteString("## Reroutes\n\n")
 	b.WriteString("First reroute time (repeats that rerouted / repeats), second reroute time, lead time (positive: moved before the flow would degrade), " +
-		"overflow ξ on the old switch at the first reroute.\n\n")
-	b.WriteString("| scenario | policy | first reroute (s) | second (s) | lead (s) | ξ at reroute (/s) | degraded |\n|---|---|---|---|---|---|---|\n")
+		"overflow ξ on the old switch at the first reroute, reroutes over all repeats and where they went.\n\n")
+	b.WriteString("| scenario | policy | first reroute (s) | second (s) | lead (s) | ξ at reroute (/s) | degraded | reroutes | destinations |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range s.Cells {
-		fmt.Fprintf(&b, "| %s | %s | %s (%d/%d) | %s (%d) | %s | %s | %d/%d |\n", c.Scenario, c.Policy,
+		dest := c.Destinations
+		if dest == "" {
+			dest = "–"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s (%d/%d) | %s (%d) | %s | %s | %d/%d | %d | %s |\n", c.Scenario, c.Policy,
 			secs(c.FirstReroute), c.Fired, c.Repeats, secs(c.SecondReroute), c.SecondFired, secs(c.Lead),
-			bps(c.OverflowAtReroute), c.Degraded, c.Repeats)
+			bps(c.OverflowAtReroute), c.Degraded, c.Repeats, c.Reroutes, dest)
 	}
 	b.WriteString("\n")
 
@@ -133,11 +149,11 @@ func pval(p float64) string {
 // WriteCSV writes cells.csv, comparisons.csv and episodes.csv into dir.
 func (s *Summary) WriteCSV(dir string) error {
 	cells := [][]string{{"scenario", "policy", "repeats", "mean_throughput_Bps", "min_throughput_Bps", "max_throughput_Bps",
-		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s"}}
+		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s", "reroutes", "destinations"}}
 	for _, c := range s.Cells {
 		cells = append(cells, []string{c.Scenario, c.Policy, strconv.Itoa(c.Repeats), f(c.MeanThroughput), f(c.MinThroughput),
 			f(c.MaxThroughput), strconv.Itoa(c.Fired), f(c.FirstReroute), strconv.Itoa(c.SecondFired), f(c.SecondReroute),
-			f(c.OverflowAtReroute), strconv.Itoa(c.Degraded), f(c.Degradation), f(c.Lead)})
+			f(c.OverflowAtReroute), strconv.Itoa(c.Degraded), f(c.Degradation), f(c.Lead), strconv.Itoa(c.Reroutes), c.Destinations})
 	}
 	cmps := [][]string{{"candidate", "baseline", "scenarios", "candidate_mean_Bps", "baseline_mean_Bps", "gain", "gain_lo", "gain_hi",
 		"mean_diff_Bps", "t", "p", "lead_s", "lead_lo_s", "lead_hi_s", "lead_scenarios"}}

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strings"
 )
 
 // Options controls how episodes are summarised. Start from DefaultOptions.
@@ -89,7 +90,14 @@ type Cell struct {
 	Degradation float64 `json:"degradation"`
 	// Lead is the mean over fired repeats of (reference degradation onset −
 	// first reroute): positive = the flow moved before it would degrade.
+	// It is NaN (no lead) where the reference never degraded, or, without
+	// a reference policy, where the episode itself never degraded.
 	Lead float64 `json:"lead"`
+	// Reroutes counts the moves in the window over all repeats;
+	// Destinations says where they went, "agg2 ×3, agg4 ×1" (switches in
+	// order of first use).
+	Reroutes     int    `json:"reroutes"`
+	Destinations string `json:"destinations"`
 }
 
 // Comparison compares a candidate policy with the baseline policy over the
@@ -128,6 +136,9 @@ type Summary struct {
 	Policies    []string     `json:"policies"`  // in first-seen order
 	Cells       []Cell       `json:"cells"`     // scenario-major, policy-minor; missing pairs omitted
 	Comparisons []Comparison `json:"comparisons"`
+	// Notes are printed at the top of the report (warnings such as a model
+	// trained on another profile).
+	Notes []string `json:"notes,omitempty"`
 	// Episodes are the inputs, grouped by scenario and policy, for plotting.
 	Episodes map[[2]string][]*Episode `json:"-"`
 }
@@ -191,13 +202,11 @@ func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 		return nil, fmt.Errorf("eval: baseline policy %q is not among the episodes' policies %q, want one of them", opt.Baseline, s.Policies)
 	}
 	for _, sc := range s.Scenarios {
-		ref := math.NaN()
-		if refEps := s.Episodes[[2]string{sc, opt.Reference}]; len(refEps) > 0 {
-			ref = meanOnset(refEps, opt)
-		}
+		refEps := s.Episodes[[2]string{sc, opt.Reference}]
+		ref := meanOnset(refEps, opt)
 		for _, p := range s.Policies {
 			if group := s.Episodes[[2]string{sc, p}]; len(group) > 0 {
-				s.Cells = append(s.Cells, summariseCell(sc, p, group, ref, opt))
+				s.Cells = append(s.Cells, summariseCell(sc, p, group, ref, len(refEps) > 0, opt))
 			}
 		}
 	}
@@ -222,24 +231,39 @@ func comparisonRNG(seed uint64, candidate string) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
-// meanOnset is the mean degradation onset of the episodes that degraded,
-// counting one that never degraded as degrading at the end of the window.
+// meanOnset is the mean degradation onset of the episodes that degraded;
+// NaN when none did (there is then no onset to lead).
 func meanOnset(eps []*Episode, opt Options) float64 {
 	var ts []float64
 	for _, e := range eps {
-		t, ok := e.degradation(opt.DegradationFraction, opt.Window)
-		if !ok {
-			t = opt.Window
+		if t, ok := e.degradation(opt.DegradationFraction, opt.Window); ok {
+			ts = append(ts, t)
 		}
-		ts = append(ts, t)
 	}
 	return mean(ts)
 }
 
-func summariseCell(sc, p string, eps []*Episode, refOnset float64, opt Options) Cell {
+// summariseCell summarises one scenario and policy. refOnset is the
+// reference policy's mean onset (NaN: it never degraded), hasRef whether
+// the reference ran at all; without it a repeat's lead is measured from its
+// own onset.
+func summariseCell(sc, p string, eps []*Episode, refOnset float64, hasRef bool, opt Options) Cell {
 	c := Cell{Scenario: sc, Policy: p, Repeats: len(eps), MinThroughput: math.Inf(1), MaxThroughput: math.Inf(-1)}
 	var means, first, second, ovf, onset, lead []float64
+	var dests []string
+	count := map[string]int{}
 	for _, e := range eps {
+		for _, r := range e.Reroutes {
+			if r.At < 0 || r.At >= opt.Window {
+				continue
+			}
+			c.Reroutes++
+			name := e.switchName(r.To)
+			if count[name] == 0 {
+				dests = append(dests, name)
+			}
+			count[name]++
+		}
 		m := e.meanThroughput(opt.Window)
 		means = append(means, m)
 		c.MinThroughput = math.Min(c.MinThroughput, m)
@@ -252,13 +276,12 @@ func summariseCell(sc, p string, eps []*Episode, refOnset float64, opt Options) 
 			first = append(first, r.At)
 			ovf = append(ovf, r.Overflow)
 			ref := refOnset
-			if math.IsNaN(ref) {
+			if !hasRef && degraded {
 				ref = own
-				if !degraded {
-					ref = opt.Window
-				}
 			}
-			lead = append(lead, ref-r.At)
+			if !math.IsNaN(ref) {
+				lead = append(lead, ref-r.At)
+			}
 		}
 		if r, ok := e.reroute(1, opt.Window); ok {
 			second = append(second, r.At)
@@ -270,6 +293,11 @@ func summariseCell(sc, p string, eps []*Episode, refOnset float64, opt Options) 
 	c.OverflowAtReroute = mean(ovf)
 	c.Degraded, c.Degradation = len(onset), mean(onset)
 	c.Lead = mean(lead)
+	parts := make([]string, len(dests))
+	for i, d := range dests {
+		parts[i] = fmt.Sprintf("%s ×%d", d, count[d])
+	}
+	c.Destinations = strings.Join(parts, ", ")
 	return c
 }
 

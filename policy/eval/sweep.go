@@ -11,6 +11,7 @@ import (
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
@@ -25,14 +26,20 @@ type PolicySpec struct {
 	// ForScenario, when set, replaces New for a policy that must know the
 	// scenario (the oracle): Sweep.Run calls it once per scenario.
 	ForScenario func(sc *sim.Scenario, cfg sim.Config) (sim.PolicyFactory, error)
+	// Model is the metadata of a learned policy's model; nil for the
+	// others.
+	Model *qnet.Metadata
 }
 
 // ReferencePolicy returns one of the reference policies with its paper
 // defaults: "static", "reactive" or "crowd", each behind an immediate gate
-// (they debounce and cool down by themselves).
+// (they debounce and cool down by themselves), or "oracle" (OraclePolicy:
+// not deployable, it reads the scenario).
 func ReferencePolicy(name string) (PolicySpec, error) {
 	var build func() (proflow.Policy, error)
 	switch name {
+	case OracleName:
+		return OraclePolicy(), nil
 	case "static":
 		build = func() (proflow.Policy, error) { return policy.Static{}, nil }
 	case "reactive":
@@ -40,7 +47,7 @@ func ReferencePolicy(name string) (PolicySpec, error) {
 	case "crowd":
 		build = func() (proflow.Policy, error) { return policy.NewCrowd(policy.DefaultCrowdConfig()) }
 	default:
-		return PolicySpec{}, fmt.Errorf("eval: unknown reference policy %q, want static, reactive or crowd", name)
+		return PolicySpec{}, fmt.Errorf("eval: unknown reference policy %q, want static, reactive, crowd or oracle", name)
 	}
 	return PolicySpec{Name: name, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
 		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
@@ -50,6 +57,27 @@ func ReferencePolicy(name string) (PolicySpec, error) {
 		p, err := build()
 		return enc, p, policy.Immediate(), err
 	}}, nil
+}
+
+// Metadata keys (qnet.Metadata.Extra) under which a model records the
+// simulated world it was trained on.
+const (
+	ModelProfileKey       = "sim_profile"
+	ModelProfileDigestKey = "sim_profile_digest"
+)
+
+// ProfileMismatch returns a warning for a report when the model was trained
+// on another profile than cfg (by digest), or records none; "" when they
+// match.
+func ProfileMismatch(policyName string, meta qnet.Metadata, cfg sim.Config) string {
+	name, digest := meta.Extra[ModelProfileKey], meta.Extra[ModelProfileDigestKey]
+	switch {
+	case digest == "":
+		return fmt.Sprintf("Warning: the model of %s records no simulator profile; it is evaluated on profile %s (%s).", policyName, cfg.Name, cfg.Digest())
+	case digest != cfg.Digest():
+		return fmt.Sprintf("Warning: the model of %s was trained on profile %s (%s) and is evaluated on profile %s (%s).", policyName, name, digest, cfg.Name, cfg.Digest())
+	}
+	return ""
 }
 
 // AgentPolicy returns the learned agent loaded once from a model file,
@@ -65,7 +93,8 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 	if err != nil {
 		return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
 	}
-	return PolicySpec{Name: name, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
+	meta := agent.Metadata()
+	return PolicySpec{Name: name, Model: &meta, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
 		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
 		if err != nil {
 			return nil, nil, nil, err

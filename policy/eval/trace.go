@@ -37,7 +37,7 @@ func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
 		}
 		repeat = n
 	}
-	e := &Episode{Scenario: m.Scenario, Policy: m.Policy, Repeat: repeat, Seed: m.Seed}
+	e := &Episode{Scenario: m.Scenario, Policy: m.Policy, Repeat: repeat, Seed: m.Seed, Switches: m.Topology.Switches}
 	var base []float64
 	overflow := 0.0
 	for i := range ep.Steps {

@@ -6,10 +6,13 @@ import (
 )
 
 // WindowLoad returns, per aggregation switch, the congestion load the
-// scenario puts on it during its evaluation window, in host-seconds: each
-// congester host counts 1 for every second it sends through the switch
-// within [Start(), Length()), a capped host only its share of the bucket
-// rate (streams × stream cap / BucketRate, at most 1). It reads the
+// scenario puts on it during its evaluation window, in weighted
+// host-seconds: each congester host counts 1 for every second it sends
+// through the switch within [Start(), Length()), a capped host only its
+// share of the bucket rate (streams × stream cap / BucketRate, at most 1),
+// and each stretch of sending is weighted by the share of the window left
+// when it begins (congestion that arrives early hurts a flow for longer
+// than the same congestion at the window's end). It reads the
 // scenario, not the fabric: it is what an oracle that knows the future
 // traffic would compare (eval's oracle policy), never what a deployable
 // policy can see. The scenario must be valid for cfg.
@@ -42,7 +45,8 @@ func (s *Scenario) WindowLoad(cfg Config) ([]float64, error) {
 				return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 			}
 			if lo, hi := max(at, from), min(next, to); hi > lo {
-				load[k] += weight * (hi - lo).Seconds()
+				left := float64(to-lo) / float64(to-from)
+				load[k] += weight * left * (hi - lo).Seconds()
 			}
 			at, sw = next, m.Switch
 		}
