@@ -58,8 +58,11 @@ func runTCStat(ctx context.Context, e *env, args []string) error {
 	if *clientCA != "" && *certFile == "" {
 		return badFlag("tcstat", "tls-client-ca", *clientCA, "it only with -tls-cert and -tls-key")
 	}
-	if *cacheFor < 0 || *timeout <= 0 {
-		return badFlag("tcstat", "cache", fmt.Sprintf("%v with -timeout %v", *cacheFor, *timeout), "a cache of 0 or more and a positive timeout")
+	if *cacheFor < 0 {
+		return badFlag("tcstat", "cache", *cacheFor, "0 (no cache) or more")
+	}
+	if *timeout <= 0 {
+		return badFlag("tcstat", "timeout", *timeout, "a positive duration")
 	}
 	token, err := tcstatToken(*tokenFile)
 	if err != nil {

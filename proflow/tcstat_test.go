@@ -26,6 +26,8 @@ func TestTCStatErrorsHaveOnePrefix(t *testing.T) {
 		{[]string{"tcstat", "-interfaces", "lo", "-tls-cert", "c.pem"}, "-tls-cert", true},
 		{[]string{"tcstat", "-interfaces", "lo", "-tls-client-ca", "ca.pem"}, "-tls-client-ca", true},
 		{[]string{"tcstat", "-interfaces", "lo", "-tls-cert", "/nonexistent/c.pem", "-tls-key", "/nonexistent/k.pem"}, "/nonexistent/c.pem", false},
+		{[]string{"tcstat", "-interfaces", "lo", "-cache", "-1s"}, "-cache -1s", true},
+		{[]string{"tcstat", "-interfaces", "lo", "-timeout", "0s"}, "-timeout 0s", true},
 	} {
 		e, _, _ := newTestEnv()
 		err := e.dispatch(context.Background(), tc.args)

@@ -80,11 +80,17 @@ func (m *agentMetrics) unregister(reg prometheus.Registerer) {
 // labelled with device and kind. Overlimits, drops and the backlog are
 // 32-bit counters in the kernel.
 const (
-	MetricBytes       = "node_qdisc_bytes_total"
-	MetricPackets     = "node_qdisc_packets_total"
-	MetricDrops       = "node_qdisc_drops_total"
-	MetricOverlimits  = "node_qdisc_overlimits_total"
-	MetricBacklog     = "node_qdisc_backlog"
+	// MetricBytes counts the bytes the qdisc sent.
+	MetricBytes = "node_qdisc_bytes_total"
+	// MetricPackets counts the packets the qdisc sent.
+	MetricPackets = "node_qdisc_packets_total"
+	// MetricDrops counts the packets the qdisc dropped.
+	MetricDrops = "node_qdisc_drops_total"
+	// MetricOverlimits counts overlimit events: the overflow signal ξ.
+	MetricOverlimits = "node_qdisc_overlimits_total"
+	// MetricBacklog is the bytes queued now (a gauge).
+	MetricBacklog = "node_qdisc_backlog"
+	// MetricQueueLength is the packets queued now (a gauge).
 	MetricQueueLength = "node_qdisc_current_queue_length"
 	// MetricReadTime is the Unix time of the read the counters come from
 	// (proflow's agent only; node_exporter has no such series).
