@@ -18,9 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestSmoke(t *testing.T) {
-	if err := fabric.Check(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	requireFabric(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cfg := openflow.DefaultConfig()

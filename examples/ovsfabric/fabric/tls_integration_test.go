@@ -44,9 +44,7 @@ func helloOver(addr string, conf *tls.Config) (bool, error) {
 // Collect work, and clients without a certificate from the fabric's CA are
 // refused.
 func TestOVSFabricTLS(t *testing.T) {
-	if err := fabric.Check(); err != nil {
-		t.Skipf("skipping the OVS TLS integration test: %v", err)
-	}
+	requireFabric(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -73,10 +71,7 @@ func TestOVSFabricTLS(t *testing.T) {
 	f, err := fabric.Up(ctx, fabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "ssl:" + addr, BucketRate: "10mbit",
 		SSLPrivateKey: swKey, SSLCertificate: swCertPath, SSLCACert: caPath})
 	if err != nil {
-		if strings.Contains(err.Error(), "ovs") {
-			t.Skipf("skipping: OVS cannot start here: %v", err)
-		}
-		t.Fatal(err)
+		t.Fatalf("fabric up over TLS with every capability present: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := f.Down(context.Background()); err != nil {
