@@ -81,14 +81,14 @@ func TestBadFlagValues(t *testing.T) {
 	}
 }
 
-// -h is help, not a usage error message: it returns flag.ErrHelp (exit 2,
+// -h is help, not a usage error message: it returns flag.ErrHelp (exit 0,
 // nothing printed by main).
 func TestFlagHelp(t *testing.T) {
 	for _, cmd := range []string{"collect", "evaluate", "calibrate", "probe", "tcstat"} {
 		e, _, errb := newTestEnv()
 		err := e.dispatch(context.Background(), []string{cmd, "-h"})
-		if err == nil || errors.Is(err, errUsage) || exitCode(err) != 2 || !strings.Contains(errb.String(), "Usage: proflow "+cmd) {
-			t.Errorf("%s -h: %v (exit %d), usage %q; want flag.ErrHelp, exit 2 and the usage", cmd, err, exitCode(err), errb.String())
+		if err == nil || errors.Is(err, errUsage) || exitCode(err) != 0 || !strings.Contains(errb.String(), "Usage: proflow "+cmd) {
+			t.Errorf("%s -h: %v (exit %d), usage %q; want flag.ErrHelp, exit 0 and the usage", cmd, err, exitCode(err), errb.String())
 		}
 	}
 }

@@ -14,9 +14,10 @@
 // the command's context, and the command winds down (fabric up, for one,
 // tears its fabric down). A second Ctrl-C kills the process at once.
 //
-// Exit status: 0 on success, 2 for a usage error (an unknown command, a
-// malformed or out-of-range flag, a stray argument), 1 for any other
-// failure.
+// Exit status: 0 on success, and on help asked for (-h, -help or help
+// anywhere); 2 for a usage error (no or an unknown command, a malformed or
+// out-of-range flag, a stray argument); 1 for any other failure. exitCode
+// decides it.
 package main
 
 import (
@@ -72,8 +73,14 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return ctx, stop
 }
 
+// exitCode returns the process's exit status for the error a command
+// returned: 0 for none and for flag.ErrHelp (help asked for is success, the
+// usage is printed and nothing went wrong), 2 for a usage error, 1 otherwise.
 func exitCode(err error) int {
-	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
 		return 2
 	}
 	return 1
@@ -82,11 +89,12 @@ func exitCode(err error) int {
 var errUsage = errors.New("usage error")
 
 func (e *env) dispatch(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		e.usage(e.stderr)
+		return fmt.Errorf("no command: %w", errUsage)
+	}
+	if args[0] == "help" || isHelpFlag(args[0]) {
 		e.usage(e.stdout)
-		if len(args) == 0 {
-			return errUsage
-		}
 		return nil
 	}
 	for _, c := range e.commands {
@@ -107,14 +115,25 @@ func (e *env) usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun \"proflow <command> -h\" for a command's flags.")
 	fmt.Fprintln(w, "Ctrl-C stops a command cleanly; a second Ctrl-C kills it at once.")
-	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error (bad command, flag or argument).")
+	fmt.Fprintln(w, "Exit status: 0 success (and help), 1 failure, 2 usage error (bad command, flag or argument).")
+}
+
+// isHelpFlag reports whether arg asks for help the way the flag package
+// understands it: -h, -help, --h or --help.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
 }
 
 // parseFlags parses a command's flags. A malformed flag is a usage error
 // (the flag package has printed the problem and the usage), and so is any
 // argument left after the flags: the flag package stops at the first
 // non-flag argument, so a stray word would silently drop every flag after
-// it. -h and -help return flag.ErrHelp.
+// it. -h and -help print the usage on stderr, as the flag package does, and
+// return flag.ErrHelp (exit status 0).
 func parseFlags(fs *flag.FlagSet, name string, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
