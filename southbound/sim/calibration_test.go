@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
@@ -359,4 +362,61 @@ func runStaticConfig(t testing.TB, cfg sim.Config, sc *sim.Scenario, seed uint64
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestCalibrationTestbed checks the testbed profile against the paper's
+// observables (package documentation, "Profile testbed"): the flow alone and
+// its self-induced overflow, the precursor in S1–S4, the recovery after a
+// move, the reactive baseline's timing and mean, and the oracle's headroom,
+// for seeds 1–5 and a policy sweep of three repeats. Run with -v for the
+// table; `proflow profile check` prints the same.
+func TestCalibrationTestbed(t *testing.T) {
+	obs, vs := measureTestbed(t)
+	var b strings.Builder
+	if err := eval.WriteVerdicts(&b, obs, vs); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	if err := eval.Failed(vs); err != nil {
+		t.Errorf("the testbed profile misses observables:\n%v", err)
+	}
+}
+
+// TestCalibrationTestbedC1Shortfall states observable 5's measured
+// shortfall: on the testbed profile the capped crowd of C1 does not hurt a
+// flow that stays on k* (the paper's no-crowd ablation fell to 10.9 MB/s,
+// 72% of its full model). Its 30 streams of 1 Mbit/s (3.75 MB/s) lift k*'s
+// load only a little above the uncounted limit, so that limit's reserve
+// would last many minutes and neither limit binds within the window. The
+// package documentation explains it; the test fails, asking for the
+// documentation to be updated, if a change to the profile makes C1 hurt.
+func TestCalibrationTestbedC1Shortfall(t *testing.T) {
+	obs, _ := measureTestbed(t)
+	t.Logf("C1 static on the testbed: last 20 s at %.2f of the baseline (paper's ablation: 0.72), ξ ≤ 27,000 on %.0f%% of the window",
+		obs.C1EndRatio, 100*obs.C1BelowThreshold)
+	if obs.C1EndRatio < 0.9 {
+		t.Errorf("C1 now hurts the flow (%.2f of baseline at the end): observable 5 may hold; update the documentation and assert it", obs.C1EndRatio)
+	}
+	if obs.C1BelowThreshold < 0.5 {
+		t.Errorf("ξ on k* in C1 is at or below 27,000 on only %.0f%% of the window, want most of it (the stealth crowd stays under the threshold)", 100*obs.C1BelowThreshold)
+	}
+}
+
+var testbedOnce struct {
+	sync.Once
+	obs *eval.ProfileObservables
+	err error
+}
+
+// measureTestbed runs the testbed profile check once per test binary.
+func measureTestbed(t *testing.T) (*eval.ProfileObservables, []eval.Verdict) {
+	t.Helper()
+	testbedOnce.Do(func() {
+		pc := eval.ProfileCheck{Config: sim.TestbedConfig(), Seeds: calibrationSeeds, Repeats: 3, Seed: 1, Parallelism: runtime.NumCPU()}
+		testbedOnce.obs, testbedOnce.err = pc.Measure(context.Background())
+	})
+	if testbedOnce.err != nil {
+		t.Fatal(testbedOnce.err)
+	}
+	return testbedOnce.obs, testbedOnce.obs.Judge(eval.TestbedTargets())
 }

@@ -45,16 +45,16 @@ func TestbedConfig() Config {
 	c := DefaultConfig()
 	c.Name = ProfileTestbed
 	c.BaseRTT = 50 * time.Millisecond
-	c.RTTJitter = 0.08
+	c.RTTJitter = 0.07
 	c.FlowQueueLimit = 50 * c.PacketSize
-	c.ReceiveWindow = 0.99 * c.BucketRate * c.BaseRTT.Seconds()
+	c.ReceiveWindow = 0.988 * c.BucketRate * c.BaseRTT.Seconds()
 	c.RerouteTimeout = true
 	c.CubicResetOnTimeout = true
 	c.HyStartAckTrain = true
 	c.UncountedRate = 1.05 * c.BucketRate
-	c.UncountedBurst = 1.55e9
+	c.UncountedBurst = 1.25e9
 	c.UncountedQueueLimit = 100 * c.PacketSize
-	c.BucketBurst = c.UncountedBurst + 68*(c.UncountedRate-c.BucketRate)
+	c.BucketBurst = c.UncountedBurst + 66*(c.UncountedRate-c.BucketRate)
 	c.ControllerWarmup = 12 * time.Second
 	return c
 }
