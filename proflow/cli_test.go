@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,40 @@ func TestHelpExitsZero(t *testing.T) {
 	err := e.dispatch(context.Background(), nil)
 	if code := exitCode(err); code != 2 || !strings.Contains(errb.String(), "Usage: proflow") || out.Len() != 0 {
 		t.Errorf("no command: %v, exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr only", err, code, out, errb)
+	}
+}
+
+// Each fabric sub-command shows and takes only its own flags: down has no
+// controller address, bucket rate or experiment; fabric -h lists all three
+// sub-commands with theirs.
+func TestFabricSubcommandFlags(t *testing.T) {
+	all := []string{"-prefix", "-rundir", "-v", "-listen", "-bucket", "-policy", "-scenario", "-warmup", "-duration"}
+	for _, c := range []struct {
+		sub  string
+		want int // how many of all, in order, sub takes
+	}{{"down", 3}, {"up", 5}, {"run", 9}} {
+		e, _, errb := newTestEnv()
+		if err := e.dispatch(context.Background(), []string{"fabric", c.sub, "-h"}); exitCode(err) != 0 {
+			t.Errorf("fabric %s -h: %v, want exit 0", c.sub, err)
+		}
+		for i, f := range all {
+			if has := strings.Contains(errb.String(), "  "+f+" ") || strings.Contains(errb.String(), "  "+f+"\t"); has != (i < c.want) {
+				t.Errorf("fabric %s -h lists %s: %v, want %v:\n%s", c.sub, f, has, i < c.want, errb)
+			}
+		}
+	}
+	e, _, _ := newTestEnv()
+	err := e.dispatch(context.Background(), []string{"fabric", "down", "-policy", "crowd"})
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "-policy") {
+		t.Errorf("fabric down -policy crowd: %v, want a usage error naming -policy", err)
+	}
+	e, _, errb := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"fabric", "-h"}); exitCode(err) != 0 {
+		t.Errorf("fabric -h: %v, want exit 0", err)
+	}
+	for _, sub := range []string{"up", "down", "run"} {
+		if !strings.Contains(errb.String(), "Usage: proflow fabric "+sub) {
+			t.Errorf("fabric -h lacks the usage of %s:\n%s", sub, errb)
+		}
 	}
 }

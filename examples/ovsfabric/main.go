@@ -26,12 +26,12 @@ import (
 
 func main() {
 	fabric.MaybeRunTraffic() // the traffic generator re-executes this binary
-	if len(os.Args) < 2 {
+	if len(os.Args) < 2 || (os.Args[1] != "up" && os.Args[1] != "down" && os.Args[1] != "run") {
 		usage()
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	var flags fabric.CommandFlags
-	flags.Register(fs)
+	flags.Register(fs, os.Args[1])
 	_ = fs.Parse(os.Args[2:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -51,8 +51,6 @@ func main() {
 		}
 	case "run":
 		err = flags.Experiment(fcfg, os.Stdout).Run(ctx)
-	default:
-		usage()
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "ovsfabric:", err)
@@ -61,6 +59,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ovsfabric run|up|down [flags]   (ovsfabric run -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: ovsfabric run|up|down [flags]   (ovsfabric run|up|down -h for each one's flags)")
 	os.Exit(2)
 }
