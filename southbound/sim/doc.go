@@ -202,6 +202,18 @@
 //     8.2, S8 4.0, S9 9.2, S10 3.3 (paper: 2.2–4.6, 3.7, 4.7, 5.0, 6.4,
 //     3.5).
 //
+// A property of this profile: with a single congester host (S8's first 25
+// s, S11) the overflow on k* during the precursor is not always f_p's own.
+// That host's eight streams share its 1 Gbit/s link, 15.6 MB/s each on
+// average; in slow start and whenever the others back off, one of them
+// exceeds the per-flow pacing rate C and its pacer counts overlimits. The
+// healthy-phase samples of S8 and S11 (static, seed 1, three repeats) read
+// up to 56,000, and 1–6 of them exceed 27,000, so the reactive rule can
+// fire before the degradation by luck. Five congesters' 40 streams (about
+// 3 MB/s each) never reach C. The testbed profile's receive window caps
+// every stream just below C, and the same samples there stay under
+// 29,700 (at most three above 27,000, never three in a row).
+//
 // What the datacenter profile does not reproduce, and why. The paper's reactive
 // baseline fires 30–107 s after congestion starts, at a mean ξ of 32,100,
 // long after the flow has degraded at ~15 s (Fig. 1). Here the reactive
