@@ -63,3 +63,36 @@ func TestFabricSubcommandFlags(t *testing.T) {
 		}
 	}
 }
+
+// help CMD prints that command's usage and flags on stdout (exit 0), help
+// CMD SUB a sub-command's; help with an unknown command is a usage error
+// naming every command.
+func TestHelpCommand(t *testing.T) {
+	e, _, _ := newTestEnv()
+	for _, c := range e.commands {
+		e, out, errb := newTestEnv()
+		err := e.dispatch(context.Background(), []string{"help", c.name})
+		if err != nil || !strings.Contains(out.String(), "Usage: proflow "+c.name) || errb.Len() != 0 {
+			t.Errorf("help %s: %v, stdout %q, stderr %q; want nil and the command's usage on stdout", c.name, err, out, errb)
+		}
+	}
+	e, out, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"help", "evaluate"}); err != nil || !strings.Contains(out.String(), "-policies") {
+		t.Errorf("help evaluate: %v, stdout %q; want evaluate's flags", err, out)
+	}
+	e, out, _ = newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"help", "fabric", "down"}); err != nil ||
+		!strings.Contains(out.String(), "Usage: proflow fabric down") || strings.Contains(out.String(), "-policy") {
+		t.Errorf("help fabric down: %v, stdout %q; want down's usage and flags only", err, out)
+	}
+	e, _, _ = newTestEnv()
+	err := e.dispatch(context.Background(), []string{"help", "teleport"})
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), `"teleport"`) {
+		t.Errorf("help teleport: %v, want a usage error naming teleport", err)
+	}
+	for _, c := range e.commands {
+		if err != nil && !strings.Contains(err.Error(), c.name) {
+			t.Errorf("help teleport: %q does not name the command %s", err, c.name)
+		}
+	}
+}

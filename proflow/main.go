@@ -7,8 +7,8 @@
 //
 //	proflow <command> [flags]
 //
-// Run "proflow help" for the list of commands and "proflow <command> -h"
-// for a command's flags.
+// Run "proflow help" for the list of commands and "proflow help <command>"
+// (on stdout) or "proflow <command> -h" (on stderr) for a command's flags.
 //
 // Ctrl-C (SIGINT) or SIGTERM asks the running command to stop: it cancels
 // the command's context, and the command winds down (fabric up, for one,
@@ -29,7 +29,8 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
@@ -94,26 +95,65 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 		return fmt.Errorf("no command: %w", errUsage)
 	}
 	if args[0] == "help" || isHelpFlag(args[0]) {
+		return e.help(ctx, args[1:])
+	}
+	c, err := e.lookup(args[0])
+	if err != nil {
+		e.usage(e.stderr)
+		return err
+	}
+	return c.run(ctx, e, args[1:])
+}
+
+// help prints, on stdout, the list of commands, or with a command's name
+// (and a sub-command's, as in help fabric down) that command's usage and
+// flags: what "proflow CMD [SUB] -h" prints on stderr. An unknown command
+// is a usage error naming the commands.
+func (e *env) help(ctx context.Context, args []string) error {
+	if len(args) == 0 {
 		e.usage(e.stdout)
 		return nil
 	}
-	for _, c := range e.commands {
-		if c.name == args[0] {
-			return c.run(ctx, e, args[1:])
-		}
+	c, err := e.lookup(args[0])
+	if err != nil {
+		return fmt.Errorf("help: %w", err)
 	}
-	e.usage(e.stderr)
-	return fmt.Errorf("unknown command %q: %w", args[0], errUsage)
+	he := *e
+	he.stderr = e.stdout
+	err = c.run(ctx, &he, append(slices.Clip(args[1:]), "-h"))
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// lookup returns the command called name, or a usage error naming every
+// command.
+func (e *env) lookup(name string) (command, error) {
+	cs := e.sortedCommands()
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		if c.name == name {
+			return c, nil
+		}
+		names[i] = c.name
+	}
+	return command{}, fmt.Errorf("unknown command %q, want one of %s: %w", name, strings.Join(names, ", "), errUsage)
+}
+
+// sortedCommands returns the commands sorted by name.
+func (e *env) sortedCommands() []command {
+	cs := slices.Clone(e.commands)
+	slices.SortFunc(cs, func(a, b command) int { return strings.Compare(a.name, b.name) })
+	return cs
 }
 
 func (e *env) usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: proflow <command> [flags]\n\nCommands:")
-	cs := append([]command(nil), e.commands...)
-	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
-	for _, c := range cs {
+	for _, c := range e.sortedCommands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun \"proflow <command> -h\" for a command's flags.")
+	fmt.Fprintln(w, "\nRun \"proflow help <command>\" or \"proflow <command> -h\" for a command's flags.")
 	fmt.Fprintln(w, "Ctrl-C stops a command cleanly; a second Ctrl-C kills it at once.")
 	fmt.Fprintln(w, "Exit status: 0 success (and help), 1 failure, 2 usage error (bad command, flag or argument).")
 }
