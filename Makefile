@@ -60,13 +60,14 @@ test-fuzz:
 	  done; \
 	done
 
-# The main job: every policy on every built-in scenario of the simulated
-# fabric, three repeats; report.md, CSV files and four PNG figures in
-# $(OUT)/demo. The learned agent joins once models/default.safetensors exists.
-comma := ,
-DEMO_POLICIES ?= static$(comma)reactive$(comma)crowd$(if $(wildcard models/default.safetensors),$(comma)agent)
+# The main job: every policy (static, reactive, crowd, the oracle and the
+# learned agent) on every built-in scenario of the testbed profile, three
+# repeats, with the datacenter profile beside it; report.md, CSV files and
+# four PNG figures in $(OUT)/demo, each profile's full report in
+# $(OUT)/demo/PROFILE. The agent of a profile joins once its model exists
+# (models/default.safetensors for the testbed, models/datacenter.safetensors).
 demo:
-	$(GO) run ./proflow evaluate -policies $(DEMO_POLICIES) -scenarios all -repeats 3 -out $(OUT)/demo
+	$(GO) run ./proflow demo -out $(OUT)/demo
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./policy/... ./telemetry

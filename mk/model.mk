@@ -17,6 +17,9 @@
 #                         into $(MODEL_BUILD)/evaluate.
 #
 # Variables:
+#   PROFILE            simulator profile the corpus is collected on (default
+#                      testbed); the testbed model is models/default.*, any
+#                      other profile's models/$(PROFILE).*
 #   MODEL_DIR          where the model files go (default models)
 #   MODEL_EPISODES     corpus size (default 779, the paper's)
 #   MODEL_SEED         collection and training seed (default 1)
@@ -33,12 +36,14 @@ include $(dir $(lastword $(MAKEFILE_LIST)))torch.mk
 endif
 
 GO                 ?= go
+PROFILE            ?= testbed
 MODEL_DIR          ?= models
+MODEL_NAME         ?= $(if $(filter testbed,$(PROFILE)),default,$(PROFILE))
 MODEL_EPISODES     ?= 779
 MODEL_SEED         ?= 1
 MODEL_SHARES       ?=
 MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train.json
-MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model
+MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
 
 MODEL_CORPUS := $(MODEL_BUILD)/corpus.dataset
 MODEL_BIN    := $(MODEL_BUILD)/proflow-torch
@@ -56,14 +61,14 @@ model-bin: torch-setup
 model: model-bin
 	@set -eo pipefail; mkdir -p $(MODEL_DIR); \
 	t0=$$(date +%s); \
-	$(MODEL_BIN) collect -episodes $(MODEL_EPISODES) -seed $(MODEL_SEED) -out $(MODEL_CORPUS) \
+	$(MODEL_BIN) collect -profile $(PROFILE) -episodes $(MODEL_EPISODES) -seed $(MODEL_SEED) -out $(MODEL_CORPUS) \
 	  $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/collect.log; \
 	t1=$$(date +%s); \
 	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
-	  -out $(MODEL_DIR)/default.safetensors -dynamics $(MODEL_DIR)/default.dynamics.safetensors | tee $(MODEL_BUILD)/train.log; \
+	  -out $(MODEL_DIR)/$(MODEL_NAME).safetensors -dynamics $(MODEL_DIR)/$(MODEL_NAME).dynamics.safetensors | tee $(MODEL_BUILD)/train.log; \
 	t2=$$(date +%s); \
-	echo "make model: collect $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" | tee $(MODEL_BUILD)/time.log
+	echo "make model PROFILE=$(PROFILE): collect $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" | tee $(MODEL_BUILD)/time.log
 
 ## model-ablation: the β = 0 ablation on the corpus of the last make model.
 model-ablation: model-bin
@@ -73,11 +78,11 @@ model-ablation: model-bin
 
 ## model-probe: the signal analysis (Fig. 8) of the default model.
 model-probe:
-	$(GO) run ./proflow probe -model $(MODEL_DIR)/default.safetensors -out $(MODEL_BUILD)/probe
+	$(GO) run ./proflow probe -profile $(PROFILE) -model $(MODEL_DIR)/$(MODEL_NAME).safetensors -out $(MODEL_BUILD)/probe
 
 ## model-evaluate: the default agent against the reference policies.
 model-evaluate:
-	$(GO) run ./proflow evaluate -model $(MODEL_DIR)/default.safetensors -policies static,reactive,crowd,agent \
+	$(GO) run ./proflow evaluate -profile $(PROFILE) -model $(MODEL_DIR)/$(MODEL_NAME).safetensors -policies static,reactive,crowd,oracle,agent \
 	  -scenarios all -repeats 3 -out $(MODEL_BUILD)/evaluate
 
 .DEFAULT_GOAL := $(_model_default_goal)
