@@ -96,3 +96,28 @@ func TestHelpCommand(t *testing.T) {
 		}
 	}
 }
+
+// Every flag's placeholder in -h says what the flag takes: a repeatable
+// flag shows a name such as FILE.json, never the flag package's "value".
+func TestHelpPlaceholders(t *testing.T) {
+	e, _, _ := newTestEnv()
+	helps := [][]string{{"profile", "show"}, {"profile", "check"}, {"profile", "fit"}}
+	for _, c := range e.commands {
+		helps = append(helps, []string{c.name})
+	}
+	for _, args := range helps {
+		e, out, _ := newTestEnv()
+		if err := e.dispatch(context.Background(), append([]string{"help"}, args...)); err != nil {
+			t.Errorf("help %s: %v", strings.Join(args, " "), err)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(line, "  -") && strings.HasSuffix(line, " value") {
+				t.Errorf("help %s: %q, want a placeholder naming what the flag takes", strings.Join(args, " "), line)
+			}
+		}
+	}
+	e, out, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"help", "evaluate"}); err != nil || !strings.Contains(out.String(), "  -scenario-file FILE.json\n") {
+		t.Errorf("help evaluate: %v; want -scenario-file FILE.json in\n%s", err, out)
+	}
+}

@@ -42,7 +42,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	model := fs.String("model", defaultModel, "model file of the agent")
 	scenarios := fs.String("scenarios", "S1-S10", `built-in scenarios: "all", a list "S1,S5,C1" or a range "S1-S10" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
-	fs.Var(&files, "scenario-file", "a scenario JSON file of your own (repeatable)")
+	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
 	repeats := fs.Int("repeats", 3, "repeats per scenario and policy")
 	seed := fs.Uint64("seed", 1, "base seed (repeat r of a scenario uses the same traffic seed for every policy)")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")

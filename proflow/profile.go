@@ -180,7 +180,7 @@ func runProfileFit(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("profile fit", "profile fit [-profile testbed] -vary FIELD=V1,V2,… [-vary …] [-out DIR]")
 	prof := profileFlag(fs)
 	var vary varyFlags
-	fs.Var(&vary, "vary", "a profile field and the values to try, FIELD=V1,V2,… (repeatable; every combination is tried)")
+	fs.Var(&vary, "vary", "a profile field and the values to try, `FIELD=V1,V2,…` (repeatable; every combination is tried)")
 	cf := addCheckFlags(fs, 1, "1,2")
 	out := fs.String("out", "out/profile-fit", "directory for results.md and best.json")
 	maxRuns := fs.Int("max", 200, "refuse a grid of more combinations than this")
