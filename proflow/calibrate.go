@@ -26,14 +26,14 @@ func calibrateCommand() command {
 
 func runCalibrate(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("calibrate", "calibrate [-quiet DIR -single DIR -crowd DIR] [-episodes N] [-out DIR]")
-	quietDir := fs.String("quiet", "", "directory of recorded no-congestion traces (default: simulate them)")
-	singleDir := fs.String("single", "", "directory of recorded single-congester traces (default: simulate S11)")
-	crowdDir := fs.String("crowd", "", "directory of recorded crowd traces (default: simulate S1, S5, S8)")
+	quietDir := fs.String("quiet", "", "`DIR` of recorded no-congestion traces, *.jsonl or *.jsonl.gz (default: simulate them)")
+	singleDir := fs.String("single", "", "`DIR` of recorded single-congester traces, *.jsonl or *.jsonl.gz (default: simulate S11)")
+	crowdDir := fs.String("crowd", "", "`DIR` of recorded crowd traces, *.jsonl or *.jsonl.gz (default: simulate S1, S5, S8)")
 	episodes := fs.Int("episodes", 40, "simulated no-congestion episodes (10 per aggregation switch for 40)")
 	repeats := fs.Int("repeats", 3, "simulated repeats of each single-congester and crowd scenario")
 	seed := fs.Uint64("seed", 1, "base seed of simulated episodes")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
-	out := fs.String("out", "out/calibrate", "directory for calibration.md and false-alarms.png")
+	out := fs.String("out", "out/calibrate", "`DIR` for calibration.md and false-alarms.png (created if missing)")
 	prof := profileFlag(fs)
 	if err := parseFlags(fs, "calibrate", args); err != nil {
 		return err

@@ -121,3 +121,16 @@ func TestHelpPlaceholders(t *testing.T) {
 		t.Errorf("help evaluate: %v; want -scenario-file FILE.json in\n%s", err, out)
 	}
 }
+
+// calibrate's trace and output flags take directories, and -h says so.
+func TestCalibrateDirPlaceholders(t *testing.T) {
+	e, out, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"help", "calibrate"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"quiet", "single", "crowd", "out"} {
+		if !strings.Contains(out.String(), "  -"+f+" DIR\n") {
+			t.Errorf("help calibrate: -%s not shown as \"-%s DIR\":\n%s", f, f, out)
+		}
+	}
+}
