@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -132,5 +134,40 @@ func TestCalibrateDirPlaceholders(t *testing.T) {
 		if !strings.Contains(out.String(), "  -"+f+" DIR\n") {
 			t.Errorf("help calibrate: -%s not shown as \"-%s DIR\":\n%s", f, f, out)
 		}
+	}
+}
+
+// proflow version and proflow -version print the module version and what
+// the build recorded of its VCS revision.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"-version"}, {"--version"}} {
+		e, out, _ := newTestEnv()
+		if err := e.dispatch(context.Background(), args); err != nil || !strings.HasPrefix(out.String(), "proflow ") || !strings.Contains(out.String(), "\nrevision:  ") {
+			t.Errorf("%q: %v, stdout %q; want the version and revision", args, err, out)
+		}
+	}
+	e, _, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"version", "extra"}); !errors.Is(err, errUsage) {
+		t.Errorf("version extra: %v, want a usage error", err)
+	}
+
+	var b strings.Builder
+	writeVersion(&b, &debug.BuildInfo{
+		GoVersion: "go1.26.0",
+		Main:      debug.Module{Path: "github.com/proflow-sdn/proflow", Version: "v0.3.0"},
+		Settings: []debug.BuildSetting{
+			{Key: "-tags", Value: "torch"}, {Key: "vcs.revision", Value: "c851210abc"},
+			{Key: "vcs.time", Value: "2025-11-30T10:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+		},
+	})
+	want := "proflow v0.3.0\nmodule:    github.com/proflow-sdn/proflow\nrevision:  c851210abc (modified: uncommitted changes)\n" +
+		"committed: 2025-11-30T10:00:00Z\ngo:        go1.26.0 " + runtime.GOOS + "/" + runtime.GOARCH + "\ntags:      torch\n"
+	if b.String() != want {
+		t.Errorf("writeVersion:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	writeVersion(&b, &debug.BuildInfo{Main: debug.Module{Path: "github.com/proflow-sdn/proflow", Version: "(devel)"}})
+	if !strings.Contains(b.String(), "revision:  unknown (not stamped") || !strings.Contains(b.String(), "committed: unknown") {
+		t.Errorf("writeVersion without VCS stamp: %q, want the revision and time said unknown", b.String())
 	}
 }

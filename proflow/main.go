@@ -7,6 +7,9 @@
 //
 //	proflow <command> [flags]
 //
+// "proflow version" (or -version) prints the module version and the VCS
+// revision the binary was built from.
+//
 // Run "proflow help" for the list of commands and "proflow help <command>"
 // (on stdout) or "proflow <command> -h" (on stderr) for a command's flags.
 //
@@ -96,6 +99,9 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 	}
 	if args[0] == "help" || isHelpFlag(args[0]) {
 		return e.help(ctx, args[1:])
+	}
+	if args[0] == "-version" || args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, err := e.lookup(args[0])
 	if err != nil {
