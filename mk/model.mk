@@ -25,6 +25,8 @@
 #   MODEL_SEED         collection and training seed (default 1)
 #   MODEL_SHARES       optional JSON file of strategy shares for collect
 #   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default models/train.json)
+#   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
+#                      behind (default models/gate-$(PROFILE).json when present)
 #   MODEL_BUILD        ignored folder for the corpus and logs (default build/model)
 
 _model_default_goal := $(.DEFAULT_GOAL)
@@ -43,6 +45,7 @@ MODEL_EPISODES     ?= 779
 MODEL_SEED         ?= 1
 MODEL_SHARES       ?=
 MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train.json
+MODEL_GATE         ?= $(MODEL_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
 
 MODEL_CORPUS := $(MODEL_BUILD)/corpus.dataset
@@ -66,6 +69,7 @@ model: model-bin
 	t1=$$(date +%s); \
 	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
+	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
 	  -out $(MODEL_DIR)/$(MODEL_NAME).safetensors -dynamics $(MODEL_DIR)/$(MODEL_NAME).dynamics.safetensors | tee $(MODEL_BUILD)/train.log; \
 	t2=$$(date +%s); \
 	echo "make model PROFILE=$(PROFILE): collect $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" | tee $(MODEL_BUILD)/time.log

@@ -125,7 +125,7 @@ func demoProfile(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenari
 	notes := []string{fmt.Sprintf("Simulator profile %s (%s).", cfg.Name, cfg.Digest())}
 	model := modelFor(cfg.Name)
 	if _, err := os.Stat(model); err == nil {
-		spec, err := eval.AgentPolicy("agent", model, policy.DefaultGateConfig(), cfg.Topology())
+		spec, err := eval.AgentPolicy("agent", model, policy.GateConfig{}, cfg.Topology())
 		if err != nil {
 			return nil, nil, fmt.Errorf("demo: profile %s: %w", cfg.Name, err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -48,7 +49,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	out := fs.String("out", "out/evaluate", "directory for report.md, CSV files and PNG figures")
 	traces := fs.Bool("traces", false, "also write every episode's trace under OUT/traces")
-	baseline := fs.String("baseline", "reactive", "policy the others are compared with (with a single policy and no -baseline, none)")
+	baseline := fs.String("baseline", defaultBaseline, "policy the others are compared with; without -baseline, when "+defaultBaseline+" is not among -policies: the first of static, reactive, crowd listed, else none")
 	title := fs.String("title", "proflow evaluation on the simulated fabric", "report title")
 	prof := profileFlag(fs)
 	if err := parseFlags(fs, "evaluate", args); err != nil {
@@ -60,9 +61,12 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	}
 	names := splitList(*policies)
 	if len(names) == 0 {
-		return badFlag("evaluate", "policies", fmt.Sprintf("%q", *policies), "a comma-separated list of static, reactive, crowd, agent")
+		return badFlag("evaluate", "policies", fmt.Sprintf("%q", *policies), "a comma-separated list of "+strings.Join(evalPolicies, ", "))
 	}
 	for i, name := range names {
+		if !slices.Contains(evalPolicies, name) {
+			return badFlag("evaluate", "policies", *policies, fmt.Sprintf("a comma-separated list of %s (%q is none of them)", strings.Join(evalPolicies, ", "), name))
+		}
 		if slices.Contains(names[:i], name) {
 			return badFlag("evaluate", "policies", *policies, fmt.Sprintf("each policy once (%s is listed twice)", name))
 		}
@@ -75,8 +79,10 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	if len(files) > 0 && !scenariosSet {
 		*scenarios = "" // -scenario-file alone runs only the named files
 	}
-	if !baselineSet && len(names) == 1 && !slices.Contains(names, *baseline) {
-		*baseline = "" // one policy and no -baseline: nothing to compare
+	if !baselineSet && !slices.Contains(names, *baseline) {
+		if *baseline = fallbackBaseline(names); len(names) > 1 {
+			fmt.Fprintf(e.stderr, "evaluate: no -baseline and %s is not among -policies: comparing with %s\n", defaultBaseline, cmp.Or(*baseline, "none"))
+		}
 	}
 	if *baseline != "" && !slices.Contains(names, *baseline) {
 		return badFlag("evaluate", "baseline", *baseline, fmt.Sprintf("one of the -policies %s, the policy the others are compared with (add it to -policies or pick another -baseline)", strings.Join(names, ",")))
@@ -94,7 +100,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	for _, name := range names {
 		var spec eval.PolicySpec
 		if name == "agent" {
-			spec, err = eval.AgentPolicy("agent", *model, policy.DefaultGateConfig(), cfg.Topology())
+			spec, err = eval.AgentPolicy("agent", *model, policy.GateConfig{}, cfg.Topology())
 			if err != nil {
 				return fmt.Errorf("evaluate: -model %s: %w (build one with make model, or leave agent out of -policies)", *model, err)
 			}
@@ -161,6 +167,28 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stderr, "evaluate: %d episodes in %v; report %s, figures %s, %s, %s, %s\n", total,
 		time.Since(start).Round(time.Millisecond), report, eval.FigThroughput, eval.FigMeans, eval.FigReroutes, eval.FigOverflow)
 	return traceErr
+}
+
+// evalPolicies are the policies evaluate accepts in -policies.
+var evalPolicies = []string{"static", "reactive", "crowd", eval.OracleName, "agent"}
+
+// defaultBaseline is the -baseline of evaluate.
+const defaultBaseline = "reactive"
+
+// fallbackBaseline returns the policy to compare the others with when no
+// -baseline was given and the default is not evaluated: the first deployable
+// reference policy (static, reactive or crowd; not the oracle) among names,
+// or none ("") when there is none or nothing else to compare with it.
+func fallbackBaseline(names []string) string {
+	if len(names) < 2 {
+		return ""
+	}
+	for _, n := range names {
+		if n == "static" || n == "reactive" || n == "crowd" {
+			return n
+		}
+	}
+	return ""
 }
 
 func splitList(s string) []string {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/training"
 	"github.com/proflow-sdn/proflow/training/torchq"
@@ -39,6 +41,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	beta := fs.Float64("beta", 0, "crowd-penalty coefficient β <= 0 of both rewards (overrides the config; 0 is the no-crowd ablation)")
 	ckpt := fs.String("checkpoints", "", "directory for per-epoch gotch checkpoints (overrides the config)")
 	commit := fs.String("commit", "", "source revision recorded in the model (default: git rev-parse HEAD, when available)")
+	gatePath := fs.String("gate", "", "GateConfig JSON file recorded in the model as the stability gate it is meant to run behind (default: policy.DefaultGateConfig)")
 	if err := parseFlags(fs, "train", args); err != nil {
 		return err
 	}
@@ -47,6 +50,17 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("train: -data is required: %w", errUsage)
 	}
 
+	gate := policy.DefaultGateConfig()
+	if *gatePath != "" {
+		var err error
+		if gate, err = eval.LoadGateConfig(*gatePath); err != nil {
+			return fmt.Errorf("train: -gate: %w", err)
+		}
+	}
+	gateJSON, err := json.Marshal(gate)
+	if err != nil {
+		return fmt.Errorf("train: -gate: %w", err)
+	}
 	cfg := training.DefaultTrainConfig()
 	if *cfgPath != "" {
 		var err error
@@ -113,7 +127,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	meta.Seed = strconv.FormatUint(cfg.Seed, 10)
 	meta.Commit = *commit
 	meta.Created = time.Now().UTC().Format(time.RFC3339)
-	meta.Extra = map[string]string{"train_config": string(cfgJSON)}
+	meta.Extra = map[string]string{"train_config": string(cfgJSON), eval.ModelGateKey: string(gateJSON)}
 	if ds.Profile != "" || ds.ProfileDigest != "" {
 		meta.Extra[eval.ModelProfileKey], meta.Extra[eval.ModelProfileDigestKey] = ds.Profile, ds.ProfileDigest
 	}

@@ -2,9 +2,12 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,18 +83,71 @@ func ProfileMismatch(policyName string, meta qnet.Metadata, cfg sim.Config) stri
 	return ""
 }
 
+// ModelGateKey is the metadata key (qnet.Metadata.Extra) under which a
+// model records the stability gate it was trained to run behind, as a
+// GateConfig in JSON.
+const ModelGateKey = "gate_config"
+
+// ModelGate returns the gate a model records, or policy.DefaultGateConfig
+// for a model that records none.
+func ModelGate(meta qnet.Metadata) (policy.GateConfig, error) {
+	s, ok := meta.Extra[ModelGateKey]
+	if !ok {
+		return policy.DefaultGateConfig(), nil
+	}
+	g, err := readGateConfig(strings.NewReader(s))
+	if err != nil {
+		return policy.GateConfig{}, fmt.Errorf("eval: model metadata %s: %w", ModelGateKey, err)
+	}
+	return g, nil
+}
+
+// LoadGateConfig reads a GateConfig JSON file: unknown fields refused,
+// fields left out keep DefaultGateConfig's values, the result validated.
+func LoadGateConfig(path string) (policy.GateConfig, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return policy.GateConfig{}, fmt.Errorf("eval: gate config: %w", err)
+	}
+	defer f.Close()
+	g, err := readGateConfig(io.LimitReader(f, 1<<16))
+	if err != nil {
+		return policy.GateConfig{}, fmt.Errorf("eval: gate config %s: %w", path, err)
+	}
+	return g, nil
+}
+
+func readGateConfig(r io.Reader) (policy.GateConfig, error) {
+	g := policy.DefaultGateConfig()
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		return policy.GateConfig{}, fmt.Errorf("decode: %w", err)
+	}
+	if err := g.Validate(); err != nil {
+		return policy.GateConfig{}, err
+	}
+	return g, nil
+}
+
 // AgentPolicy returns the learned agent loaded once from a model file,
-// behind the stability gate gate. Every episode gets its own clone of the
+// behind the stability gate gate; a zero GateConfig selects the gate the
+// model records (ModelGate). Every episode gets its own clone of the
 // agent (sharing the weights). The model must have been trained for the
 // topology's encoder configuration.
 func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.Topology) (PolicySpec, error) {
-	if err := gate.Validate(); err != nil {
-		return PolicySpec{}, err
-	}
 	encCfg := telemetry.DefaultEncoderConfig(topo)
 	agent, err := policy.LoadAgent(modelPath, encCfg)
 	if err != nil {
 		return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
+	}
+	if gate == (policy.GateConfig{}) {
+		if gate, err = ModelGate(agent.Metadata()); err != nil {
+			return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
+		}
+	}
+	if err := gate.Validate(); err != nil {
+		return PolicySpec{}, err
 	}
 	meta := agent.Metadata()
 	return PolicySpec{Name: name, Model: &meta, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {

@@ -423,20 +423,32 @@ func BuiltinScenarios() []string {
 
 // compareScenarioNames orders S before C and numbers numerically.
 func compareScenarioNames(a, b string) int {
-	rank := func(s string) (int, int) {
-		n, _ := strconv.Atoi(s[1:])
-		if s[0] == 'S' {
-			return 0, n
+	// The paper's scenarios first (S, then C), then the others by prefix;
+	// within a prefix by number.
+	rank := func(s string) (int, string, int) {
+		i := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+		if i < 0 {
+			i = len(s)
 		}
-		return 1, n
+		n, _ := strconv.Atoi(s[i:])
+		switch s[:i] {
+		case "S":
+			return 0, "", n
+		case "C":
+			return 1, "", n
+		}
+		return 2, s[:i], n
 	}
-	ra, na := rank(a)
-	rb, nb := rank(b)
-	if ra != rb {
-		return ra - rb
+	ga, pa, na := rank(a)
+	gb, pb, nb := rank(b)
+	if c := cmp.Compare(ga, gb); c != 0 {
+		return c
 	}
-	if na != nb {
-		return na - nb
+	if c := strings.Compare(pa, pb); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(na, nb); c != 0 {
+		return c
 	}
 	return strings.Compare(a, b)
 }
