@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -169,5 +170,45 @@ func TestVersion(t *testing.T) {
 	writeVersion(&b, &debug.BuildInfo{Main: debug.Module{Path: "github.com/proflow-sdn/proflow", Version: "(devel)"}})
 	if !strings.Contains(b.String(), "revision:  unknown (not stamped") || !strings.Contains(b.String(), "committed: unknown") {
 		t.Errorf("writeVersion without VCS stamp: %q, want the revision and time said unknown", b.String())
+	}
+}
+
+// Without -baseline, evaluate compares with reactive when it is evaluated,
+// else with the first of static, reactive, crowd listed (never the oracle),
+// else with nothing; an explicit -baseline outside -policies stays an
+// error (TestBadFlagValues).
+func TestEvaluateFallbackBaseline(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"agent", "static"}, "static"},
+		{[]string{"oracle", "crowd", "static"}, "crowd"},
+		{[]string{"agent", "oracle"}, ""},
+		{[]string{"crowd"}, ""},
+	} {
+		if got := fallbackBaseline(c.names); got != c.want {
+			t.Errorf("fallbackBaseline(%q) = %q, want %q", c.names, got, c.want)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "eval")
+	e, stdout, errb := newTestEnv()
+	args := []string{"evaluate", "-policies", "oracle,crowd", "-scenarios", "S1", "-repeats", "1", "-parallel", "2", "-out", out}
+	if err := e.dispatch(context.Background(), args); err != nil {
+		t.Fatalf("%q: %v, want it compared with crowd", args, err)
+	}
+	if !strings.Contains(stdout.String(), "Comparison with crowd") || !strings.Contains(errb.String(), "comparing with crowd") {
+		t.Errorf("%q: report and note do not compare with crowd:\n%s\n%s", args, stdout, errb)
+	}
+}
+
+// The -policies errors list every policy evaluate accepts.
+func TestEvaluatePoliciesListed(t *testing.T) {
+	for _, list := range []string{"static,psychic", " , "} {
+		e, _, _ := newTestEnv()
+		err := e.dispatch(context.Background(), []string{"evaluate", "-policies", list, "-out", filepath.Join(t.TempDir(), "eval")})
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "static, reactive, crowd, oracle, agent") {
+			t.Errorf("-policies %q: %v, want a usage error listing static, reactive, crowd, oracle, agent", list, err)
+		}
 	}
 }
