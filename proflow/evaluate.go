@@ -100,7 +100,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	for _, name := range names {
 		var spec eval.PolicySpec
 		if name == "agent" {
-			spec, err = eval.AgentPolicy("agent", *model, policy.DefaultGateConfig(), cfg.Topology())
+			spec, err = eval.AgentPolicy("agent", *model, policy.GateConfig{}, cfg.Topology())
 			if err != nil {
 				return fmt.Errorf("evaluate: -model %s: %w (build one with make model, or leave agent out of -policies)", *model, err)
 			}
