@@ -41,6 +41,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("evaluate", "evaluate [-policies static,reactive,crowd,agent] [-scenarios S1-S10] [-out DIR]")
 	policies := fs.String("policies", "static,reactive,crowd,agent", "comma-separated policies: static, reactive, crowd, oracle (reads the scenario: the ceiling, not deployable), agent (needs -model)")
 	model := fs.String("model", defaultModel, "model file of the agent")
+	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
 	scenarios := fs.String("scenarios", "S1-S10", `built-in scenarios: "all", a list "S1,S5,C1" or a range "S1-S10" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
@@ -100,7 +101,13 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	for _, name := range names {
 		var spec eval.PolicySpec
 		if name == "agent" {
-			spec, err = eval.AgentPolicy("agent", *model, policy.GateConfig{}, cfg.Topology())
+			var gate policy.GateConfig
+			if *gatePath != "" {
+				if gate, err = eval.LoadGateConfig(*gatePath); err != nil {
+					return badFlag("evaluate", "gate", *gatePath, fmt.Sprintf("a GateConfig JSON file (%v)", err))
+				}
+			}
+			spec, err = eval.AgentPolicy("agent", *model, gate, cfg.Topology())
 			if err != nil {
 				return fmt.Errorf("evaluate: -model %s: %w (build one with make model, or leave agent out of -policies)", *model, err)
 			}
