@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -83,8 +84,15 @@ type Client struct {
 	cfg    ClientConfig
 	agents []string // distinct agent URLs
 
-	mu   sync.Mutex
-	prev map[string]Report // by agent URL
+	mu    sync.Mutex
+	reads map[string]agentReads // by agent URL
+}
+
+// agentReads holds the two newest distinct reads of one agent, those the
+// rates of its switches come from.
+type agentReads struct {
+	prev, cur Report // cur is the newest
+	two       bool   // prev is set
 }
 
 // NewClient checks cfg and returns a client.
@@ -95,7 +103,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if len(cfg.Switches) != cfg.Topology.NumSwitches() {
 		return nil, fmt.Errorf("tcstat: client: %d sources, want one per aggregation switch (%d)", len(cfg.Switches), cfg.Topology.NumSwitches())
 	}
-	c := &Client{cfg: cfg, prev: map[string]Report{}}
+	c := &Client{cfg: cfg, reads: map[string]agentReads{}}
 	for k, s := range cfg.Switches {
 		u, err := url.Parse(s.Agent)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -219,6 +227,13 @@ func DecodeReport(b []byte) (Report, error) {
 // obs must already be sized for the topology (a southbound's Collect does
 // that). The first call only records counters and returns an error wrapping
 // proflow.ErrStale.
+//
+// A report with the same time as the agent's previous one is that read
+// again: proflow's agent answers every request within its
+// AgentConfig.CacheFor from one read. It brings nothing new, so the rates of
+// the two newest distinct reads stand (ClientConfig.MaxAge still bounds how
+// old they may get); while there is only one read, it is stale. A report
+// older than the previous one is an error wrapping proflow.ErrStale.
 func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 	if len(obs.Switches) != c.cfg.Topology.NumSwitches() {
 		return fmt.Errorf("tcstat: observation has %d switches, want %d (collect the primary source first)", len(obs.Switches), c.cfg.Topology.NumSwitches())
@@ -240,7 +255,7 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 	now := c.cfg.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	prevs := make(map[string]Report, len(c.agents))
+	next := make(map[string]agentReads, len(c.agents))
 	var stale error
 	for i, a := range c.agents {
 		rep := reps[i]
@@ -250,24 +265,31 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 					a, age.Round(time.Millisecond), c.cfg.MaxAge, proflow.ErrStale)
 			}
 		}
-		prev, ok := c.prev[a]
+		r, ok := c.reads[a]
 		switch {
 		case !ok:
-			stale = fmt.Errorf("tcstat: agent %s: first report, rates need two: %w", a, proflow.ErrStale)
-		case !rep.Time.After(prev.Time):
-			return fmt.Errorf("tcstat: agent %s: report time %v does not advance past %v: %w",
-				a, rep.Time.Format(time.RFC3339Nano), prev.Time.Format(time.RFC3339Nano), proflow.ErrStale)
+			r.cur = rep
+		case rep.Time.After(r.cur.Time):
+			r.prev, r.cur, r.two = r.cur, rep, true
+		case rep.Time.Equal(r.cur.Time):
+			// The agent's cached read again: keep the two newest reads.
+		default:
+			return fmt.Errorf("tcstat: agent %s: report time %v goes back before the previous report's %v: %w",
+				a, rep.Time.Format(time.RFC3339Nano), r.cur.Time.Format(time.RFC3339Nano), proflow.ErrStale)
 		}
-		prevs[a] = prev
+		if !r.two && stale == nil {
+			stale = fmt.Errorf("tcstat: agent %s: one read so far (at %v), rates need two: %w",
+				a, r.cur.Time.Format(time.RFC3339Nano), proflow.ErrStale)
+		}
+		next[a] = r
 	}
-	for i, a := range c.agents {
-		c.prev[a] = reps[i]
-	}
+	maps.Copy(c.reads, next)
 	if stale != nil {
 		return stale
 	}
 	for k, s := range c.cfg.Switches {
-		prev, cur := prevs[s.Agent], c.prev[s.Agent]
+		r := c.reads[s.Agent]
+		prev, cur := r.prev, r.cur
 		dt := cur.Time.Sub(prev.Time).Seconds()
 		total := 0.0
 		for _, d := range s.Interfaces {

@@ -304,9 +304,101 @@ func TestClientRates(t *testing.T) {
 	if got := obs.Switches[1].OverflowRate; got != 10 {
 		t.Errorf("agg2 overflow across a 32-bit wrap: %v events/s, want 10", got)
 	}
-	// Time that does not advance: stale.
-	if err := cl.Overlay(ctx, obs); !errors.Is(err, proflow.ErrStale) {
-		t.Errorf("Overlay with the same report time: %v, want ErrStale", err)
+	// The same read again (the agent's cache answers within CacheFor): the
+	// rates of the last two reads stand.
+	obs.Switches[1].OverflowRate = -1
+	if err := cl.Overlay(ctx, obs); err != nil {
+		t.Errorf("Overlay answered by the agent's cached read: %v, want the last rates", err)
+	}
+	if got := obs.Switches[1].OverflowRate; got != 10 {
+		t.Errorf("agg2 overflow from the cached read: %v events/s, want 10 as before", got)
+	}
+}
+
+// TestClientPollsWithinAgentCache polls an agent with its default 100 ms
+// cache back to back, as a controller's retry or a conformance suite does:
+// a poll answered from the cache carries the previous report's time and
+// must not fail as stale once the client has two reads; the rates of those
+// two stand until the agent reads again.
+func TestClientPollsWithinAgentCache(t *testing.T) {
+	for _, f := range []tcstat.Format{tcstat.FormatJSON, tcstat.FormatPrometheus} {
+		t.Run(string(f), func(t *testing.T) {
+			c := &counters{q: map[string]tcstat.Qdisc{"a1": {Kind: "tbf"}, "a2": {Kind: "tbf"}}, t: time.Unix(100, 0)}
+			srv := newAgentServer(t, c, "a1", "a2") // default cache: 100 ms
+			cl, err := tcstat.NewClient(tcstat.ClientConfig{Topology: twoSwitches(), Format: f, Now: c.now, Switches: []tcstat.Source{
+				{Agent: srv.URL, Interfaces: []string{"a1"}}, {Agent: srv.URL, Interfaces: []string{"a2"}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs := &proflow.Observation{}
+			obs.Resize(twoSwitches())
+			ctx := context.Background()
+			for i := range 2 { // one read so far, however often asked
+				if err := cl.Overlay(ctx, obs); !errors.Is(err, proflow.ErrStale) {
+					t.Fatalf("Overlay %d before a second read: %v, want ErrStale", i+1, err)
+				}
+			}
+			c.set("a1", tcstat.Qdisc{Kind: "tbf", Overlimits: 100})
+			c.advance(500 * time.Millisecond)
+			if err := cl.Overlay(ctx, obs); err != nil {
+				t.Fatal(err)
+			}
+			if got := obs.Switches[0].OverflowRate; got != 200 {
+				t.Fatalf("agg1 overflow %v events/s, want 200", got)
+			}
+			reads := c.readCount()
+			c.set("a1", tcstat.Qdisc{Kind: "tbf", Overlimits: 400})
+			c.advance(50 * time.Millisecond) // within the agent's cache
+			for i := range 3 {
+				obs.Switches[0].OverflowRate = -1
+				if err := cl.Overlay(ctx, obs); err != nil {
+					t.Fatalf("Overlay %d within the agent's cache: %v, want the last rates", i+1, err)
+				}
+				if got := obs.Switches[0].OverflowRate; got != 200 {
+					t.Errorf("Overlay %d within the agent's cache: agg1 overflow %v events/s, want 200 as before", i+1, got)
+				}
+			}
+			if n := c.readCount() - reads; n != 0 {
+				t.Errorf("polls within the agent's cache made %d reads, want 0", n)
+			}
+			c.advance(450 * time.Millisecond) // the agent reads again
+			if err := cl.Overlay(ctx, obs); err != nil {
+				t.Fatal(err)
+			}
+			if got := obs.Switches[0].OverflowRate; got != 600 {
+				t.Errorf("agg1 overflow after the agent read again: %v events/s, want 600 ((400-100)/0.5 s)", got)
+			}
+		})
+	}
+}
+
+// TestClientReportTimeGoesBack refuses, as stale, a report older than the
+// previous one from the same agent (an agent restarted with its clock set
+// back, say).
+func TestClientReportTimeGoesBack(t *testing.T) {
+	var mu sync.Mutex
+	at := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, `{"time":%q,"interfaces":{"a1":{"kind":"tbf"},"a2":{"kind":"tbf"}}}`, at.Format(time.RFC3339Nano))
+		at = at.Add(-time.Millisecond)
+	}))
+	t.Cleanup(srv.Close)
+	cl, err := tcstat.NewClient(tcstat.ClientConfig{Topology: twoSwitches(), Switches: []tcstat.Source{
+		{Agent: srv.URL, Interfaces: []string{"a1"}}, {Agent: srv.URL, Interfaces: []string{"a2"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &proflow.Observation{}
+	obs.Resize(twoSwitches())
+	if err := cl.Overlay(context.Background(), obs); !errors.Is(err, proflow.ErrStale) {
+		t.Fatalf("first Overlay: %v, want ErrStale", err)
+	}
+	if err := cl.Overlay(context.Background(), obs); !errors.Is(err, proflow.ErrStale) || !strings.Contains(err.Error(), "goes back") {
+		t.Errorf("Overlay with a report older than the previous one: %v, want ErrStale saying the time goes back", err)
 	}
 }
 
