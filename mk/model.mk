@@ -24,7 +24,7 @@
 #   MODEL_EPISODES     corpus size (default 779, the paper's)
 #   MODEL_SEED         collection and training seed (default 1)
 #   MODEL_SHARES       optional JSON file of strategy shares for collect
-#   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default models/train.json)
+#   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default models/train-$(PROFILE).json when present)
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
 #                      behind (default models/gate-$(PROFILE).json when present)
 #   MODEL_BUILD        ignored folder for the corpus and logs (default build/model)
@@ -44,7 +44,7 @@ MODEL_NAME         ?= $(if $(filter testbed,$(PROFILE)),default,$(PROFILE))
 MODEL_EPISODES     ?= 779
 MODEL_SEED         ?= 1
 MODEL_SHARES       ?=
-MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train.json
+MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train-$(PROFILE).json
 MODEL_GATE         ?= $(MODEL_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
 

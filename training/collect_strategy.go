@@ -127,15 +127,15 @@ func (s Strategy) Description() string {
 // default (they sum to 1). The paper reports no per-strategy counts; these
 // weigh the strategies that carry the precursor signal and timing diversity
 // (B, the early reroutes A_SHORT and F_EARLY, and the D family) a little
-// above the rest. H_EARLY's 6% came from H_PARTIAL (3%), F_STAY (2%) and
-// A_LONG (1%), the strategies that teach staying or leaving late.
+// above the rest. H_EARLY, proflow's own, has share 0 by default: it did
+// not help (training/doc.go); -shares turns it on.
 func DefaultShares() map[string]float64 {
 	return map[string]float64{
-		string(StrategyA): 0.08, string(StrategyALong): 0.04, string(StrategyAShort): 0.08,
+		string(StrategyA): 0.08, string(StrategyALong): 0.05, string(StrategyAShort): 0.08,
 		string(StrategyB): 0.12, string(StrategyC): 0.08,
 		string(StrategyD): 0.08, string(StrategyDShort): 0.07, string(StrategyDLong): 0.06,
-		string(StrategyE): 0.07, string(StrategyFStay): 0.04, string(StrategyFLate): 0.05, string(StrategyFEarly): 0.08,
-		string(StrategyGClean): 0.06, string(StrategyHPartial): 0.03, string(StrategyHEarly): 0.06,
+		string(StrategyE): 0.07, string(StrategyFStay): 0.06, string(StrategyFLate): 0.05, string(StrategyFEarly): 0.08,
+		string(StrategyGClean): 0.06, string(StrategyHPartial): 0.06, string(StrategyHEarly): 0,
 	}
 }
 

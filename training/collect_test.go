@@ -198,7 +198,7 @@ func TestPlanCorpusOneCongesterHost(t *testing.T) {
 		}
 	}
 	for _, st := range Strategies() {
-		if seen[st] == 0 {
+		if seen[st] == 0 && DefaultShares()[string(st)] > 0 {
 			t.Errorf("no plan of strategy %s", st)
 		}
 	}

@@ -210,6 +210,36 @@
 // full-rate elephant on another switch from the start (the S12 destination
 // trap), bursts (S9) and rolling congesters (S6).
 //
+// H_EARLY is proflow's own strategy, not the paper's, and off by default
+// (share 0; CollectConfig.Shares or proflow collect -shares turn it on):
+// H_PARTIAL's 1–3 congesters on the flow's switch, with a reroute 3–10 s
+// after they arrive. What motivated it, measured on the testbed profile:
+// there one full-rate congester host collapses the flow about as fast as
+// five (its reserve drains at the rate of the congesters' sink link), but
+// the paper's strategies show early reroutes only from full pile-ups
+// (A_SHORT, F_EARLY) and partial crowds only without a reroute (H_PARTIAL)
+// or with a late one (D). The default model (make model, 779 episodes,
+// seed 1) leaves one or two congesters only after the collapse: S11 at 19
+// s, S8 18.8 s, S7 33.8 s, S12 21 s after congestion start, 4–7.5 s after
+// the flow degraded, while it leaves full crowds at 8–9 s, before. Why it
+// is off: with a 6% share (taken from H_PARTIAL, F_STAY and A_LONG) the
+// model also waited for the collapse in S1, S2 and S10 (19–20.5 s) and
+// still in S11 (23.5 s): mean over S1–S10 20.6 MB/s against 21.5 without
+// it. A longer horizon did not help either: γ = 0.98 (a 25 s horizon, past
+// a move's 10 s dip) with or without H_EARLY gave the same late moves in S1
+// (18.7–19 s) and lost S6 to reactive (16.1–17.3 against 18.1 MB/s), where
+// γ = 0.95 is at 18.6.
+//
+// A model records the stability gate it is meant to run behind (proflow
+// train -gate; policy/eval.ModelGate), because the right gate depends on
+// the world it was trained for. The testbed model's is models/
+// gate-testbed.json: 16 votes (8 s), δ 0.2, cooldown 15 s. There a move
+// costs a healthy flow 9–10 s of throughput while the precursor lasts at
+// least 11 s, so a move made 8 s into a crowd is still early and one never
+// made for a crowd that leaves within 8 s (N2) costs nothing; with 10
+// votes the same model moved in N2 and lost 3% of static's throughput
+// there (22.80 against 23.59 MB/s), with 16 it stays (23.59).
+//
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
 // come from a real fabric (DatasetFromTraces; proflow collect -from-traces).
