@@ -78,6 +78,7 @@ model: model-bin
 model-ablation: model-bin
 	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -beta 0 -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
+	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
 	  -out $(MODEL_BUILD)/ablation-beta0.safetensors | tee $(MODEL_BUILD)/ablation.log
 
 ## model-probe: the signal analysis (Fig. 8) of the default model.
