@@ -63,43 +63,61 @@ func referenceFactories(tb testing.TB) map[string]sim.PolicyFactory {
 }
 
 // BenchmarkEpisodeS1 runs one S1 episode (140 s of virtual time) under a
-// controller with the default encoder and the static policy, and reports
-// simulated seconds per wall-clock second.
+// controller with the default encoder and the static policy, on each
+// built-in profile, and reports simulated seconds per wall-clock second.
 func BenchmarkEpisodeS1(b *testing.B) {
 	sc := mustScenario(b, "S1")
 	factory := referenceFactories(b)["static"]
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := sim.RunEpisode(context.Background(), sim.EpisodeSpec{Scenario: sc, Seed: uint64(i), NewPolicy: factory}); err != nil {
+	for _, name := range sim.Profiles() {
+		cfg, err := sim.ProfileConfig(name)
+		if err != nil {
 			b.Fatal(err)
 		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := sim.RunEpisode(context.Background(), sim.EpisodeSpec{Scenario: sc, Seed: uint64(i), Config: cfg, NewPolicy: factory}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(sc.Length().Seconds()*float64(b.N)/b.Elapsed().Seconds(), "sim-s/s")
+		})
 	}
-	b.ReportMetric(sc.Length().Seconds()*float64(b.N)/b.Elapsed().Seconds(), "sim-s/s")
 }
 
-// BenchmarkSweep runs the evaluation sweep: the 14 built-in scenarios × 4
-// policies × 3 repeats (168 episodes, 6.5 h of virtual time) at parallelism
-// 2, and reports its wall-clock time.
+// BenchmarkSweep runs the evaluation sweep on each built-in profile: the 14
+// scenarios of the paper × 4 policies × 3 repeats (168 episodes, 6.5 h of
+// virtual time) at parallelism 2, and reports its wall-clock time.
 func BenchmarkSweep(b *testing.B) {
 	factories := referenceFactories(b)
-	var specs []sim.EpisodeSpec
-	var virtual time.Duration
-	for _, name := range sim.BuiltinScenarios() {
-		sc := mustScenario(b, name)
-		for _, p := range []string{"static", "reactive", "crowd", "agent"} {
-			for repeat := range 3 {
-				specs = append(specs, sim.EpisodeSpec{Scenario: sc, Seed: uint64(repeat + 1), Policy: p, NewPolicy: factories[p]})
-				virtual += sc.Length()
-			}
-		}
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := sim.RunMany(context.Background(), specs, 2, nil); err != nil {
+	for _, name := range sim.Profiles() {
+		cfg, err := sim.ProfileConfig(name)
+		if err != nil {
 			b.Fatal(err)
 		}
+		var specs []sim.EpisodeSpec
+		var virtual time.Duration
+		for _, sn := range sim.BuiltinScenarios() {
+			if sn[0] != 'S' && sn[0] != 'C' {
+				continue // the paper's 14
+			}
+			sc := mustScenario(b, sn)
+			for _, p := range []string{"static", "reactive", "crowd", "agent"} {
+				for repeat := range 3 {
+					specs = append(specs, sim.EpisodeSpec{Scenario: sc, Seed: uint64(repeat + 1), Config: cfg, Policy: p, NewPolicy: factories[p]})
+					virtual += sc.Length()
+				}
+			}
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := sim.RunMany(context.Background(), specs, 2, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sweep")
+			b.ReportMetric(virtual.Seconds()*float64(b.N)/b.Elapsed().Seconds(), "sim-s/s")
+			b.ReportMetric(float64(len(specs)), "episodes")
+		})
 	}
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sweep")
-	b.ReportMetric(virtual.Seconds()*float64(b.N)/b.Elapsed().Seconds(), "sim-s/s")
-	b.ReportMetric(float64(len(specs)), "episodes")
 }
