@@ -4,7 +4,7 @@
 # its own: `make -f mk/ovs.mk ovs-test`.
 #
 # The default `go test ./...` needs none of this: the OVS integration tests
-# in examples/ovsfabric/fabric skip (with the reason) when not root or when
+# in southbound/openflow/ovsfabric skip (with the reason) when not root or when
 # OVS, iproute2 or ethtool are missing. These targets install the tools and
 # run the tests for real (as root; no kernel module: userspace datapath).
 #
@@ -37,7 +37,7 @@ ovs-test: ovs-deps
 ## ovs-measure: print reroute latency, stats round trip and controller CPU
 ## against OVS.
 ovs-measure: ovs-deps
-	PROFLOW_MEASURE=1 $(GO) test -count=1 -v -run 'TestMeasure$$' ./examples/ovsfabric/fabric/
+	PROFLOW_MEASURE=1 $(GO) test -count=1 -v -run 'TestMeasure$$' ./southbound/openflow/ovsfabric/
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./southbound/openflow/
 
 ## ovs-down: remove every namespace, link, qdisc and OVS process the example

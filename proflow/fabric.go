@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
+	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 )
 
 func fabricCommand() command {
@@ -53,12 +53,12 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 	fcfg := flags.Config(e.stderr)
 	switch sub {
 	case "down":
-		if err := fabric.Down(ctx, fcfg); err != nil {
+		if err := ovsfabric.Down(ctx, fcfg); err != nil {
 			return fmt.Errorf("fabric down: %w", err)
 		}
 		return nil
 	case "up":
-		f, err := fabric.Up(ctx, fcfg)
+		f, err := ovsfabric.Up(ctx, fcfg)
 		if err != nil {
 			return fmt.Errorf("fabric up: %w", err)
 		}
@@ -78,9 +78,9 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 
 // fabricFlags returns the flag set of fabric's sub-command sub, holding only
 // the flags sub takes, and the settings it fills.
-func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *fabric.CommandFlags) {
+func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.CommandFlags) {
 	fs := e.newFlags("fabric "+sub, "fabric "+sub+" [flags]\n\n"+summary)
-	flags := new(fabric.CommandFlags)
+	flags := new(ovsfabric.CommandFlags)
 	flags.Register(fs, sub)
 	return fs, flags
 }

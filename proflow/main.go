@@ -36,7 +36,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
+	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 )
 
 // command is one subcommand of the tool.
@@ -54,7 +54,7 @@ type env struct {
 
 func main() {
 	// The OVS fabric starts traffic generators by re-executing this binary.
-	fabric.MaybeRunTraffic()
+	ovsfabric.MaybeRunTraffic()
 	ctx, stop := signalContext()
 	defer stop()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr}

@@ -21,16 +21,16 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
+	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 )
 
 func main() {
-	fabric.MaybeRunTraffic() // the traffic generator re-executes this binary
+	ovsfabric.MaybeRunTraffic() // the traffic generator re-executes this binary
 	if len(os.Args) < 2 || (os.Args[1] != "up" && os.Args[1] != "down" && os.Args[1] != "run") {
 		usage()
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	var flags fabric.CommandFlags
+	var flags ovsfabric.CommandFlags
 	flags.Register(fs, os.Args[1])
 	_ = fs.Parse(os.Args[2:])
 
@@ -41,10 +41,10 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "down":
-		err = fabric.Down(ctx, fcfg)
+		err = ovsfabric.Down(ctx, fcfg)
 	case "up":
-		var f *fabric.Fabric
-		if f, err = fabric.Up(ctx, fcfg); err == nil {
+		var f *ovsfabric.Fabric
+		if f, err = ovsfabric.Up(ctx, fcfg); err == nil {
 			fmt.Printf("fabric up (controller expected at %s); Ctrl-C tears it down\n", flags.Listen)
 			<-ctx.Done()
 			err = f.Down(context.Background())

@@ -11,7 +11,7 @@ import (
 )
 
 // The conformance suites of package southboundtest, against fake switches.
-// The OVS integration tests (examples/ovsfabric) run them against Open
+// The OVS integration tests (package ovsfabric) run them against Open
 // vSwitch.
 
 func TestEnforcerConformance(t *testing.T) {

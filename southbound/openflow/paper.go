@@ -6,7 +6,7 @@ import (
 )
 
 // PaperFabric returns the wiring of the paper's testbed as the
-// examples/ovsfabric package builds it: aggregation switches agg1..agg4
+// ovsfabric package builds it: aggregation switches agg1..agg4
 // (datapath ids 0x1..0x4) whose port i+1 leads to leaf i+1; leaves
 // leaf1..leaf4 (datapath ids 0x11..0x14) whose port k+1 leads to agg k+1 and
 // whose ports 11 and 12 hold two hosts; hosts h1..h8 at 10.0.0.1..10.0.0.8,

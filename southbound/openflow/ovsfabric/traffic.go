@@ -1,4 +1,4 @@
-package fabric
+package ovsfabric
 
 import (
 	"bufio"
@@ -161,7 +161,7 @@ type Sink struct {
 func (f *Fabric) StartSink(ctx context.Context, host string, port int) (*Sink, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("fabric: sink: %w", err)
+		return nil, fmt.Errorf("ovsfabric: sink: %w", err)
 	}
 	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port))
 	cmd.Env = append(os.Environ(), TrafficEnv+"=sink")
@@ -170,7 +170,7 @@ func (f *Fabric) StartSink(ctx context.Context, host string, port int) (*Sink, e
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("fabric: sink on %s: %w", host, err)
+		return nil, fmt.Errorf("ovsfabric: sink on %s: %w", host, err)
 	}
 	s := &Sink{cmd: cmd, reports: make(chan SinkReport, 1024), done: make(chan struct{})}
 	go func() {
@@ -220,13 +220,13 @@ func (f *Fabric) StartSender(ctx context.Context, host, dst string, sc SenderCon
 	streams, bindPort := max(sc.Streams, 1), sc.BindPort
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("fabric: sender: %w", err)
+		return nil, fmt.Errorf("ovsfabric: sender: %w", err)
 	}
 	cmd := f.Command(ctx, host, exe, "-connect", dst, "-streams", fmt.Sprint(streams), "-bind-port", fmt.Sprint(bindPort),
 		"-rate", fmt.Sprint(sc.RateBytesPerSec))
 	cmd.Env = append(os.Environ(), TrafficEnv+"=send")
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("fabric: sender on %s: %w", host, err)
+		return nil, fmt.Errorf("ovsfabric: sender on %s: %w", host, err)
 	}
 	return &Sender{cmd: cmd}, nil
 }

@@ -1,20 +1,4 @@
-// Package fabric builds the paper's leaf/aggregation testbed on one Linux
-// machine with Open vSwitch's userspace datapath: one bridge per switch
-// (datapath_type=netdev, OpenFlow 1.3, fail-mode secure, pointed at a
-// controller), hosts in network namespaces, veth links with transmit checksum
-// offload off, and a tc tbf token bucket on every aggregation uplink. It
-// starts its own ovsdb-server and ovs-vswitchd in a run directory of its own
-// (no kernel module, no system service) and removes everything it created in
-// Down, also after a crash.
-//
-// Building and tearing down need root, iproute2, ethtool and the
-// openvswitch-switch package (make ovs-deps).
-//
-// Names: namespaces and host-side links "<prefix>h<n>", links between
-// aggregation switch k and leaf l "<prefix>a<k>l<l>" (aggregation side, where
-// the bucket sits) and "<prefix>l<l>a<k>" (leaf side), bridges
-// "<prefix>agg<k>" and "<prefix>leaf<l>"; the default prefix is "pf-".
-package fabric
+package ovsfabric
 
 import (
 	"bytes"
@@ -92,15 +76,15 @@ type Fabric struct {
 // missing), or nil.
 func Check() error {
 	if os.Geteuid() != 0 {
-		return errors.New("fabric: needs root (network namespaces, veth, tc)")
+		return errors.New("ovsfabric: needs root (network namespaces, veth, tc)")
 	}
 	for _, tool := range []string{"ip", "tc", "ethtool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovsdb-tool"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("fabric: %s not found (make ovs-deps installs openvswitch-switch, iproute2, ethtool)", tool)
+			return fmt.Errorf("ovsfabric: %s not found (make ovs-deps installs openvswitch-switch, iproute2, ethtool)", tool)
 		}
 	}
 	if _, err := os.Stat(schemaPath); err != nil {
-		return fmt.Errorf("fabric: OVS schema %s: %w", schemaPath, err)
+		return fmt.Errorf("ovsfabric: OVS schema %s: %w", schemaPath, err)
 	}
 	return nil
 }
@@ -145,13 +129,13 @@ func (f *Fabric) Config() Config { return f.cfg }
 func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 	cfg = cfg.withDefaults()
 	if len(cfg.Prefix) > 4 {
-		return nil, fmt.Errorf("fabric: prefix %q, want at most 4 characters", cfg.Prefix)
+		return nil, fmt.Errorf("ovsfabric: prefix %q, want at most 4 characters", cfg.Prefix)
 	}
 	if err := cfg.Wiring.Validate(); err != nil {
-		return nil, fmt.Errorf("fabric: wiring: %w", err)
+		return nil, fmt.Errorf("ovsfabric: wiring: %w", err)
 	}
 	if set := countSet(cfg.SSLPrivateKey, cfg.SSLCertificate, cfg.SSLCACert); set != 0 && set != 3 {
-		return nil, fmt.Errorf("fabric: SSL private key %q, certificate %q, CA certificate %q: want all three or none",
+		return nil, fmt.Errorf("ovsfabric: SSL private key %q, certificate %q, CA certificate %q: want all three or none",
 			cfg.SSLPrivateKey, cfg.SSLCertificate, cfg.SSLCACert)
 	}
 	if err := Check(); err != nil {
@@ -160,7 +144,7 @@ func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 	f := &Fabric{cfg: cfg}
 	// Leftovers of a crashed run would collide with the names.
 	if err := Down(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("fabric: clean leftovers: %w", err)
+		return nil, fmt.Errorf("ovsfabric: clean leftovers: %w", err)
 	}
 	if err := f.up(ctx); err != nil {
 		_ = Down(context.WithoutCancel(ctx), cfg)
@@ -182,7 +166,7 @@ func countSet(s ...string) int {
 func (f *Fabric) up(ctx context.Context) error {
 	c := f.cfg
 	if err := os.MkdirAll(c.RunDir, 0o755); err != nil {
-		return fmt.Errorf("fabric: %w", err)
+		return fmt.Errorf("ovsfabric: %w", err)
 	}
 	db := filepath.Join(c.RunDir, "conf.db")
 	if err := f.run(ctx, "ovsdb-tool", "create", db, schemaPath); err != nil {
@@ -201,7 +185,7 @@ func (f *Fabric) up(ctx context.Context) error {
 	if err := f.startSwitchd(ctx); err != nil {
 		return err
 	}
-	c.Logger.Info("fabric: ovs started", "rundir", c.RunDir)
+	c.Logger.Info("ovsfabric: ovs started", "rundir", c.RunDir)
 
 	// Links between aggregation switches and leaves, with the buckets.
 	for k := range c.Wiring.Aggs {
@@ -282,7 +266,7 @@ func (f *Fabric) up(ctx context.Context) error {
 	if err := f.applyBuckets(ctx); err != nil {
 		return err
 	}
-	c.Logger.Info("fabric: up", "bridges", len(c.Wiring.Aggs)+len(c.Wiring.Leaves), "controller", c.Controller)
+	c.Logger.Info("ovsfabric: up", "bridges", len(c.Wiring.Aggs)+len(c.Wiring.Leaves), "controller", c.Controller)
 	return nil
 }
 
@@ -349,10 +333,10 @@ func (f *Fabric) Output(ctx context.Context, name string, args ...string) (strin
 	cmd.Env = f.env()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	f.cfg.Logger.Debug("fabric: run", "cmd", name+" "+strings.Join(args, " "))
+	f.cfg.Logger.Debug("ovsfabric: run", "cmd", name+" "+strings.Join(args, " "))
 	out, err := cmd.Output()
 	if err != nil {
-		return string(out), fmt.Errorf("fabric: %s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+		return string(out), fmt.Errorf("ovsfabric: %s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	return string(out), nil
 }

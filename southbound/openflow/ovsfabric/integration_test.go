@@ -1,4 +1,4 @@
-package fabric_test
+package ovsfabric_test
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/proflow-sdn/proflow"
-	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -45,11 +45,11 @@ var (
 // so five of them offer 1.5 times the 10 Mbit/s bucket. Full-rate streams (the
 // paper's) would make ovs-vswitchd's single userspace thread the bottleneck
 // of every path on two cores, starving the protected flow wherever it goes.
-var congesterTraffic = fabric.SenderConfig{Streams: 2, RateBytesPerSec: 1.5e6 / 8}
+var congesterTraffic = ovsfabric.SenderConfig{Streams: 2, RateBytesPerSec: 1.5e6 / 8}
 
 // bed is the OVS fabric with a controller (openflow.Server + tc agent).
 type bed struct {
-	f   *fabric.Fabric
+	f   *ovsfabric.Fabric
 	srv *openflow.Server
 	tel proflow.Telemetry
 	reg *prometheus.Registry
@@ -58,12 +58,12 @@ type bed struct {
 // requireFabric skips the test, saying which capability is missing, when
 // this machine cannot build the OVS fabric at all: the test does not run as
 // root, a tool is missing (ovs-vswitchd, ovsdb-server and the others that
-// fabric.Check looks for; make ovs-deps installs them), or the kernel or
+// ovsfabric.Check looks for; make ovs-deps installs them), or the kernel or
 // container gives no network namespaces. Where all are present, a fabric
 // that does not come up is a failure, not a skip.
 func requireFabric(t *testing.T) {
 	t.Helper()
-	if err := fabric.Check(); err != nil {
+	if err := ovsfabric.Check(); err != nil {
 		t.Skipf("skipping: a capability the OVS fabric needs is missing: %v", err)
 	}
 	probe := fmt.Sprintf("%snetns-probe-%d", testPrefix, os.Getpid())
@@ -86,7 +86,7 @@ func upBed(t *testing.T, ctx context.Context) *bed {
 	b.srv, addr = serveOpenFlow(t, ctx, cfg)
 
 	var err error
-	b.f, err = fabric.Up(ctx, fabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr, BucketRate: "10mbit"})
+	b.f, err = ovsfabric.Up(ctx, ovsfabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr, BucketRate: "10mbit"})
 	if err != nil {
 		t.Fatalf("fabric up with every capability present: %v", err)
 	}
@@ -101,7 +101,7 @@ func upBed(t *testing.T, ctx context.Context) *bed {
 	}
 	// tc overflow: an agent on the uplinks, a client merged after OpenFlow
 	// (as Experiment.Run does).
-	tel, stopAgent, err := fabric.OverflowTelemetry(ctx, b.f, b.srv, topo)
+	tel, stopAgent, err := ovsfabric.OverflowTelemetry(ctx, b.f, b.srv, topo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,10 +154,10 @@ func assertNothingLeft(t *testing.T) {
 // meter records a sink's per-second reports.
 type meter struct {
 	mu   sync.Mutex
-	reps []fabric.SinkReport
+	reps []ovsfabric.SinkReport
 }
 
-func (m *meter) run(s *fabric.Sink) {
+func (m *meter) run(s *ovsfabric.Sink) {
 	for r := range s.Reports() {
 		m.mu.Lock()
 		m.reps = append(m.reps, r)
@@ -287,7 +287,7 @@ func TestOVSFabric(t *testing.T) {
 		go s.m.run(sink)
 	}
 	time.Sleep(200 * time.Millisecond)
-	snd, err := b.f.StartSender(ctx, "h1", "10.0.0.8:5201", fabric.SenderConfig{BindPort: 40000})
+	snd, err := b.f.StartSender(ctx, "h1", "10.0.0.8:5201", ovsfabric.SenderConfig{BindPort: 40000})
 	if err != nil {
 		t.Fatal(err)
 	}

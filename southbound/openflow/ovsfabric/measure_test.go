@@ -1,4 +1,4 @@
-package fabric_test
+package ovsfabric_test
 
 import (
 	"context"

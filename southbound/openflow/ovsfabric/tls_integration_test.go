@@ -1,4 +1,4 @@
-package fabric_test
+package ovsfabric_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/proflow-sdn/proflow/internal/testpki"
 
 	"github.com/proflow-sdn/proflow"
-	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 )
 
 // helloOver dials the server with conf and reports whether it sends an
@@ -68,7 +68,7 @@ func TestOVSFabricTLS(t *testing.T) {
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
 	srv, addr := serveOpenFlow(t, ctx, cfg)
 
-	f, err := fabric.Up(ctx, fabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "ssl:" + addr, BucketRate: "10mbit",
+	f, err := ovsfabric.Up(ctx, ovsfabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "ssl:" + addr, BucketRate: "10mbit",
 		SSLPrivateKey: swKey, SSLCertificate: swCertPath, SSLCACert: caPath})
 	if err != nil {
 		t.Fatalf("fabric up over TLS with every capability present: %v", err)

@@ -1,4 +1,4 @@
-package fabric
+package ovsfabric
 
 // OverflowTelemetry lets the integration tests build their telemetry the way
 // Experiment.Run does.

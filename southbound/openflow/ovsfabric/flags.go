@@ -1,4 +1,4 @@
-package fabric
+package ovsfabric
 
 import (
 	"flag"

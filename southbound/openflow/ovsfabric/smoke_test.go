@@ -1,4 +1,4 @@
-package fabric_test
+package ovsfabric_test
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
-	"github.com/proflow-sdn/proflow/examples/ovsfabric/fabric"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 )
 
 func TestMain(m *testing.M) {
-	fabric.MaybeRunTraffic()
+	ovsfabric.MaybeRunTraffic()
 	os.Exit(m.Run())
 }
 
@@ -27,7 +27,7 @@ func TestSmoke(t *testing.T) {
 	srv, addr := serveOpenFlow(t, ctx, cfg)
 
 	start := time.Now()
-	f, err := fabric.Up(ctx, fabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr})
+	f, err := ovsfabric.Up(ctx, ovsfabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestSmoke(t *testing.T) {
 	}
 	defer sink.Stop()
 	time.Sleep(300 * time.Millisecond)
-	snd, err := f.StartSender(ctx, "h1", "10.0.0.8:5201", fabric.SenderConfig{BindPort: 40000})
+	snd, err := f.StartSender(ctx, "h1", "10.0.0.8:5201", ovsfabric.SenderConfig{BindPort: 40000})
 	if err != nil {
 		t.Fatal(err)
 	}
