@@ -64,7 +64,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 		cfgs = append(cfgs, cfg)
 	}
-	scs, err := selectScenarios("all", nil, cfgs[0])
+	scs, err := selectScenarios("all", nil, cfgs[0], sim.DefaultLimits())
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

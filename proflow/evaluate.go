@@ -53,6 +53,10 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	baseline := fs.String("baseline", defaultBaseline, "policy the others are compared with; without -baseline, when "+defaultBaseline+" is not among -policies: the first of static, reactive, crowd listed, else none")
 	title := fs.String("title", "proflow evaluation on the simulated fabric", "report title")
 	prof := profileFlag(fs)
+	lim := sim.DefaultLimits()
+	fs.DurationVar(&lim.MaxWindow, "max-window", lim.MaxWindow, "longest window a -scenario-file may ask for (a research override of the scenario limits)")
+	fs.IntVar(&lim.MaxCongesters, "max-congesters", lim.MaxCongesters, "most congester entries a -scenario-file may list")
+	fs.IntVar(&lim.MaxTotalStreams, "max-streams", lim.MaxTotalStreams, "most TCP streams a -scenario-file may run in all")
 	if err := parseFlags(fs, "evaluate", args); err != nil {
 		return err
 	}
@@ -92,7 +96,10 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	scs, err := selectScenarios(*scenarios, files, cfg)
+	if err := lim.Validate(); err != nil {
+		return fmt.Errorf("evaluate: scenario limits: %w: %w", err, errUsage)
+	}
+	scs, err := selectScenarios(*scenarios, files, cfg, lim)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
@@ -131,8 +138,13 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	total := len(scs) * len(specs) * *repeats
-	bar := progress.New(e.stderr, "evaluate", total)
-	sw.Progress = func(done, _ int) { bar.Set(done) }
+	// The bar counts simulated seconds, so that a few long episodes still
+	// show progress.
+	bar := progress.New(e.stderr, "evaluate (simulated s)", 1)
+	sw.SimProgress = func(done, total time.Duration) {
+		bar.SetTotal(int(total.Seconds()))
+		bar.Set(int(done.Seconds()))
+	}
 	start := time.Now()
 	eps, err := sw.Run(ctx)
 	bar.Finish()
@@ -211,7 +223,7 @@ func splitList(s string) []string {
 // selectScenarios resolves "all", a comma list and "S1-S10" style ranges of
 // built-in scenarios, then adds the user's files. A name or range that is
 // not built in, or an empty selection, is a usage error.
-func selectScenarios(sel string, files []string, cfg sim.Config) ([]*sim.Scenario, error) {
+func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits) ([]*sim.Scenario, error) {
 	var names []string
 	builtins := sim.BuiltinScenarios()
 	for _, item := range splitList(sel) {
@@ -238,7 +250,7 @@ func selectScenarios(sel string, files []string, cfg sim.Config) ([]*sim.Scenari
 		out = append(out, sc)
 	}
 	for _, path := range files {
-		sc, err := sim.LoadScenario(path, cfg)
+		sc, err := sim.LoadScenarioWithLimits(path, cfg, lim)
 		if err != nil {
 			return nil, fmt.Errorf("-scenario-file %s: %w", path, err)
 		}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
@@ -178,10 +180,38 @@ type Sweep struct {
 	Parallelism int
 	// Progress, when set, is called after each episode.
 	Progress func(done, total int)
+	// SimProgress, when set, is called as simulated time advances inside
+	// the episodes (every sim.ProgressEvery of an episode's virtual time),
+	// with the virtual time done over the whole sweep and its total, so
+	// that a sweep of few long episodes still shows progress. It may be
+	// called from several goroutines at once, never concurrently with
+	// itself.
+	SimProgress func(done, total time.Duration)
 	// TraceDir, when set, receives every episode's trace as
 	// SCENARIO-POLICY-rREPEAT.jsonl.gz. Run refuses a sweep whose names
 	// would put a trace file anywhere else.
 	TraceDir string
+}
+
+// addSimProgress makes every episode report its virtual time to
+// SimProgress, summed over the sweep.
+func (s Sweep) addSimProgress(specs []sim.EpisodeSpec) {
+	var total time.Duration
+	for _, sp := range specs {
+		total += sp.Scenario.Length()
+	}
+	var mu sync.Mutex
+	var done time.Duration
+	for i := range specs {
+		var last time.Duration // this episode's time already counted
+		specs[i].Progress = func(d, _ time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			done += d - last
+			last = d
+			s.SimProgress(done, total)
+		}
+	}
 }
 
 // EpisodeSeed derives the seed of repeat r of a scenario from the base seed.
@@ -228,6 +258,9 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 				})
 			}
 		}
+	}
+	if s.SimProgress != nil {
+		s.addSimProgress(specs)
 	}
 	paths, err := tracePaths(s.TraceDir, specs)
 	if err != nil {
