@@ -209,19 +209,19 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.Switches < 2 {
-		add("switches %d, want at least 2", c.Switches)
+	if c.Switches < 2 || c.Switches > MaxSwitches {
+		add("switches %d, want 2..%d", c.Switches, MaxSwitches)
 	}
-	if c.Leaves < 2 {
-		add("leaves %d, want at least 2", c.Leaves)
+	if c.Leaves < 2 || c.Leaves > MaxLeaves {
+		add("leaves %d, want 2..%d", c.Leaves, MaxLeaves)
 	}
-	if c.HostsPerLeaf < 1 {
-		add("hosts_per_leaf %d, want at least 1", c.HostsPerLeaf)
+	if c.HostsPerLeaf < 1 || c.HostsPerLeaf > maxHosts {
+		add("hosts_per_leaf %d, want 1..%d", c.HostsPerLeaf, maxHosts)
 	}
-	seen := make([]bool, max(c.Leaves, 0))
+	seen := make([]bool, min(max(c.Leaves, 0), MaxLeaves))
 	for i, l := range c.CongestionLeaves {
 		switch {
-		case l < 0 || l >= c.Leaves:
+		case l < 0 || l >= len(seen):
 			add("congestion_leaves[%d] = %d, want a leaf index in 0..%d", i, l, c.Leaves-1)
 		case seen[l]:
 			add("congestion_leaves[%d] = %d repeats a leaf", i, l)
@@ -229,7 +229,7 @@ func (c Config) Validate() error {
 			seen[l] = true
 		}
 	}
-	hosts := c.Leaves * c.HostsPerLeaf
+	hosts := min(c.Leaves, MaxLeaves) * min(c.HostsPerLeaf, maxHosts)
 	src, errSrc := c.hostIndex(c.ProtectedSrc)
 	dst, errDst := c.hostIndex(c.ProtectedDst)
 	if errSrc != nil {
@@ -244,8 +244,8 @@ func (c Config) Validate() error {
 	if _, err := c.hostIndex(c.CongestionSink); err != nil {
 		add("congestion_sink: %v", err)
 	}
-	if hosts > 250 {
-		add("%d hosts, want at most 250 (addresses 10.0.0.1..250)", hosts)
+	if hosts > maxHosts {
+		add("%d hosts, want at most %d (addresses 10.0.0.1..%d)", hosts, maxHosts, maxHosts)
 	}
 	for _, f := range [...]struct {
 		name string
@@ -332,6 +332,16 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// MaxSwitches and MaxLeaves bound a fabric's aggregation switches and
+// leaves (checked before anything is allocated for them).
+const (
+	MaxSwitches = 64
+	MaxLeaves   = 250
+)
+
+// maxHosts is the most hosts a fabric can address (10.0.0.1–250).
+const maxHosts = 250
 
 // MaxStreams is the most parallel TCP streams one congester may run.
 const MaxStreams = 128

@@ -97,3 +97,14 @@ func TestLoadProfile(t *testing.T) {
 		t.Error("a missing file loads")
 	}
 }
+
+// TestReadProfileHugeFabric: a profile asking for an absurd fabric is
+// refused by Validate without allocating for it.
+func TestReadProfileHugeFabric(t *testing.T) {
+	for _, js := range []string{`{"switches": 2000000000}`, `{"leaves": 2000000000}`, `{"hosts_per_leaf": 2000000000}`} {
+		_, err := sim.ReadProfile(strings.NewReader(js))
+		if err == nil || !strings.Contains(err.Error(), "want") {
+			t.Errorf("%s: %v, want an error naming the bound", js, err)
+		}
+	}
+}
