@@ -69,8 +69,11 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	err := flags.Experiment(fcfg, e.stdout).Run(ctx)
+	x, err := flags.Experiment(fcfg, e.stdout)
 	if err != nil {
+		return fmt.Errorf("fabric run: %w: %w", err, errUsage)
+	}
+	if err := x.Run(ctx); err != nil {
 		return fmt.Errorf("fabric run: %w", err)
 	}
 	return nil

@@ -4,7 +4,7 @@
 // 1.3 to the controller in this process, tc token buckets on every
 // aggregation uplink, real TCP traffic.
 //
-//	sudo ovsfabric run -policy crowd -scenario s1   # build, run, print, tear down
+//	sudo ovsfabric run -policy crowd -scenario S1   # build, run, print, tear down
 //	sudo ovsfabric up                               # build and wait (Ctrl-C tears down)
 //	sudo ovsfabric down                             # remove leftovers of a crashed run
 //
@@ -50,7 +50,10 @@ func main() {
 			err = f.Down(context.Background())
 		}
 	case "run":
-		err = flags.Experiment(fcfg, os.Stdout).Run(ctx)
+		var x ovsfabric.Experiment
+		if x, err = flags.Experiment(fcfg, os.Stdout); err == nil {
+			err = x.Run(ctx)
+		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "ovsfabric:", err)

@@ -29,10 +29,22 @@
 //
 // # Experiments
 //
-// Experiment.Run is one closed-loop episode: it starts the OpenFlow
-// controller, builds the fabric, starts the protected flow h1→h8 and the
-// proflow controller with a policy, follows the traffic and tears everything
-// down.
+// Experiment.Run is one closed-loop episode: a scenario of the simulator
+// (package sim's JSON: a built-in one or a user's own) under one policy (a
+// reference policy or the learned agent, as package policy/eval builds
+// them). It starts the OpenFlow controller, builds the fabric, starts the
+// protected flow alone and the proflow controller, then starts, moves and
+// stops the congesters as the scenario says, and tears everything down.
+//
+// Scale maps the scenario onto the fabric: times divided by a factor, rates
+// scaled to the real bucket, and the tbf burst sized so that congesters on
+// the protected flow's switch drain the reserve for the simulator's
+// precursor (divided by the same factor) before the protected flow
+// degrades. Its documentation gives the arithmetic.
+//
+//	x := ovsfabric.Experiment{Fabric: ovsfabric.Config{BucketRate: "10mbit"}, Listen: "127.0.0.1:6653",
+//		Policy: reactive, Scenario: s1, Scale: ovsfabric.DefaultScale(), Out: os.Stdout}
+//	err := x.Run(ctx) // as root, after MaybeRunTraffic in main
 //
 // # Concurrency
 //

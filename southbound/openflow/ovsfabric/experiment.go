@@ -9,46 +9,60 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
-	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/tcstat"
 )
 
-var (
-	h1 = netip.MustParseAddr("10.0.0.1")
-	h7 = netip.MustParseAddr("10.0.0.7")
-	h8 = netip.MustParseAddr("10.0.0.8")
+// Ports of the traffic: the protected flow's (source and sink) and the
+// congesters' sinks.
+const (
+	protectedSrcPort = 40000
+	protectedDstPort = 5201
+	congestionPort   = 5202
 )
 
-// Experiment describes one closed-loop run on a real fabric.
+// Experiment describes one closed-loop episode on a real fabric: a scenario
+// of the simulator, scaled by Scale, under one policy.
 type Experiment struct {
 	// Fabric is the fabric to build (its Controller must point at Listen).
+	// Its BucketRate is the real bucket rate of Scale; Run sets its burst
+	// and queue limit from Scale.
 	Fabric Config
 	// Listen is the OpenFlow controller's listen address.
 	Listen string
-	// Policy is static, crowd or reactive.
-	Policy string
-	// Scenario is "s1" (five congesters onto the protected flow's switch)
-	// or "none".
-	Scenario string
-	// Warmup is how long the protected flow runs alone; Duration how long
-	// the run goes on after congestion starts.
-	Warmup, Duration time.Duration
-	// Out receives the per-second table and the summary.
+	// Policy builds the episode's encoder, policy and gate
+	// (eval.ReferencePolicy, eval.AgentPolicy). A policy that reads the
+	// scenario (the oracle) is refused: the real fabric's timeline is not
+	// the simulator's.
+	Policy eval.PolicySpec
+	// Scenario is the traffic, as the simulator reads it.
+	Scenario *sim.Scenario
+	// Scale maps the scenario onto the fabric; its BucketRateBytesPerSec
+	// is taken from Fabric.BucketRate.
+	Scale Scale
+	// Warmup and Window, when not zero, replace the scaled scenario's
+	// congestion start and evaluation window (Plan.Retime).
+	Warmup, Window time.Duration
+	// Out receives a line per second and the summary.
 	Out io.Writer
-	// Logger receives controller decisions at debug level.
+	// Logger receives controller decisions and fabric commands at debug
+	// level.
 	Logger *slog.Logger
 }
 
-// Run builds the fabric, starts the OpenFlow controller, a tc agent, the
-// protected flow and (for s1) the congesters, runs the chosen policy, prints
-// the protected flow's throughput every second and a summary, and tears the
-// fabric down. Each step below undoes itself when Run returns.
+// Run runs the episode: it starts the OpenFlow controller, builds the
+// fabric, starts the protected flow alone and the proflow controller,
+// starts, moves and stops the congesters as the scaled scenario says while
+// printing the protected flow's throughput every second, prints a summary
+// and tears everything down. Each step undoes itself when Run returns.
 func (x Experiment) Run(ctx context.Context) error {
 	r, err := x.prepare()
 	if err != nil {
@@ -75,26 +89,29 @@ type run struct {
 	x       Experiment
 	log     *slog.Logger
 	out     io.Writer
+	scale   Scale
+	plan    *Plan
+	wiring  openflow.Fabric
 	topo    proflow.Topology
 	flow    proflow.FlowID
-	pol     proflow.Policy
-	cleanup []func() // undone in reverse order
+	pairs   []proflow.FlowID // per congester: its host pair
+	cleanup []func()         // undone in reverse order
 
 	srv       *openflow.Server
 	f         *Fabric
 	tel       proflow.Telemetry
 	fpSink    *Sink
-	congSink  *Sink
+	congBytes atomic.Int64 // received by the congesters' sinks since the last line
+	senders   []*Sender    // per congester, while it sends
 	ctrl      *proflow.Controller
 	decisions chan proflow.Decision
 
-	// Timeline and what follow has seen.
-	start, congestAt, end time.Time
-	congested             bool
-	pre, post             []float64 // f_p Mbit/s per second
-	reroutes              int
-	firstReroute          time.Duration
-	lastCong              float64 // congesters' bytes in the last second
+	// The timeline and what follow has seen.
+	start        time.Time
+	next         int // Plan.Events[next] is due next
+	pre, post    []float64
+	reroutes     int
+	firstReroute time.Duration
 }
 
 func (r *run) later(f func()) { r.cleanup = append(r.cleanup, f) }
@@ -105,8 +122,8 @@ func (r *run) undo() {
 	}
 }
 
-// prepare checks the settings and fixes the topology, the protected flow
-// and the policy before anything is built.
+// prepare checks the settings and fixes the plan, the topology, the hosts
+// and the fabric's bucket before anything is built.
 func (x Experiment) prepare() (*run, error) {
 	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1}
 	if r.log == nil {
@@ -115,37 +132,79 @@ func (x Experiment) prepare() (*run, error) {
 	if r.out == nil {
 		r.out = io.Discard
 	}
-	rateBytes, err := ParseRate(x.Fabric.BucketRate)
+	if x.Policy.New == nil || x.Policy.ForScenario != nil {
+		return nil, fmt.Errorf("ovsfabric: policy %q: want a policy built per episode (reference or agent), not one that reads the scenario", x.Policy.Name)
+	}
+	x.Fabric = x.Fabric.withDefaults()
+	rate, err := ParseRate(x.Fabric.BucketRate)
+	if err != nil {
+		return nil, fmt.Errorf("ovsfabric: %w", err)
+	}
+	r.scale = x.Scale.withDefaults()
+	r.scale.BucketRateBytesPerSec = rate
+	plan, err := r.scale.Plan(x.Scenario)
 	if err != nil {
 		return nil, err
 	}
-	r.topo = proflow.PaperTopology()
-	r.topo.BucketRate = rateBytes
-	r.flow = proflow.FlowID{Src: h1, Dst: h8, Proto: proflow.ProtoTCP, SrcPort: 40000, DstPort: 5201}
-	switch x.Policy {
-	case "static":
-		r.pol = policy.Static{}
-	case "crowd":
-		r.pol, err = policy.NewCrowd(policy.DefaultCrowdConfig())
-	case "reactive":
-		r.pol, err = policy.NewReactive(policy.DefaultReactiveConfig())
-	default:
-		err = fmt.Errorf("policy %q, want static, crowd or reactive", x.Policy)
-	}
-	if err != nil {
+	r.plan = plan.Retime(x.Warmup, x.Window)
+	x.Fabric.BucketBurst = fmt.Sprintf("%.0f", r.scale.BucketBurstBytes())
+	x.Fabric.BucketLimit = fmt.Sprintf("%.0f", r.scale.BucketLimitBytes())
+	r.x = x
+	r.wiring = x.Fabric.Wiring
+	r.topo = r.scale.Sim.Topology()
+	r.topo.BucketRate = rate
+	if err := r.resolveHosts(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// resolveHosts finds the addresses of the protected flow's and the
+// congesters' hosts in the fabric's wiring.
+func (r *run) resolveHosts() error {
+	var errs []error
+	addr := func(name string) netip.Addr {
+		a, err := hostAddr(r.wiring, name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return a
+	}
+	c := r.scale.Sim
+	r.flow = proflow.FlowID{Src: addr(c.ProtectedSrc), Dst: addr(c.ProtectedDst), Proto: proflow.ProtoTCP,
+		SrcPort: protectedSrcPort, DstPort: protectedDstPort}
+	for _, g := range r.plan.Congesters {
+		r.pairs = append(r.pairs, proflow.FlowID{Src: addr(g.Host), Dst: addr(g.Dst), Proto: proflow.ProtoTCP})
+	}
+	r.senders = make([]*Sender, len(r.plan.Congesters))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("ovsfabric: scenario %s: %w", r.plan.Scenario, err)
+	}
+	return nil
+}
+
+// hostAddr returns the address of the host named name in the wiring.
+func hostAddr(w openflow.Fabric, name string) (netip.Addr, error) {
+	var names []string
+	for _, lf := range w.Leaves {
+		for _, h := range lf.Hosts {
+			if h.Name == name {
+				return h.Addr, nil
+			}
+			names = append(names, h.Name)
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("host %q is not in the fabric, want one of %s", name, strings.Join(names, " "))
 }
 
 // startOpenFlow starts the OpenFlow controller the bridges will connect to.
 func (r *run) startOpenFlow(ctx context.Context) error {
 	ln, err := net.Listen("tcp", r.x.Listen)
 	if err != nil {
-		return err
+		return fmt.Errorf("ovsfabric: %w", err)
 	}
 	ocfg := openflow.DefaultConfig()
-	ocfg.Fabric, ocfg.Topology, ocfg.Flow, ocfg.Logger = openflow.PaperFabric(), r.topo, r.flow, r.log
+	ocfg.Fabric, ocfg.Topology, ocfg.Flow, ocfg.Logger = r.wiring, r.topo, r.flow, r.log
 	if r.srv, err = openflow.NewServer(ocfg); err != nil {
 		ln.Close()
 		return err
@@ -179,53 +238,85 @@ func (r *run) buildFabric(ctx context.Context) error {
 	return nil
 }
 
-// startProtectedFlow places the protected flow h1→h8 on agg1, starts the
-// sinks on h8 (the protected flow) and h7 (the congesters) and the
-// protected flow's sender.
+// startProtectedFlow places the protected flow on its initial switch,
+// starts the sinks (the protected flow's, and one per congester
+// destination) and the protected flow's paced sender. The episode starts
+// now.
 func (r *run) startProtectedFlow(ctx context.Context) error {
-	if err := r.srv.Place(ctx, r.flow, 0); err != nil {
+	if err := r.srv.Place(ctx, r.flow, r.plan.ProtectedSwitch); err != nil {
 		return err
 	}
+	c := r.scale.Sim
 	var err error
-	if r.fpSink, err = r.f.StartSink(ctx, "h8", 5201); err != nil {
+	if r.fpSink, err = r.f.StartSink(ctx, c.ProtectedDst, protectedDstPort); err != nil {
 		return err
 	}
 	r.later(r.fpSink.Stop)
-	if r.congSink, err = r.f.StartSink(ctx, "h7", 5202); err != nil {
-		return err
+	seen := map[string]bool{}
+	for _, g := range r.plan.Congesters {
+		if seen[g.Dst] {
+			continue
+		}
+		seen[g.Dst] = true
+		s, err := r.f.StartSink(ctx, g.Dst, congestionPort)
+		if err != nil {
+			return err
+		}
+		r.later(s.Stop)
+		go func() {
+			for rep := range s.Reports() {
+				r.congBytes.Add(rep.Bytes)
+			}
+		}()
 	}
-	r.later(r.congSink.Stop)
-	time.Sleep(200 * time.Millisecond)
-	snd, err := r.f.StartSender(ctx, "h1", "10.0.0.8:5201", SenderConfig{BindPort: 40000})
+	time.Sleep(200 * time.Millisecond) // the sinks listen
+	snd, err := r.f.StartSender(ctx, c.ProtectedSrc, netip.AddrPortFrom(r.flow.Dst, protectedDstPort).String(),
+		SenderConfig{BindPort: protectedSrcPort, RateBytesPerSec: r.plan.ProtectedRate})
 	if err != nil {
 		return err
 	}
 	r.later(snd.Stop)
 	r.start = time.Now()
-	r.congestAt = r.start.Add(r.x.Warmup)
-	r.end = r.congestAt.Add(r.x.Duration)
 	return nil
 }
 
 // startController runs the proflow controller with the policy on the
-// fabric's telemetry and enforcer.
+// fabric's telemetry and enforcer. Its baseline phase (ramp-up, then
+// samples) must end before the congestion starts.
 func (r *run) startController(ctx context.Context) error {
-	enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(r.topo))
+	enc, pol, gate, err := r.x.Policy.New(r.topo)
+	if err != nil {
+		return fmt.Errorf("ovsfabric: build policy %s: %w", r.x.Policy.Name, err)
+	}
+	ccfg := proflow.DefaultConfig()
+	ccfg.Topology, ccfg.Flow, ccfg.InitialSwitch = r.topo, r.flow, r.plan.ProtectedSwitch
+	ccfg.BaselineWarmup, ccfg.BaselineSamples, err = baselinePhase(r.plan.CongestionStart, ccfg.Interval, ccfg.BaselineWarmup, ccfg.BaselineSamples)
 	if err != nil {
 		return err
 	}
-	ccfg := proflow.DefaultConfig()
-	ccfg.Topology, ccfg.Flow, ccfg.InitialSwitch = r.topo, r.flow, 0
 	if r.log.Enabled(ctx, slog.LevelDebug) {
 		ccfg.Logger = r.log // one record per decision
 	}
 	r.decisions = make(chan proflow.Decision, 256)
 	ccfg.Observer = proflow.SendTo(r.decisions)
-	if r.ctrl, err = proflow.NewController(ccfg, r.tel, enc, r.pol, policy.Immediate(), r.srv); err != nil {
+	if r.ctrl, err = proflow.NewController(ccfg, r.tel, enc, pol, gate, r.srv); err != nil {
 		return err
 	}
 	r.goUntilUndone(ctx, func(ctx context.Context) { _ = r.ctrl.Run(ctx) })
 	return nil
+}
+
+// baselinePhase fits the controller's baseline phase (warmup samples
+// discarded, then samples averaged) into the time before the congestion
+// starts, keeping one interval spare: fewer samples when it is short, an
+// error when not even two fit.
+func baselinePhase(congestionStart, interval time.Duration, warmup, samples int) (int, int, error) {
+	fit := int(congestionStart/interval) - warmup - 1
+	if fit < 2 {
+		return 0, 0, fmt.Errorf("ovsfabric: congestion starts %v into the episode: too early for the controller's baseline phase (%d samples of %v to discard, then at least 2), want at least %v",
+			congestionStart, warmup, interval, time.Duration(warmup+3)*interval)
+	}
+	return warmup, min(samples, fit), nil
 }
 
 // goUntilUndone runs f on its own goroutine with a context that undo
@@ -237,55 +328,110 @@ func (r *run) goUntilUndone(ctx context.Context, f func(context.Context)) {
 	r.later(func() { cancel(); <-done })
 }
 
-// follow prints a line per second of the protected flow's throughput,
-// starts the congestion on time and prints the summary at the end.
+// follow applies the plan's events when they are due, prints a line per
+// second of the protected flow's throughput and the summary at the end.
 func (r *run) follow(ctx context.Context) error {
-	fmt.Fprintf(r.out, "policy %s, scenario %s, bucket %s; warm-up %v, then %v\n", r.x.Policy, r.x.Scenario, r.x.Fabric.BucketRate, r.x.Warmup, r.x.Duration)
-	fmt.Fprintf(r.out, "%6s %10s %10s %8s %s\n", "t(s)", "f_p Mbit/s", "cong Mbit/s", "switch", "event")
+	p := r.plan
+	fmt.Fprintf(r.out, "scenario %s, policy %s, bucket %s (burst %s B, queue %s B); congestion at %v, end at %v\n",
+		p.Scenario, r.x.Policy.Name, r.x.Fabric.BucketRate, r.x.Fabric.BucketBurst, r.x.Fabric.BucketLimit, p.CongestionStart, p.End)
+	fmt.Fprintf(r.out, "%6s %10s %11s %8s %s\n", "t(s)", "f_p Mbit/s", "cong Mbit/s", "switch", "events")
+	due := time.NewTimer(r.untilNextEvent())
+	defer due.Stop()
+	var events []string
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case rep, ok := <-r.congSink.Reports():
-			if ok {
-				r.lastCong = float64(rep.Bytes)
-			}
-		case rep, ok := <-r.fpSink.Reports():
-			if !ok {
-				return errors.New("protected flow sink ended")
-			}
-			if err := r.second(ctx, rep); err != nil {
+		case <-due.C:
+			ev, err := r.applyDue(ctx)
+			if err != nil {
 				return err
 			}
-			if time.Now().After(r.end) {
+			events = append(events, ev...)
+			due.Reset(r.untilNextEvent())
+		case rep, ok := <-r.fpSink.Reports():
+			if !ok {
+				return errors.New("ovsfabric: the protected flow's sink ended")
+			}
+			r.second(rep, append(events, r.drainDecisions()...))
+			events = nil
+			if time.Since(r.start) >= p.End {
 				return r.summary()
 			}
 		}
 	}
 }
 
-// second handles one report of the protected flow's sink: the decisions
-// since the last one, the congestion when it is due, and the table's line.
-func (r *run) second(ctx context.Context, rep SinkReport) error {
-	events := r.drainDecisions()
-	if !r.congested && time.Now().After(r.congestAt) {
-		r.congested = true
-		if r.x.Scenario == "s1" {
-			if err := r.congest(ctx); err != nil {
-				return err
+// untilNextEvent returns how long until the next event of the plan is due
+// (a day when none is left).
+func (r *run) untilNextEvent() time.Duration {
+	if r.next >= len(r.plan.Events) {
+		return 24 * time.Hour
+	}
+	return max(0, r.plan.Events[r.next].At-time.Since(r.start))
+}
+
+// applyDue applies every event of the plan that is due and describes them.
+func (r *run) applyDue(ctx context.Context) ([]string, error) {
+	var out []string
+	for ; r.next < len(r.plan.Events) && r.plan.Events[r.next].At <= time.Since(r.start); r.next++ {
+		e := r.plan.Events[r.next]
+		if err := r.apply(ctx, e); err != nil {
+			return out, fmt.Errorf("ovsfabric: scenario %s: %v of %s at %v: %w", r.plan.Scenario, e.Kind, r.plan.Congesters[e.Congester].Host, e.At, err)
+		}
+		desc := fmt.Sprintf("%s %v", r.plan.Congesters[e.Congester].Host, e.Kind)
+		if e.Kind != Depart {
+			desc += " " + r.topo.Switches[e.Switch]
+		}
+		out = append(out, desc)
+	}
+	return out, nil
+}
+
+// apply carries out one event: pin a host pair and start its sender, move
+// it, or stop the sender.
+func (r *run) apply(ctx context.Context, e Event) error {
+	g := r.plan.Congesters[e.Congester]
+	switch e.Kind {
+	case Arrive, Move:
+		if err := r.srv.Place(ctx, r.pairs[e.Congester], e.Switch); err != nil {
+			return err
+		}
+		if e.Kind == Move || r.senders[e.Congester] != nil {
+			return nil
+		}
+		s, err := r.f.StartSender(ctx, g.Host, netip.AddrPortFrom(r.pairs[e.Congester].Dst, congestionPort).String(),
+			SenderConfig{Streams: g.Streams, RateBytesPerSec: g.RateBytesPerSec})
+		if err != nil {
+			return err
+		}
+		r.senders[e.Congester] = s
+		r.later(func() {
+			if r.senders[e.Congester] == s {
+				s.Stop()
 			}
-			events = append(events, "5 congesters start on agg1")
+		})
+	case Depart:
+		if s := r.senders[e.Congester]; s != nil {
+			s.Stop()
+			r.senders[e.Congester] = nil
 		}
 	}
+	return nil
+}
+
+// second prints the line of one report of the protected flow's sink.
+func (r *run) second(rep SinkReport, events []string) {
 	mb := float64(rep.Bytes) * 8 / 1e6
-	if r.congested {
+	t := time.Since(r.start)
+	switch {
+	case t >= r.plan.CongestionStart:
 		r.post = append(r.post, mb)
-	} else if time.Since(r.start) > 3*time.Second {
+	case t > 3*time.Second:
 		r.pre = append(r.pre, mb)
 	}
-	fmt.Fprintf(r.out, "%6.0f %10.2f %10.2f %8s %s\n", time.Since(r.start).Seconds(), mb, r.lastCong*8/1e6,
+	fmt.Fprintf(r.out, "%6.0f %10.2f %11.2f %8s %s\n", t.Seconds(), mb, float64(r.congBytes.Swap(0))*8/1e6,
 		r.topo.Switches[r.ctrl.Current()], strings.Join(events, "; "))
-	return nil
 }
 
 // drainDecisions counts the reroutes decided since the last call and
@@ -299,36 +445,18 @@ func (r *run) drainDecisions() []string {
 		}
 		r.reroutes++
 		events = append(events, "reroute "+r.topo.Switches[d.Current]+"→"+r.topo.Switches[d.Target])
-		if r.congested && r.firstReroute < 0 {
-			r.firstReroute = d.Time.Sub(r.congestAt)
+		if at := d.Time.Sub(r.start) - r.plan.CongestionStart; at >= 0 && r.firstReroute < 0 {
+			r.firstReroute = at
 		}
 	}
 	return events
 }
 
-// congest pins the host pairs h2…h6 → h7 onto agg1 and starts their
-// senders: two streams each, capped at 15 % of the bucket.
-func (r *run) congest(ctx context.Context) error {
-	for n := 2; n <= 6; n++ {
-		pair := proflow.FlowID{Src: netip.AddrFrom4([4]byte{10, 0, 0, byte(n)}), Dst: h7, Proto: proflow.ProtoTCP}
-		if err := r.srv.Place(ctx, pair, 0); err != nil {
-			return err
-		}
-		s, err := r.f.StartSender(ctx, fmt.Sprintf("h%d", n), "10.0.0.7:5202",
-			SenderConfig{Streams: 2, RateBytesPerSec: 0.15 * r.topo.BucketRate})
-		if err != nil {
-			return err
-		}
-		r.later(s.Stop)
-	}
-	return nil
-}
-
-// summary prints the run's summary table.
+// summary prints the episode's summary table.
 func (r *run) summary() error {
 	tw := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nsummary\t")
-	fmt.Fprintf(tw, "policy\t%s\n", r.x.Policy)
+	fmt.Fprintf(tw, "scenario, policy\t%s, %s\n", r.plan.Scenario, r.x.Policy.Name)
 	fmt.Fprintf(tw, "f_p before congestion (mean)\t%.2f Mbit/s\n", meanOf(r.pre))
 	fmt.Fprintf(tw, "f_p after congestion starts (mean)\t%.2f Mbit/s\n", meanOf(r.post))
 	fmt.Fprintf(tw, "f_p last 10 s (mean)\t%.2f Mbit/s\n", meanOf(r.post[max(0, len(r.post)-10):]))

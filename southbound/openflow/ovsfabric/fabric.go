@@ -44,6 +44,11 @@ type Config struct {
 	// paper uses 200 Mbit/s; one userspace bridge carries ~650 Mbit/s on two
 	// cores, so the default is scaled down tenfold.
 	BucketRate, BucketBurst, BucketLatency string
+	// BucketLimit, when set, is the tbf queue in bytes (tc's limit) and
+	// replaces BucketLatency: tc adds the burst to the queue a latency
+	// implies, which with a large burst (Scale) makes a queue as long as
+	// the reserve.
+	BucketLimit string
 	// Logger receives the commands run (Debug) and progress (Info).
 	Logger *slog.Logger
 }
@@ -277,8 +282,12 @@ func (f *Fabric) applyBuckets(ctx context.Context) error {
 	c := f.cfg
 	for k := range c.Wiring.Aggs {
 		for l := range c.Wiring.Leaves {
-			if err := f.run(ctx, "tc", "qdisc", "replace", "dev", f.UplinkDev(k, l), "root", "tbf", "rate", c.BucketRate,
-				"burst", c.BucketBurst, "latency", c.BucketLatency); err != nil {
+			queue := []string{"latency", c.BucketLatency}
+			if c.BucketLimit != "" {
+				queue = []string{"limit", c.BucketLimit}
+			}
+			args := append([]string{"qdisc", "replace", "dev", f.UplinkDev(k, l), "root", "tbf", "rate", c.BucketRate, "burst", c.BucketBurst}, queue...)
+			if err := f.run(ctx, "tc", args...); err != nil {
 				return err
 			}
 		}

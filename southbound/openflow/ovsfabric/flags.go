@@ -2,10 +2,22 @@ package ovsfabric
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/policy/eval"
+	"github.com/proflow-sdn/proflow/southbound/sim"
 )
+
+// DefaultModel is the agent's model file that -model names by default,
+// relative to the repository root.
+const DefaultModel = "models/default.safetensors"
 
 // CommandFlags are the command-line settings that the ovsfabric example and
 // `proflow fabric` share: where the fabric's links and OVS files go, where
@@ -13,20 +25,31 @@ import (
 // experiment.
 type CommandFlags struct {
 	Prefix, RunDir, Listen, Bucket string
-	Policy, Scenario               string
-	Warmup, Duration               time.Duration
-	Verbose                        bool
+	// Policy is static, reactive, crowd or agent; Model and Gate the
+	// agent's model file and, when set, a GateConfig JSON file replacing
+	// the gate the model records.
+	Policy, Model, Gate string
+	// Scenario is a built-in scenario of the simulator or "quiet";
+	// ScenarioFile, when set, a scenario file that replaces it.
+	Scenario, ScenarioFile string
+	// TimeFactor divides the scenario's times (Scale.TimeFactor).
+	TimeFactor float64
+	// Warmup and Duration, when not zero, replace the scaled congestion
+	// start and window.
+	Warmup, Duration time.Duration
+	Verbose          bool
 }
 
 // Register defines on fs the flags of the sub-command sub ("up", "down"
 // or "run"), with the defaults of both commands, and stores their values in
 // f when fs is parsed. down takes -prefix, -rundir and -v; up adds -listen
-// and -bucket; run adds the experiment's -policy, -scenario, -warmup and
-// -duration. Any other sub gets down's flags. Settings whose flag sub does
-// not take keep their defaults.
+// and -bucket; run adds the experiment's -policy, -scenario, -warmup,
+// -duration, -model, -gate, -scenario-file and -time-factor. Any other sub
+// gets down's flags. Settings whose flag sub does not take keep their
+// defaults.
 func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
 	*f = CommandFlags{Prefix: "pf-", RunDir: "/tmp/proflow-ovs", Listen: "127.0.0.1:6653", Bucket: "10mbit",
-		Policy: "crowd", Scenario: "s1", Warmup: 10 * time.Second, Duration: 40 * time.Second}
+		Policy: "crowd", Model: DefaultModel, Scenario: "S1", TimeFactor: DefaultTimeFactor}
 	fs.StringVar(&f.Prefix, "prefix", f.Prefix, "prefix of every namespace, link and bridge")
 	fs.StringVar(&f.RunDir, "rundir", f.RunDir, "OVS run directory `DIR` (database, sockets, pid files, logs)")
 	verbose := "log the commands that build or remove the fabric"
@@ -42,10 +65,19 @@ func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
 	if sub != "run" {
 		return
 	}
-	fs.StringVar(&f.Policy, "policy", f.Policy, "static, crowd or reactive")
-	fs.StringVar(&f.Scenario, "scenario", f.Scenario, "s1 (five congesters onto the protected flow's switch) or none")
-	fs.DurationVar(&f.Warmup, "warmup", f.Warmup, "protected flow alone before congestion")
-	fs.DurationVar(&f.Duration, "duration", f.Duration, "time after congestion starts")
+	fs.StringVar(&f.Policy, "policy", f.Policy, "static, reactive, crowd or agent")
+	fs.StringVar(&f.Scenario, "scenario", f.Scenario, "a built-in scenario of the simulator ("+strings.Join(sim.BuiltinScenarios(), " ")+") or quiet (the protected flow alone on agg1)")
+	f.RegisterScaling(fs)
+	fs.StringVar(&f.Model, "model", f.Model, "the agent's model `FILE`")
+	fs.StringVar(&f.Gate, "gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
+	fs.StringVar(&f.ScenarioFile, "scenario-file", "", "a scenario `FILE.json` in the simulator's schema (replaces -scenario)")
+}
+
+// RegisterScaling defines -warmup, -duration and -time-factor on fs.
+func (f *CommandFlags) RegisterScaling(fs *flag.FlagSet) {
+	fs.DurationVar(&f.Warmup, "warmup", 0, "protected flow alone before congestion (0: the scenario's congestion_start ÷ -time-factor)")
+	fs.DurationVar(&f.Duration, "duration", 0, "time after congestion starts (0: the scenario's window ÷ -time-factor)")
+	fs.Float64Var(&f.TimeFactor, "time-factor", DefaultTimeFactor, "divide every time of the scenario by `F` (1: the simulator's timeline)")
 }
 
 // Config returns the fabric configuration the flags describe, logging to w:
@@ -59,9 +91,95 @@ func (f *CommandFlags) Config(w io.Writer) Config {
 	return Config{Prefix: f.Prefix, RunDir: f.RunDir, Controller: "tcp:" + f.Listen, BucketRate: f.Bucket, Logger: log}
 }
 
+// Scale returns the scaling the flags describe, against the simulator's
+// datacenter profile.
+func (f *CommandFlags) Scale() (Scale, error) {
+	s := DefaultScale()
+	rate, err := ParseRate(f.Bucket)
+	if err != nil {
+		return Scale{}, fmt.Errorf("-bucket: %w", err)
+	}
+	s.BucketRateBytesPerSec, s.TimeFactor = rate, f.TimeFactor
+	if err := s.Validate(); err != nil {
+		return Scale{}, err
+	}
+	return s, nil
+}
+
 // Experiment returns the run sub-command's experiment on the fabric cfg
-// (from Config), writing its report to out.
-func (f *CommandFlags) Experiment(cfg Config, out io.Writer) Experiment {
-	return Experiment{Fabric: cfg, Listen: f.Listen, Policy: f.Policy, Scenario: f.Scenario,
-		Warmup: f.Warmup, Duration: f.Duration, Out: out, Logger: cfg.Logger}
+// (from Config), writing its report to out. It reads the scenario and, for
+// the agent, the model.
+func (f *CommandFlags) Experiment(cfg Config, out io.Writer) (Experiment, error) {
+	scale, err := f.Scale()
+	if err != nil {
+		return Experiment{}, err
+	}
+	sc, err := LoadScenario(f.Scenario, f.ScenarioFile, scale.Sim)
+	if err != nil {
+		return Experiment{}, err
+	}
+	topo := scale.Sim.Topology()
+	pol, err := PolicyNamed(f.Policy, f.Model, f.Gate, topo)
+	if err != nil {
+		return Experiment{}, err
+	}
+	return Experiment{Fabric: cfg, Listen: f.Listen, Policy: pol, Scenario: sc, Scale: scale,
+		Warmup: f.Warmup, Window: f.Duration, Out: out, Logger: cfg.Logger}, nil
+}
+
+// Policies are the policies a real episode runs: the reference policies and
+// the learned agent (the oracle reads the simulator's scenario, so it has no
+// place on a real fabric).
+var Policies = []string{"static", "reactive", "crowd", "agent"}
+
+// PolicyNamed returns the policy name for real episodes: a reference policy
+// (eval.ReferencePolicy) or, for "agent", the learned agent of the model
+// file behind the gate of gateFile, or the gate the model records when
+// gateFile is empty (eval.AgentPolicy).
+func PolicyNamed(name, model, gateFile string, topo proflow.Topology) (eval.PolicySpec, error) {
+	if !slices.Contains(Policies, name) {
+		return eval.PolicySpec{}, fmt.Errorf("policy %q, want one of %s", name, strings.Join(Policies, ", "))
+	}
+	if name != "agent" {
+		return eval.ReferencePolicy(name)
+	}
+	var gate policy.GateConfig
+	if gateFile != "" {
+		var err error
+		if gate, err = eval.LoadGateConfig(gateFile); err != nil {
+			return eval.PolicySpec{}, fmt.Errorf("-gate: %w", err)
+		}
+	}
+	spec, err := eval.AgentPolicy(name, model, gate, topo)
+	if err != nil {
+		return eval.PolicySpec{}, fmt.Errorf("-model %s: %w", model, err)
+	}
+	return spec, nil
+}
+
+// QuietScenario is the name LoadScenario gives the protected flow alone.
+const QuietScenario = "quiet"
+
+// LoadScenario returns the scenario file when file is set, else the
+// built-in scenario name (any case), or for "quiet" the protected flow alone
+// on agg1 for the default window (a no-congestion episode, as calibration
+// reads them).
+func LoadScenario(name, file string, cfg sim.Config) (*sim.Scenario, error) {
+	if file != "" {
+		sc, err := sim.LoadScenario(file, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("-scenario-file: %w", err)
+		}
+		return sc, nil
+	}
+	if strings.EqualFold(name, QuietScenario) {
+		sw := cfg.Topology().Switches[0]
+		return &sim.Scenario{Name: QuietScenario + "-" + sw, ProtectedSwitch: sw}, nil
+	}
+	for _, b := range sim.BuiltinScenarios() {
+		if strings.EqualFold(b, name) {
+			return sim.BuiltinScenario(b)
+		}
+	}
+	return nil, fmt.Errorf("-scenario %q, want one of %s or quiet (or a -scenario-file)", name, strings.Join(sim.BuiltinScenarios(), " "))
 }
