@@ -62,6 +62,7 @@ func main() {
 	flag.StringVar(&o.Policy, "policy", "crowd", "policy: crowd, reactive, static, or agent (the learned agent of -model)")
 	flag.StringVar(&o.Model, "model", defaultModel, "model file of the agent policy")
 	flag.BoolVar(&o.Verbose, "v", false, "log every decision of the controller over P4Runtime")
+	flag.StringVar(&o.Profile, "profile", sim.DefaultProfile, "simulated world: "+strings.Join(sim.Profiles(), ", ")+", or a profile JSON file")
 	flag.Parse()
 	if _, err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "p4fabric:", err)
@@ -75,6 +76,9 @@ type options struct {
 	Policy   string
 	Model    string
 	Verbose  bool
+	// Profile names the simulated world (sim.LoadProfile); empty means
+	// sim.DefaultConfig, the datacenter profile.
+	Profile string
 }
 
 // result is what run measured.
@@ -99,6 +103,12 @@ type result struct {
 
 func run(ctx context.Context, o options, out io.Writer) (*result, error) {
 	cfg := sim.DefaultConfig()
+	if o.Profile != "" {
+		var err error
+		if cfg, err = sim.LoadProfile(o.Profile); err != nil {
+			return nil, err
+		}
+	}
 	sc, err := sim.BuiltinScenario(o.Scenario)
 	if err != nil {
 		return nil, err
