@@ -4,15 +4,23 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
+	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
 func fabricCommand() command {
 	return command{
 		name:    "fabric",
-		summary: "build, run or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run)",
+		summary: "build, run, evaluate on or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run|evaluate)",
 		run:     runFabric,
 	}
 }
@@ -24,14 +32,22 @@ type fabricSub struct{ name, summary string }
 var fabricSubs = []fabricSub{
 	{"up", "build the fabric and wait; Ctrl-C tears it down"},
 	{"down", "remove what a fabric left behind: namespaces, links, bridges, OVS daemons, the run directory"},
-	{"run", "build the fabric, run the experiment, print its report and tear the fabric down"},
+	{"run", "build the fabric, run one scenario of the simulator (scaled to the fabric) under one policy, print its report and tear the fabric down"},
+	{"evaluate", "run policies × scenarios × repeats on the fabric, one episode at a time; write the simulated evaluation's report.md, CSV files, PNG figures and every trace"},
+}
+
+// fabricEvalFlags are the flags of fabric evaluate beyond the fabric's.
+type fabricEvalFlags struct {
+	policies, scenarios, out, baseline, title string
+	files                                     listFlag
+	repeats                                   int
 }
 
 func runFabric(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && isHelpFlag(args[0]) {
-		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run [flags] (as root)\n\n")
+		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run|evaluate [flags] (as root)\n\n")
 		for _, s := range fabricSubs {
-			fs, _ := fabricFlags(e, s.name, s.summary)
+			fs, _, _ := fabricFlags(e, s.name, s.summary)
 			fs.Usage()
 			fmt.Fprintln(e.stderr)
 		}
@@ -43,10 +59,10 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 		if len(args) > 0 {
 			got = fmt.Sprintf("%q", args[0])
 		}
-		return fmt.Errorf("fabric: sub-command %s, want up, down or run (proflow fabric -h for their flags): %w", got, errUsage)
+		return fmt.Errorf("fabric: sub-command %s, want up, down, run or evaluate (proflow fabric -h for their flags): %w", got, errUsage)
 	}
 	sub := args[0]
-	fs, flags := fabricFlags(e, sub, fabricSubs[i].summary)
+	fs, flags, ev := fabricFlags(e, sub, fabricSubs[i].summary)
 	if err := parseFlags(fs, "fabric "+sub, args[1:]); err != nil {
 		return err
 	}
@@ -68,22 +84,150 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("fabric up: tear down: %w", err)
 		}
 		return nil
+	case "evaluate":
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		return fabricEvaluate(ctx, e, args[1:], given, flags, ev, fcfg)
 	}
 	x, err := flags.Experiment(fcfg, e.stdout)
 	if err != nil {
 		return fmt.Errorf("fabric run: %w: %w", err, errUsage)
 	}
-	if err := x.Run(ctx); err != nil {
+	if _, err := x.Run(ctx); err != nil {
 		return fmt.Errorf("fabric run: %w", err)
+	}
+	if x.TraceFile != "" {
+		fmt.Fprintf(e.stderr, "fabric run: trace %s\n", x.TraceFile)
 	}
 	return nil
 }
 
 // fabricFlags returns the flag set of fabric's sub-command sub, holding only
-// the flags sub takes, and the settings it fills.
-func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.CommandFlags) {
+// the flags sub takes, and the settings it fills (evaluate's own in the
+// third result).
+func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.CommandFlags, *fabricEvalFlags) {
 	fs := e.newFlags("fabric "+sub, "fabric "+sub+" [flags]\n\n"+summary)
 	flags := new(ovsfabric.CommandFlags)
 	flags.Register(fs, sub)
-	return fs, flags
+	ev := new(fabricEvalFlags)
+	if sub == "evaluate" {
+		fs.StringVar(&ev.policies, "policies", "static,reactive,crowd,agent", "comma-separated policies: "+strings.Join(ovsfabric.Policies, ", ")+" (agent: -model)")
+		fs.StringVar(&ev.scenarios, "scenarios", "S1-S10", `built-in scenarios: "all", a list "S1,S5,C1" or a range "S1-S10" (with -scenario-file and no -scenarios: none)`)
+		fs.Var(&ev.files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
+		fs.IntVar(&ev.repeats, "repeats", 1, "repeats per scenario and policy")
+		fs.StringVar(&ev.out, "out", "out/fabric-evaluate", "directory for report.md, CSV files, PNG figures and traces/")
+		fs.StringVar(&ev.baseline, "baseline", defaultBaseline, "policy the others are compared with; without -baseline, when "+defaultBaseline+" is not among -policies: the first of static, reactive, crowd listed, else none")
+		fs.StringVar(&ev.title, "title", "proflow evaluation on the Open vSwitch fabric", "report title")
+	}
+	return fs, flags, ev
+}
+
+// fabricEvaluate runs fabric evaluate: a Sweep on the fabric, then the
+// report of the simulated evaluation (eval.Summarize and its writers).
+// given holds the names of the flags on the command line.
+func fabricEvaluate(ctx context.Context, e *env, args []string, given map[string]bool, flags *ovsfabric.CommandFlags, ev *fabricEvalFlags, fcfg ovsfabric.Config) error {
+	const cmdName = "fabric evaluate"
+	if err := checkAtLeastOne(cmdName, flagInt{"repeats", ev.repeats}); err != nil {
+		return err
+	}
+	names := splitList(ev.policies)
+	for i, n := range names {
+		if !slices.Contains(ovsfabric.Policies, n) || slices.Contains(names[:i], n) {
+			return badFlag(cmdName, "policies", ev.policies, fmt.Sprintf("a comma-separated list of %s, each once", strings.Join(ovsfabric.Policies, ", ")))
+		}
+	}
+	if len(names) == 0 {
+		return badFlag(cmdName, "policies", ev.policies, "at least one of "+strings.Join(ovsfabric.Policies, ", "))
+	}
+	if len(ev.files) > 0 && !given["scenarios"] {
+		ev.scenarios = "" // -scenario-file alone runs only the named files
+	}
+	if !given["baseline"] && !slices.Contains(names, ev.baseline) {
+		ev.baseline = fallbackBaseline(names)
+	}
+	if ev.baseline != "" && !slices.Contains(names, ev.baseline) {
+		return badFlag(cmdName, "baseline", ev.baseline, "one of the -policies "+strings.Join(names, ","))
+	}
+	scale, err := flags.Scale()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %w", cmdName, err, errUsage)
+	}
+	scs, err := selectScenarios(ev.scenarios, ev.files, scale.Sim, sim.DefaultLimits())
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmdName, err)
+	}
+	sw := ovsfabric.Sweep{Scenarios: scs, Repeats: ev.repeats, Seed: flags.Seed, TraceDir: filepath.Join(ev.out, "traces"),
+		Experiment: ovsfabric.Experiment{Fabric: fcfg, Listen: flags.Listen, Scale: scale, Warmup: flags.Warmup, Window: flags.Duration, Logger: fcfg.Logger}}
+	if flags.Verbose {
+		sw.Experiment.Out = e.stderr
+	}
+	for _, n := range names {
+		p, err := ovsfabric.PolicyNamed(n, flags.Model, flags.Gate, scale.Sim.Topology())
+		if err != nil {
+			return fmt.Errorf("%s: %w: %w", cmdName, err, errUsage)
+		}
+		sw.Policies = append(sw.Policies, p)
+	}
+	window, err := sw.Window()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %w", cmdName, err, errUsage)
+	}
+	if err := os.MkdirAll(sw.TraceDir, 0o755); err != nil {
+		return fmt.Errorf("%s: -out: %w", cmdName, err)
+	}
+	start := time.Now()
+	sw.Progress = func(p ovsfabric.SweepProgress) {
+		ep := p.Episode
+		fmt.Fprintf(e.stderr, "%s: [%d/%d] %s %s r%d: f_p %.2f Mbit/s in the window (baseline %.2f), %d reroutes, %v\n", cmdName, p.Done, p.Total,
+			ep.Scenario, ep.Policy, ep.Repeat, meanAfter(ep.T, ep.Throughput)*8/1e6, ep.Baseline*8/1e6, len(ep.Reroutes), p.Took.Round(time.Second))
+	}
+	eps, err := sw.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w (traces of the %d episodes done are in %s)", cmdName, err, len(eps), sw.TraceDir)
+	}
+	opt := eval.DefaultOptions()
+	opt.Baseline, opt.Seed, opt.Window = ev.baseline, flags.Seed, window.Seconds()
+	sum, err := eval.Summarize(eps, opt)
+	if err != nil {
+		return fmt.Errorf("%s: summarize: %w", cmdName, err)
+	}
+	sum.Notes = append(sum.Notes, fmt.Sprintf("Open vSwitch fabric: bucket %s, tbf burst %.0f B, queue %.0f B; scenarios of simulator profile %s (%s) with times ÷ %g (window %v) and rates × %g (ovsfabric.Scale).",
+		fcfg.BucketRate, scale.BucketBurstBytes(), scale.BucketLimitBytes(), scale.Sim.Name, scale.Sim.Digest(), scale.TimeFactor, window, scale.RateRatio()))
+	report := filepath.Join(ev.out, "report.md")
+	err = fileutil.WriteAtomic(report, func(w io.Writer) error {
+		if _, err := fmt.Fprintf(w, "<!-- generated by: proflow fabric evaluate %s -->\n", strings.Join(args, " ")); err != nil {
+			return err
+		}
+		return sum.WriteMarkdown(w, ev.title)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: write %s: %w", cmdName, report, err)
+	}
+	if err := sum.WriteCSV(ev.out); err != nil {
+		return fmt.Errorf("%s: write CSV files: %w", cmdName, err)
+	}
+	if err := sum.WritePlots(ev.out); err != nil {
+		return fmt.Errorf("%s: write figures: %w", cmdName, err)
+	}
+	if err := sum.WriteMarkdown(e.stdout, ev.title); err != nil {
+		return fmt.Errorf("%s: print report: %w", cmdName, err)
+	}
+	fmt.Fprintf(e.stderr, "%s: %d episodes in %v; report %s, traces %s\n", cmdName, len(eps), time.Since(start).Round(time.Second), report, sw.TraceDir)
+	return nil
+}
+
+// meanAfter returns the mean of ys over the samples at t >= 0 (the
+// evaluation window), or 0.
+func meanAfter(t, ys []float64) float64 {
+	sum, n := 0.0, 0
+	for i, v := range ys {
+		if t[i] >= 0 {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }

@@ -52,7 +52,7 @@ func main() {
 	case "run":
 		var x ovsfabric.Experiment
 		if x, err = flags.Experiment(fcfg, os.Stdout); err == nil {
-			err = x.Run(ctx)
+			_, err = x.Run(ctx)
 		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {

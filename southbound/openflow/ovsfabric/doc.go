@@ -46,6 +46,18 @@
 //		Policy: reactive, Scenario: s1, Scale: ovsfabric.DefaultScale(), Out: os.Stdout}
 //	err := x.Run(ctx) // as root, after MaybeRunTraffic in main
 //
+// # Traces and evaluation
+//
+// Every episode records its trace in the telemetry/trace format with the
+// metadata the simulator writes (scenario, policy, seed and the "repeat"
+// label, topology, flow, initial switch, interval, start, congestion start,
+// end), Source "openflow", and the scaling as labels; a step's Throughput
+// is the protected flow's goodput at its receiver over the last interval.
+// A Recorder does the recording: on the simulator it writes, step for
+// step, the trace sim.RunEpisode writes. So eval.FromTrace, eval.Summarize
+// and calibration read real episodes exactly as they read simulated ones.
+// Sweep runs policies × scenarios × repeats, one episode after another.
+//
 // # Concurrency
 //
 // A Fabric's methods may be called from several goroutines; Sink and Sender

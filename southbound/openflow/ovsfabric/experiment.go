@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/tcstat"
+	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
 
 // Ports of the traffic: the protected flow's (source and sink) and the
@@ -32,9 +34,10 @@ const (
 // Experiment describes one closed-loop episode on a real fabric: a scenario
 // of the simulator, scaled by Scale, under one policy.
 type Experiment struct {
-	// Fabric is the fabric to build (its Controller must point at Listen).
-	// Its BucketRate is the real bucket rate of Scale; Run sets its burst
-	// and queue limit from Scale.
+	// Fabric is the fabric to build. Its Controller must point at Listen;
+	// left empty, it points at the address Listen got (so Listen may be
+	// "127.0.0.1:0"). Its BucketRate is the real bucket rate of Scale; Run
+	// sets its burst and queue limit from Scale.
 	Fabric Config
 	// Listen is the OpenFlow controller's listen address.
 	Listen string
@@ -51,6 +54,16 @@ type Experiment struct {
 	// Warmup and Window, when not zero, replace the scaled scenario's
 	// congestion start and evaluation window (Plan.Retime).
 	Warmup, Window time.Duration
+	// Seed and Repeat identify the episode in its trace (Meta.Seed and the
+	// "repeat" label, as the simulated evaluation writes them); the real
+	// fabric's traffic does not depend on them.
+	Seed   uint64
+	Repeat int
+	// Labels are added to the trace's labels.
+	Labels map[string]string
+	// TraceFile, when set, receives the episode's trace (trace.WriteFile;
+	// a name ending in .gz is compressed).
+	TraceFile string
 	// Out receives a line per second and the summary.
 	Out io.Writer
 	// Logger receives controller decisions and fabric commands at debug
@@ -61,27 +74,31 @@ type Experiment struct {
 // Run runs the episode: it starts the OpenFlow controller, builds the
 // fabric, starts the protected flow alone and the proflow controller,
 // starts, moves and stops the congesters as the scaled scenario says while
-// printing the protected flow's throughput every second, prints a summary
-// and tears everything down. Each step undoes itself when Run returns.
-func (x Experiment) Run(ctx context.Context) error {
+// printing the protected flow's throughput every second, prints a summary,
+// tears everything down and returns the episode's trace (also written to
+// TraceFile when set). Each step undoes itself when Run returns.
+func (x Experiment) Run(ctx context.Context) (*trace.Episode, error) {
 	r, err := x.prepare()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.undo()
 	if err := r.startOpenFlow(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.buildFabric(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.startProtectedFlow(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.startController(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	return r.follow(ctx)
+	if err := r.follow(ctx); err != nil {
+		return nil, err
+	}
+	return r.keepTrace()
 }
 
 // run is the state of one Experiment.Run, built up step by step.
@@ -96,15 +113,24 @@ type run struct {
 	flow    proflow.FlowID
 	pairs   []proflow.FlowID // per congester: its host pair
 	cleanup []func()         // undone in reverse order
+	// ownController: the fabric's controller target is the listener's
+	// address.
+	ownController bool
 
-	srv       *openflow.Server
-	f         *Fabric
-	tel       proflow.Telemetry
-	fpSink    *Sink
-	congBytes atomic.Int64 // received by the congesters' sinks since the last line
-	senders   []*Sender    // per congester, while it sends
-	ctrl      *proflow.Controller
-	decisions chan proflow.Decision
+	srv        *openflow.Server
+	f          *Fabric
+	tel        proflow.Telemetry
+	fpSink     *Sink
+	congBytes  atomic.Int64 // received by the congesters' sinks since the last line
+	senders    []*Sender    // per congester, while it sends
+	interval   time.Duration
+	fpRate     atomic.Uint64 // math.Float64bits of the protected flow's last rate, bytes/s
+	rec        *Recorder
+	ctrl       *proflow.Controller
+	stopCtrl   func()
+	decisions  chan proflow.Decision
+	secBytes   int64         // the protected flow's bytes since the last line
+	secCovered time.Duration // the time those bytes cover
 
 	// The timeline and what follow has seen.
 	start        time.Time
@@ -125,7 +151,7 @@ func (r *run) undo() {
 // prepare checks the settings and fixes the plan, the topology, the hosts
 // and the fabric's bucket before anything is built.
 func (x Experiment) prepare() (*run, error) {
-	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1}
+	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1, interval: proflow.DefaultConfig().Interval}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -135,6 +161,7 @@ func (x Experiment) prepare() (*run, error) {
 	if x.Policy.New == nil || x.Policy.ForScenario != nil {
 		return nil, fmt.Errorf("ovsfabric: policy %q: want a policy built per episode (reference or agent), not one that reads the scenario", x.Policy.Name)
 	}
+	r.ownController = x.Fabric.Controller == ""
 	x.Fabric = x.Fabric.withDefaults()
 	rate, err := ParseRate(x.Fabric.BucketRate)
 	if err != nil {
@@ -203,6 +230,9 @@ func (r *run) startOpenFlow(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ovsfabric: %w", err)
 	}
+	if r.ownController {
+		r.x.Fabric.Controller = "tcp:" + ln.Addr().String()
+	}
 	ocfg := openflow.DefaultConfig()
 	ocfg.Fabric, ocfg.Topology, ocfg.Flow, ocfg.Logger = r.wiring, r.topo, r.flow, r.log
 	if r.srv, err = openflow.NewServer(ocfg); err != nil {
@@ -248,7 +278,7 @@ func (r *run) startProtectedFlow(ctx context.Context) error {
 	}
 	c := r.scale.Sim
 	var err error
-	if r.fpSink, err = r.f.StartSink(ctx, c.ProtectedDst, protectedDstPort); err != nil {
+	if r.fpSink, err = r.f.StartSinkEvery(ctx, c.ProtectedDst, protectedDstPort, r.interval); err != nil {
 		return err
 	}
 	r.later(r.fpSink.Stop)
@@ -289,7 +319,7 @@ func (r *run) startController(ctx context.Context) error {
 		return fmt.Errorf("ovsfabric: build policy %s: %w", r.x.Policy.Name, err)
 	}
 	ccfg := proflow.DefaultConfig()
-	ccfg.Topology, ccfg.Flow, ccfg.InitialSwitch = r.topo, r.flow, r.plan.ProtectedSwitch
+	ccfg.Topology, ccfg.Flow, ccfg.InitialSwitch, ccfg.Interval = r.topo, r.flow, r.plan.ProtectedSwitch, r.interval
 	ccfg.BaselineWarmup, ccfg.BaselineSamples, err = baselinePhase(r.plan.CongestionStart, ccfg.Interval, ccfg.BaselineWarmup, ccfg.BaselineSamples)
 	if err != nil {
 		return err
@@ -298,12 +328,30 @@ func (r *run) startController(ctx context.Context) error {
 		ccfg.Logger = r.log // one record per decision
 	}
 	r.decisions = make(chan proflow.Decision, 256)
-	ccfg.Observer = proflow.SendTo(r.decisions)
-	if r.ctrl, err = proflow.NewController(ccfg, r.tel, enc, pol, gate, r.srv); err != nil {
+	r.rec = NewRecorder(r.tel, func() float64 { return math.Float64frombits(r.fpRate.Load()) })
+	toFollow := proflow.SendTo(r.decisions)
+	ccfg.Observer = func(d proflow.Decision) { r.rec.Observe(d); toFollow(d) }
+	if r.ctrl, err = proflow.NewController(ccfg, r.rec, enc, pol, gate, r.srv); err != nil {
 		return err
 	}
-	r.goUntilUndone(ctx, func(ctx context.Context) { _ = r.ctrl.Run(ctx) })
+	r.stopCtrl = r.goUntilUndone(ctx, func(ctx context.Context) { _ = r.ctrl.Run(ctx) })
 	return nil
+}
+
+// keepTrace stops the controller and returns the episode's trace, written
+// to TraceFile when set.
+func (r *run) keepTrace() (*trace.Episode, error) {
+	r.stopCtrl()
+	ep, err := r.rec.Episode(r.traceMeta())
+	if err != nil {
+		return nil, err
+	}
+	if r.x.TraceFile != "" {
+		if err := trace.WriteFile(r.x.TraceFile, ep); err != nil {
+			return ep, fmt.Errorf("ovsfabric: keep trace: %w", err)
+		}
+	}
+	return ep, nil
 }
 
 // baselinePhase fits the controller's baseline phase (warmup samples
@@ -320,12 +368,15 @@ func baselinePhase(congestionStart, interval time.Duration, warmup, samples int)
 }
 
 // goUntilUndone runs f on its own goroutine with a context that undo
-// cancels, and makes undo wait for f to return.
-func (r *run) goUntilUndone(ctx context.Context, f func(context.Context)) {
+// cancels, and makes undo wait for f to return. It returns a function that
+// does the same earlier.
+func (r *run) goUntilUndone(ctx context.Context, f func(context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); f(ctx) }()
-	r.later(func() { cancel(); <-done })
+	stop = func() { cancel(); <-done }
+	r.later(stop)
+	return stop
 }
 
 // follow applies the plan's events when they are due, prints a line per
@@ -353,8 +404,13 @@ func (r *run) follow(ctx context.Context) error {
 			if !ok {
 				return errors.New("ovsfabric: the protected flow's sink ended")
 			}
-			r.second(rep, append(events, r.drainDecisions()...))
-			events = nil
+			r.fpRate.Store(math.Float64bits(lastThroughput(rep, r.interval)))
+			r.secBytes += rep.Bytes
+			if r.secCovered += r.interval; r.secCovered < time.Second {
+				continue
+			}
+			r.second(r.secBytes, append(events, r.drainDecisions()...))
+			events, r.secBytes, r.secCovered = nil, 0, 0
 			if time.Since(r.start) >= p.End {
 				return r.summary()
 			}
@@ -420,9 +476,9 @@ func (r *run) apply(ctx context.Context, e Event) error {
 	return nil
 }
 
-// second prints the line of one report of the protected flow's sink.
-func (r *run) second(rep SinkReport, events []string) {
-	mb := float64(rep.Bytes) * 8 / 1e6
+// second prints the line of a second's bytes of the protected flow.
+func (r *run) second(bytes int64, events []string) {
+	mb := float64(bytes) * 8 / 1e6
 	t := time.Since(r.start)
 	switch {
 	case t >= r.plan.CongestionStart:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -37,47 +39,57 @@ type CommandFlags struct {
 	// Warmup and Duration, when not zero, replace the scaled congestion
 	// start and window.
 	Warmup, Duration time.Duration
-	Verbose          bool
+	// Traces, when set, is the directory that receives the episode's
+	// trace, named by TraceName.
+	Traces string
+	// Seed and Repeat label the episode's trace (Experiment.Seed is
+	// eval.EpisodeSeed(Seed, scenario, Repeat), as the simulated evaluation
+	// derives it).
+	Seed    uint64
+	Repeat  int
+	Verbose bool
 }
 
-// Register defines on fs the flags of the sub-command sub ("up", "down"
-// or "run"), with the defaults of both commands, and stores their values in
-// f when fs is parsed. down takes -prefix, -rundir and -v; up adds -listen
-// and -bucket; run adds the experiment's -policy, -scenario, -warmup,
-// -duration, -model, -gate, -scenario-file and -time-factor. Any other sub
-// gets down's flags. Settings whose flag sub does not take keep their
-// defaults.
+// Register defines on fs the flags of the sub-command sub ("up", "down",
+// "run" or "evaluate"), with the defaults of every command, and stores
+// their values in f when fs is parsed. down takes -prefix, -rundir and -v;
+// up adds -listen and -bucket; evaluate adds the scaling (-time-factor,
+// -warmup, -duration), the agent's -model and -gate and the -seed that
+// labels traces; run adds to those -policy, -scenario, -scenario-file,
+// -traces and -repeat. Any other sub gets down's flags. Settings whose flag
+// sub does not take keep their defaults.
 func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
 	*f = CommandFlags{Prefix: "pf-", RunDir: "/tmp/proflow-ovs", Listen: "127.0.0.1:6653", Bucket: "10mbit",
-		Policy: "crowd", Model: DefaultModel, Scenario: "S1", TimeFactor: DefaultTimeFactor}
+		Policy: "crowd", Model: DefaultModel, Scenario: "S1", TimeFactor: DefaultTimeFactor, Seed: 1}
 	fs.StringVar(&f.Prefix, "prefix", f.Prefix, "prefix of every namespace, link and bridge")
 	fs.StringVar(&f.RunDir, "rundir", f.RunDir, "OVS run directory `DIR` (database, sockets, pid files, logs)")
 	verbose := "log the commands that build or remove the fabric"
-	if sub == "run" {
+	if sub == "run" || sub == "evaluate" {
 		verbose = "log controller decisions and fabric commands"
 	}
 	fs.BoolVar(&f.Verbose, "v", false, verbose)
-	if sub != "up" && sub != "run" {
+	if sub != "up" && sub != "run" && sub != "evaluate" {
 		return
 	}
 	fs.StringVar(&f.Listen, "listen", f.Listen, "OpenFlow controller `ADDRESS`")
 	fs.StringVar(&f.Bucket, "bucket", f.Bucket, "tc tbf `RATE` of every aggregation uplink (the paper: 200mbit; scaled down for 2 cores)")
+	if sub == "up" {
+		return
+	}
+	fs.DurationVar(&f.Warmup, "warmup", 0, "protected flow alone before congestion (0: the scenario's congestion_start ÷ -time-factor)")
+	fs.DurationVar(&f.Duration, "duration", 0, "time after congestion starts (0: the scenario's window ÷ -time-factor)")
+	fs.Float64Var(&f.TimeFactor, "time-factor", DefaultTimeFactor, "divide every time of the scenario by `F` (1: the simulator's timeline)")
+	fs.StringVar(&f.Model, "model", f.Model, "the agent's model `FILE`")
+	fs.StringVar(&f.Gate, "gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
+	fs.Uint64Var(&f.Seed, "seed", f.Seed, "base seed that labels the traces, derived per scenario and repeat as the simulated evaluation derives it (the real traffic does not depend on it)")
 	if sub != "run" {
 		return
 	}
 	fs.StringVar(&f.Policy, "policy", f.Policy, "static, reactive, crowd or agent")
 	fs.StringVar(&f.Scenario, "scenario", f.Scenario, "a built-in scenario of the simulator ("+strings.Join(sim.BuiltinScenarios(), " ")+") or quiet (the protected flow alone on agg1)")
-	f.RegisterScaling(fs)
-	fs.StringVar(&f.Model, "model", f.Model, "the agent's model `FILE`")
-	fs.StringVar(&f.Gate, "gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
 	fs.StringVar(&f.ScenarioFile, "scenario-file", "", "a scenario `FILE.json` in the simulator's schema (replaces -scenario)")
-}
-
-// RegisterScaling defines -warmup, -duration and -time-factor on fs.
-func (f *CommandFlags) RegisterScaling(fs *flag.FlagSet) {
-	fs.DurationVar(&f.Warmup, "warmup", 0, "protected flow alone before congestion (0: the scenario's congestion_start ÷ -time-factor)")
-	fs.DurationVar(&f.Duration, "duration", 0, "time after congestion starts (0: the scenario's window ÷ -time-factor)")
-	fs.Float64Var(&f.TimeFactor, "time-factor", DefaultTimeFactor, "divide every time of the scenario by `F` (1: the simulator's timeline)")
+	fs.StringVar(&f.Traces, "traces", "", "write the episode's trace (proflow-trace/1) as SCENARIO-POLICY-rREPEAT.jsonl.gz into `DIR`")
+	fs.IntVar(&f.Repeat, "repeat", 0, "repeat number that labels the trace")
 }
 
 // Config returns the fabric configuration the flags describe, logging to w:
@@ -123,8 +135,16 @@ func (f *CommandFlags) Experiment(cfg Config, out io.Writer) (Experiment, error)
 	if err != nil {
 		return Experiment{}, err
 	}
-	return Experiment{Fabric: cfg, Listen: f.Listen, Policy: pol, Scenario: sc, Scale: scale,
-		Warmup: f.Warmup, Window: f.Duration, Out: out, Logger: cfg.Logger}, nil
+	x := Experiment{Fabric: cfg, Listen: f.Listen, Policy: pol, Scenario: sc, Scale: scale,
+		Warmup: f.Warmup, Window: f.Duration, Seed: eval.EpisodeSeed(f.Seed, sc.Name, f.Repeat), Repeat: f.Repeat,
+		Out: out, Logger: cfg.Logger}
+	if f.Traces != "" {
+		if err := os.MkdirAll(f.Traces, 0o755); err != nil {
+			return Experiment{}, fmt.Errorf("-traces: %w", err)
+		}
+		x.TraceFile = filepath.Join(f.Traces, TraceName(sc.Name, pol.Name, f.Repeat))
+	}
+	return x, nil
 }
 
 // Policies are the policies a real episode runs: the reference policies and
@@ -166,7 +186,7 @@ const QuietScenario = "quiet"
 // reads them).
 func LoadScenario(name, file string, cfg sim.Config) (*sim.Scenario, error) {
 	if file != "" {
-		sc, err := sim.LoadScenario(file, cfg)
+		sc, err := sim.LoadScenarioWithLimits(file, cfg, sim.DefaultLimits())
 		if err != nil {
 			return nil, fmt.Errorf("-scenario-file: %w", err)
 		}

@@ -159,11 +159,20 @@ type Sink struct {
 // StartSink runs a sink on port in host's namespace. Its reports (bytes per
 // second) arrive on Reports until ctx ends or Stop is called.
 func (f *Fabric) StartSink(ctx context.Context, host string, port int) (*Sink, error) {
+	return f.StartSinkEvery(ctx, host, port, time.Second)
+}
+
+// StartSinkEvery is StartSink with a report every interval instead of
+// every second.
+func (f *Fabric) StartSinkEvery(ctx context.Context, host string, port int, every time.Duration) (*Sink, error) {
+	if every <= 0 {
+		return nil, fmt.Errorf("ovsfabric: sink on %s: report interval %v, want a positive duration", host, every)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("ovsfabric: sink: %w", err)
 	}
-	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port))
+	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port), "-report", every.String())
 	cmd.Env = append(os.Environ(), TrafficEnv+"=sink")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -191,7 +200,8 @@ func (f *Fabric) StartSink(ctx context.Context, host string, port int) (*Sink, e
 	return s, nil
 }
 
-// Reports delivers one report per second; it closes when the sink ends.
+// Reports delivers one report per report interval; it closes when the sink
+// ends.
 func (s *Sink) Reports() <-chan SinkReport { return s.reports }
 
 // Stop ends the sink and waits for it.
