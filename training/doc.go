@@ -228,7 +228,9 @@
 // it. A longer horizon did not help either: γ = 0.98 (a 25 s horizon, past
 // a move's 10 s dip) with or without H_EARLY gave the same late moves in S1
 // (18.7–19 s) and lost S6 to reactive (16.1–17.3 against 18.1 MB/s), where
-// γ = 0.95 is at 18.6.
+// γ = 0.95 is at 18.6. With the adopted β = −1.5 (below) and a 3% share,
+// H_EARLY moved S5 to 8 s but S8 and S11 still waited for the collapse
+// (21.5 s, 24.5 s) and S6 fell to 18.5 MB/s (one repeat at 13.5).
 //
 // The testbed model is trained with a stronger crowd penalty, β = −1.5
 // instead of −0.7 (models/train-testbed.json; delete it for the default).
