@@ -39,10 +39,10 @@ func TestBand(t *testing.T) {
 func TestJudge(t *testing.T) {
 	o := &ProfileObservables{
 		Profile: "p", Digest: "sha256:x", AloneRate: 0.92,
-		Self: &ThresholdReport{Mean: 23000, P95: 26000, Lowest: 27000, Curve: []ThresholdPoint{{Threshold: 27000}}},
-		Precursor: []PrecursorTiming{{Scenario: "S1", CountRise: 0.5, Healthy: 12, Onset: 15}},
+		Self:       &ThresholdReport{Mean: 23000, P95: 26000, Lowest: 27000, Curve: []ThresholdPoint{{Threshold: 27000}}},
+		Precursor:  []PrecursorTiming{{Scenario: "S1", CountRise: 0.5, Healthy: 12, Onset: 15}},
 		StaticMean: 5e6, RecoveryHealthy: []float64{10}, RecoveryCollapsed: []float64{12},
-		ReactiveFirst: map[string][]float64{"S6": {math.NaN(), math.NaN(), math.NaN()}},
+		ReactiveFirst:    map[string][]float64{"S6": {math.NaN(), math.NaN(), math.NaN()}},
 		ReactiveOverflow: []float64{32000}, ReactiveMean: 10e6, OracleMean: 20e6,
 		C1EndRatio: 1, C1BelowThreshold: 0.9,
 	}
