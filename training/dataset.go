@@ -85,6 +85,10 @@ type Dataset struct {
 	// (ThroughputNorm, Overflow, CrowdExcess) of each transition, or are all
 	// nil when the dataset does not keep them.
 	PhiNorm, OverflowHat, CrowdExcess []float32
+	// Drain holds every transition's RewardInputs.Drain when the dataset
+	// keeps reward inputs and was written with them (nil in datasets
+	// written before the drain input existed).
+	Drain []float32
 
 	rewardInputs bool // whether the three above are kept
 }
@@ -96,7 +100,11 @@ func NewDataset(enc telemetry.EncoderConfig, corpus string, rewardInputs bool) (
 	if err := enc.Validate(); err != nil {
 		return nil, fmt.Errorf("training: new dataset: %w", err)
 	}
-	return &Dataset{Encoder: enc, Corpus: corpus, rewardInputs: rewardInputs}, nil
+	d := &Dataset{Encoder: enc, Corpus: corpus, rewardInputs: rewardInputs}
+	if rewardInputs {
+		d.Drain = []float32{}
+	}
+	return d, nil
 }
 
 // Dim returns the state dimension.
@@ -130,6 +138,9 @@ func (d *Dataset) Append(t Transition) error {
 		d.PhiNorm = append(d.PhiNorm, float32(t.Inputs.ThroughputNorm))
 		d.OverflowHat = append(d.OverflowHat, float32(t.Inputs.Overflow))
 		d.CrowdExcess = append(d.CrowdExcess, float32(t.Inputs.CrowdExcess))
+		if d.Drain != nil {
+			d.Drain = append(d.Drain, float32(t.Inputs.Drain))
+		}
 	}
 	return nil
 }
@@ -186,7 +197,7 @@ func (d *Dataset) row(i int) Transition {
 		Episode: int(d.Episode[i]), Step: int(d.Step[i]), ThroughputBaseline: d.Phi0[i],
 	}
 	if d.rewardInputs {
-		t.Inputs = &RewardInputs{ThroughputNorm: float64(d.PhiNorm[i]), Overflow: float64(d.OverflowHat[i]), CrowdExcess: float64(d.CrowdExcess[i])}
+		t.Inputs = d.inputs(i)
 	}
 	return t
 }
@@ -227,6 +238,9 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 			out.PhiNorm = append(out.PhiNorm, d.PhiNorm[i])
 			out.OverflowHat = append(out.OverflowHat, d.OverflowHat[i])
 			out.CrowdExcess = append(out.CrowdExcess, d.CrowdExcess[i])
+			if d.Drain != nil {
+				out.Drain = append(out.Drain, d.Drain[i])
+			}
 		}
 	}
 	return out
@@ -275,12 +289,22 @@ func (d *Dataset) Relabel(c RewardConfig) error {
 	if !d.rewardInputs {
 		return errors.New("training: relabel: the dataset has no reward inputs (its rewards were set directly)")
 	}
+	if c.Kappa != 0 && d.Drain == nil && d.Len() > 0 {
+		return fmt.Errorf("training: relabel: kappa %v needs the drain input, which this dataset does not keep (collect it again)", c.Kappa)
+	}
 	for i := range d.R {
-		d.R[i] = float32(c.Real(RewardInputs{
-			ThroughputNorm: float64(d.PhiNorm[i]), Overflow: float64(d.OverflowHat[i]), CrowdExcess: float64(d.CrowdExcess[i]),
-		}))
+		d.R[i] = float32(c.Real(*d.inputs(i)))
 	}
 	return nil
+}
+
+// inputs returns transition i's RewardInputs (Drain 0 where not kept).
+func (d *Dataset) inputs(i int) *RewardInputs {
+	in := &RewardInputs{ThroughputNorm: float64(d.PhiNorm[i]), Overflow: float64(d.OverflowHat[i]), CrowdExcess: float64(d.CrowdExcess[i])}
+	if d.Drain != nil {
+		in.Drain = float64(d.Drain[i])
+	}
+	return in
 }
 
 // Stats summarises a dataset.
@@ -362,6 +386,9 @@ func (d *Dataset) validate() error {
 	if d.rewardInputs && (len(d.PhiNorm) != n || len(d.OverflowHat) != n || len(d.CrowdExcess) != n) {
 		return fmt.Errorf("reward inputs have %d, %d and %d entries, want %d", len(d.PhiNorm), len(d.OverflowHat), len(d.CrowdExcess), n)
 	}
+	if d.Drain != nil && (!d.rewardInputs || len(d.Drain) != n) {
+		return fmt.Errorf("drain has %d entries (reward inputs kept: %v), want one per transition (%d) in a dataset that keeps reward inputs", len(d.Drain), d.rewardInputs, n)
+	}
 	for i := range n {
 		t := d.row(i)
 		if err := d.checkTransition(t); err != nil {
@@ -439,6 +466,9 @@ func (d *Dataset) Write(w io.Writer) error {
 			safetensors.Float32s("throughput_norm", vec, d.PhiNorm),
 			safetensors.Float32s("overflow", vec, d.OverflowHat),
 			safetensors.Float32s("crowd_excess", vec, d.CrowdExcess))
+		if d.Drain != nil {
+			tensors = append(tensors, safetensors.Float32s("drain", vec, d.Drain))
+		}
 	}
 	if err := safetensors.Write(w, meta, tensors); err != nil {
 		return fmt.Errorf("training: write dataset: %w", err)
@@ -493,7 +523,7 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	n, dim := n64, int64(d.Dim())
 	want := []string{"states", "next_states", "actions", "current", "rewards", "done", "episodes", "steps", "throughput_baseline"}
 	if d.rewardInputs {
-		want = append(want, "throughput_norm", "overflow", "crowd_excess")
+		want = append(want, "throughput_norm", "overflow", "crowd_excess", "drain")
 	}
 	for name := range tensors {
 		if !slices.Contains(want, name) {
@@ -532,6 +562,9 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	if d.rewardInputs {
 		errs = append(errs, f32(&d.PhiNorm, "throughput_norm", n), f32(&d.OverflowHat, "overflow", n),
 			f32(&d.CrowdExcess, "crowd_excess", n))
+		if _, ok := tensors["drain"]; ok {
+			errs = append(errs, f32(&d.Drain, "drain", n))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -346,3 +346,33 @@ func TestReadDatasetVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetWithoutDrain: a dataset written before the drain input existed
+// (no drain tensor) reads back, relabels with κ = 0, and refuses κ > 0
+// rather than charging every transition nothing.
+func TestDatasetWithoutDrain(t *testing.T) {
+	d := testDataset(t, 3, 8, true)
+	if d.Drain == nil {
+		t.Fatal("a new dataset with reward inputs does not keep the drain input")
+	}
+	d.Drain = nil
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadDataset(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Drain != nil {
+		t.Errorf("drain %v read from a file without it, want nil", back.Drain)
+	}
+	c := DefaultRewardConfig()
+	if err := back.Relabel(c); err != nil {
+		t.Errorf("relabel with kappa 0: %v", err)
+	}
+	c.Kappa = 0.5
+	if err := back.Relabel(c); err == nil || !strings.Contains(err.Error(), "drain") {
+		t.Errorf("relabel with kappa 0.5 without the drain input: %v, want an error naming it", err)
+	}
+}

@@ -24,6 +24,12 @@ type RewardConfig struct {
 	// Beta weighs the crowd term β·Δn⁺_k*, in both rewards. It must be ≤ 0;
 	// 0 is the no-crowd ablation of the paper (Sec. V-B f).
 	Beta float64 `json:"beta"`
+	// Kappa weighs proflow's drain term −κ·δ_k* of the real-transition
+	// reward (RewardInputs.Drain): staying on a switch whose transmit rate
+	// exceeds the bucket rate, so that a reserve is draining. It must be
+	// ≥ 0; 0 (the default) is Eq. 4 as printed. Relabelling with Kappa > 0
+	// needs a dataset that kept the drain input.
+	Kappa float64 `json:"kappa,omitempty"`
 
 	// Mu1 weighs the predicted congestion of the chosen switch, −μ1·ξ̃'_k.
 	Mu1 float64 `json:"mu1"`
@@ -68,7 +74,7 @@ func (c RewardConfig) Validate() error {
 	}{
 		{"alpha_tc", c.AlphaTC}, {"alpha_stay", c.AlphaStay}, {"alpha_coll", c.AlphaColl},
 		{"mu1", c.Mu1}, {"mu2", c.Mu2}, {"mu3", c.Mu3}, {"mu4", c.Mu4},
-		{"nu1", c.Nu1}, {"nu2", c.Nu2}, {"nu3", c.Nu3},
+		{"nu1", c.Nu1}, {"nu2", c.Nu2}, {"nu3", c.Nu3}, {"kappa", c.Kappa},
 	} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("%s %v, want a finite number >= 0 (the sign is in the formula)", f.name, f.v))
@@ -103,6 +109,11 @@ type RewardInputs struct {
 	// state's ñ: Cn is the soft saturation above which the crowd counts as
 	// fully present.
 	CrowdExcess float64 `json:"crowd_excess"`
+	// Drain is δ_k* = clip((ρ_k* − Cρ)/Cρ, 0, 1): how far the transmit
+	// rate of the flow's switch exceeds the bucket rate, the rate at which
+	// a token reserve drains whatever its depth. It is proflow's, not Eq.
+	// 4's; RewardConfig.Kappa weighs it (0 by default).
+	Drain float64 `json:"drain,omitempty"`
 }
 
 // MeasureReward reads the RewardInputs of a transition from its outcome
@@ -126,17 +137,18 @@ func MeasureReward(enc telemetry.EncoderConfig, base proflow.Baseline, next *pro
 	if k < 0 || k >= len(next.Switches) {
 		return RewardInputs{}, fmt.Errorf("training: measure reward: switch %d out of range, want 0..%d", k, len(next.Switches)-1)
 	}
-	if !(enc.OverflowScale > 0) || !(enc.FlowCountScale > 0) {
-		return RewardInputs{}, fmt.Errorf("training: measure reward: overflow scale %v and flow count scale %v, want positive",
-			enc.OverflowScale, enc.FlowCountScale)
+	if !(enc.OverflowScale > 0) || !(enc.FlowCountScale > 0) || !(enc.RateScale > 0) {
+		return RewardInputs{}, fmt.Errorf("training: measure reward: overflow scale %v, flow count scale %v and rate scale %v, want positive",
+			enc.OverflowScale, enc.FlowCountScale, enc.RateScale)
 	}
 	sw := next.Switches[k]
 	in := RewardInputs{
 		ThroughputNorm: next.Flow.Throughput / base.Throughput,
 		Overflow:       clip((sw.OverflowRate-base.Overflow)/enc.OverflowScale, 0, 1),
 		CrowdExcess:    clip((sw.FlowCount-base.FlowCount)/enc.FlowCountScale, 0, 1),
+		Drain:          clip((sw.TxRate-enc.RateScale)/enc.RateScale, 0, 1),
 	}
-	for _, v := range [...]float64{in.ThroughputNorm, in.Overflow, in.CrowdExcess} {
+	for _, v := range [...]float64{in.ThroughputNorm, in.Overflow, in.CrowdExcess, in.Drain} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return RewardInputs{}, fmt.Errorf("training: measure reward: non-finite input %+v (observation values must be finite)", in)
 		}
@@ -156,11 +168,13 @@ type RealRewardTerms struct {
 	Collapse float64
 	// Crowd is β·Δn⁺_k*.
 	Crowd float64
+	// Drain is −κ·δ_k* (proflow's term; 0 unless RewardConfig.Kappa is set).
+	Drain float64
 }
 
 // Sum returns the unclipped sum of the terms.
 func (t RealRewardTerms) Sum() float64 {
-	return t.Throughput + t.Congestion + t.Stay + t.Collapse + t.Crowd
+	return t.Throughput + t.Congestion + t.Stay + t.Collapse + t.Crowd + t.Drain
 }
 
 // RealTerms returns the terms of Eq. 4 for measured inputs.
@@ -171,6 +185,7 @@ func (c RewardConfig) RealTerms(in RewardInputs) RealRewardTerms {
 		Stay:       c.AlphaStay * (1 - in.Overflow),
 		Collapse:   -c.AlphaColl * (1 - in.ThroughputNorm),
 		Crowd:      c.Beta * in.CrowdExcess,
+		Drain:      -c.Kappa * in.Drain,
 	}
 }
 

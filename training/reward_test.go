@@ -3,6 +3,7 @@ package training
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,41 @@ func TestRealRewardValueAndClip(t *testing.T) {
 	}
 }
 
+// TestDrainTerm: the drain input is the flow switch's transmit rate above
+// the bucket rate, as a fraction of it, clipped to [0, 1]; the reward charges
+// −κ·δ and nothing with κ = 0 (Eq. 4 as printed).
+func TestDrainTerm(t *testing.T) {
+	enc := testEncoder()
+	base := proflow.Baseline{Overflow: 23000, FlowCount: 2, Throughput: 23e6, Switch: 1}
+	o := &proflow.Observation{Time: time.Unix(1, 0), Switches: make([]proflow.SwitchSample, 4), Leaves: make([]proflow.LeafSample, 3)}
+	o.Flow.Throughput = 23e6
+	for _, tc := range []struct{ tx, want float64 }{
+		{0.9 * enc.RateScale, 0}, {1.5 * enc.RateScale, 0.5}, {6 * enc.RateScale, 1},
+	} {
+		o.Switches[1].TxRate = tc.tx
+		in, err := MeasureReward(enc, base, o, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(in.Drain-tc.want) > 1e-12 {
+			t.Errorf("tx %v: drain %v, want %v", tc.tx, in.Drain, tc.want)
+		}
+	}
+	c := DefaultRewardConfig()
+	in := RewardInputs{ThroughputNorm: 1, Drain: 0.5}
+	if got := c.RealTerms(in).Drain; got != 0 {
+		t.Errorf("drain term with kappa 0 = %v, want 0", got)
+	}
+	c.Kappa = 0.4
+	if got := c.RealTerms(in).Drain; math.Abs(got+0.2) > 1e-12 {
+		t.Errorf("drain term with kappa 0.4 = %v, want -0.2", got)
+	}
+	c.Kappa = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "kappa") {
+		t.Errorf("kappa -1: %v, want an error naming kappa", err)
+	}
+}
+
 func TestMeasureReward(t *testing.T) {
 	enc := testEncoder()
 	base := proflow.Baseline{Overflow: 23000, FlowCount: 2, Throughput: 23e6, Switch: 1}
@@ -133,11 +169,11 @@ func TestMeasureReward(t *testing.T) {
 		want   RewardInputs
 	}{
 		{"other switch ignored", func(o *proflow.Observation) { o.Switches[2] = proflow.SwitchSample{OverflowRate: 1e6, FlowCount: 60} }, want},
-		{"overflow saturates", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 1e6 }, RewardInputs{want.ThroughputNorm, 1, want.CrowdExcess}},
-		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1}},
-		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0}},
-		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess}},
-		{"own overflow not penalised", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 20000 }, RewardInputs{want.ThroughputNorm, 0, want.CrowdExcess}},
+		{"overflow saturates", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 1e6 }, RewardInputs{want.ThroughputNorm, 1, want.CrowdExcess, 0}},
+		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1, 0}},
+		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0, 0}},
+		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess, 0}},
+		{"own overflow not penalised", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 20000 }, RewardInputs{want.ThroughputNorm, 0, want.CrowdExcess, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := obs()
