@@ -246,6 +246,21 @@
 // flow within 11 s whatever its overflow shows, so the flow count is worth
 // more there than on the datacenter profile, whose model keeps −0.7.
 //
+// The drain term (RewardConfig.Kappa, RewardInputs.Drain; proflow's, off by
+// default) charges −κ·δ_k* for staying where the switch's transmit rate is
+// above the bucket rate — where a token reserve is draining, however large
+// the crowd. Measured on the testbed (a new 779-episode corpus, seed 1,
+// β = −1.5, the 16-vote gate): with κ = 0.5 the agent leaves every crowd at
+// 8–9 s, before the collapse, in S1–S11 — S5, S8 and S11 included, which
+// the committed model leaves only after it (S1–S10: 22.75 MB/s, 1.83×) —
+// but in S12, after moving correctly to agg3, it moved on into the
+// elephant's agg2 on one repeat of three (seed 1) and one of six (seed
+// 1000), where the committed model never does, and the probe's crowd sweep
+// flips at 9, 7, 7, 9 flows. κ = 0.3 left S8 and S11 late again; β = −1.0
+// with κ = 0.5 kept S12 clean but left S8 and S11 late and flipped at 9–14
+// flows. The committed model therefore keeps κ = 0; the next step is a
+// destination term that sees the elephant switch's rate.
+//
 // A model records the stability gate it is meant to run behind (proflow
 // train -gate; policy/eval.ModelGate), because the right gate depends on
 // the world it was trained for. The testbed model's is models/
