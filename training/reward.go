@@ -237,12 +237,17 @@ type SyntheticRewardTerms struct {
 	// Crowd is β·Δn⁺_k* (stay only), with Δn⁺_k* = max(0, ñ_k*) read from
 	// the current state: the crowd is observed now, not predicted.
 	Crowd float64
+	// Drain is proflow's −κ·δ (0 unless RewardConfig.Kappa is set), with δ =
+	// clip(ρ/Cρ − 1, 0, 1) read from s_t: of the destination for a reroute
+	// (a switch sending above the bucket rate is draining a reserve or has
+	// none left), of k* for a stay.
+	Drain float64
 }
 
 // Sum returns the unclipped sum of the terms.
 func (t SyntheticRewardTerms) Sum() float64 {
 	return t.Throughput + t.Destination + t.Escape + t.LeadTime + t.DestinationNow +
-		t.CleanStay + t.StayCongestion + t.Collapse + t.Crowd
+		t.CleanStay + t.StayCongestion + t.Collapse + t.Crowd + t.Drain
 }
 
 // SyntheticTerms returns the terms of the synthetic reward of step (App. B),
@@ -279,6 +284,9 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 		Throughput:  phiNorm,
 		Destination: -c.Mu1 * xiNext,
 		Escape:      c.Mu2 * max(0, xiCur-xiNext),
+	}
+	if c.Kappa != 0 {
+		t.Drain = -c.Kappa * clip(float64(s[enc.AggOffset(k)+telemetry.FeatureTxRate])-1, 0, 1)
 	}
 	if k != cur {
 		t.LeadTime = c.Mu3 * (1 - xiCur)

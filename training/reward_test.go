@@ -374,3 +374,34 @@ func TestRewardConfigValidate(t *testing.T) {
 		t.Errorf("JSON round trip: %+v, %v", back, err)
 	}
 }
+
+// TestSyntheticDrain: with κ set, a reroute is charged the destination's
+// transmit rate above the bucket rate and a stay k*'s, both read from s_t;
+// with κ = 0 nothing.
+func TestSyntheticDrain(t *testing.T) {
+	enc := testEncoder()
+	rate := func(k int) int { return enc.AggOffset(k) + telemetry.FeatureTxRate }
+	for _, tc := range []struct {
+		name          string
+		action        int
+		rate3, rate1  float32
+		kappa, wantDr float64
+	}{
+		{"reroute to a draining switch", 3, 1.5, 0, 0.5, -0.25},
+		{"reroute to a switch at the bucket rate", 3, 1.0, 6, 0.5, 0},
+		{"reroute, kappa 0", 3, 6, 0, 0, 0},
+		{"stay on a draining switch", 1, 0, 6, 0.5, -0.5},
+	} {
+		s, n := synthStates(enc, tc.action)
+		s[rate(3)], s[rate(1)] = tc.rate3, tc.rate1
+		c := DefaultRewardConfig()
+		c.Kappa = tc.kappa
+		terms, err := c.SyntheticTerms(enc, SyntheticStep{State: s, Next: n, Current: 1, Action: tc.action, ThroughputBaseline: 0.8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(terms.Drain-tc.wantDr) > 1e-6 {
+			t.Errorf("%s: drain term %v, want %v", tc.name, terms.Drain, tc.wantDr)
+		}
+	}
+}
