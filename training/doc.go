@@ -258,8 +258,12 @@
 // 1000), where the committed model never does, and the probe's crowd sweep
 // flips at 9, 7, 7, 9 flows. κ = 0.3 left S8 and S11 late again; β = −1.0
 // with κ = 0.5 kept S12 clean but left S8 and S11 late and flipped at 9–14
-// flows. The committed model therefore keeps κ = 0; the next step is a
-// destination term that sees the elephant switch's rate.
+// flows. The same κ in the synthetic reward (the destination's rate above
+// C for a reroute) changed nothing measurable: once the elephant has
+// drained the uncounted reserve, its switch sends at 1.05 C, so δ reads
+// 0.05 there. What tells S12's trap apart on the testbed is the elephant
+// rate e_k of the destination, which no reward term reads yet. The
+// committed model therefore keeps κ = 0.
 //
 // A model records the stability gate it is meant to run behind (proflow
 // train -gate; policy/eval.ModelGate), because the right gate depends on
