@@ -16,7 +16,9 @@ import (
 // with a tbf bucket of 1 Mbit/s on v0 and 192.0.2.1/24 on v0 (192.0.2.2 a
 // static neighbour behind it), and returns its name and a function that
 // sends n UDP packets of 1400 bytes out of v0. Nothing leaves the
-// namespace. It skips the test without root or iproute2.
+// namespace. It skips the test without root or iproute2 (capabilities
+// this machine lacks); as root with the tools present, a namespace that
+// cannot be made is a failed setup and fails the test.
 func testNetns(t *testing.T) (name string, send func(n int)) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -29,7 +31,7 @@ func testNetns(t *testing.T) (name string, send func(n int)) {
 	}
 	name = fmt.Sprintf("pf-tcstat-%d", os.Getpid())
 	if err := run("ip", "netns", "add", name); err != nil {
-		t.Skipf("skipping: cannot create a network namespace: %v", err)
+		t.Fatalf("create the test's network namespace as root: %v", err)
 	}
 	t.Cleanup(func() { _ = run("ip", "netns", "del", name) })
 	for _, args := range [][]string{
