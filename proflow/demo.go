@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -84,11 +85,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			if err := sum.WriteMarkdown(&main, title); err != nil {
 				return fmt.Errorf("demo: %w", err)
 			}
-			if err := sum.WriteCSV(*out); err != nil {
-				return fmt.Errorf("demo: write CSV files: %w", err)
-			}
-			if err := sum.WritePlots(*out); err != nil {
-				return fmt.Errorf("demo: write figures: %w", err)
+			if err := writeReportData(*out, sum); err != nil {
+				return fmt.Errorf("demo: %w", err)
 			}
 		}
 		writeSummaryLines(&others, cfg.Name, headline)
@@ -164,18 +162,8 @@ func demoProfile(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenari
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
-	report := filepath.Join(dir, "report.md")
-	err = fileutil.WriteAtomic(report, func(w io.Writer) error {
-		return sum.WriteMarkdown(w, fmt.Sprintf("proflow on the simulated fabric, profile %s", cfg.Name))
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("demo: write %s: %w", report, err)
-	}
-	if err := sum.WriteCSV(dir); err != nil {
-		return nil, nil, fmt.Errorf("demo: write CSV files: %w", err)
-	}
-	if err := sum.WritePlots(dir); err != nil {
-		return nil, nil, fmt.Errorf("demo: write figures: %w", err)
+	if _, err := writeReport(dir, "", fmt.Sprintf("proflow on the simulated fabric, profile %s", cfg.Name), sum); err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
 	return sum, headline, nil
 }
@@ -183,12 +171,6 @@ func demoProfile(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenari
 // writeSummaryLines writes one table row per policy of a profile.
 func writeSummaryLines(b *strings.Builder, profile string, s *eval.Summary) {
 	for _, p := range s.Policies {
-		var ms []float64
-		for _, sc := range s.Scenarios {
-			if c, ok := s.Cell(sc, p); ok {
-				ms = append(ms, c.MeanThroughput)
-			}
-		}
 		gain, ci, lead := "–", "–", "–"
 		if c, ok := s.Comparison(p); ok {
 			gain = fmt.Sprintf("%.2f×", c.Gain)
@@ -199,16 +181,8 @@ func writeSummaryLines(b *strings.Builder, profile string, s *eval.Summary) {
 		} else if p == s.Options.Baseline {
 			gain = "1.00×"
 		}
-		fmt.Fprintf(b, "| %s | %s | %.2f | %s | %s | %s |\n", profile, p, meanOf(ms)/1e6, gain, ci, lead)
+		fmt.Fprintf(b, "| %s | %s | %.2f | %s | %s | %s |\n", profile, p, s.PolicyMean(p)/1e6, gain, ci, lead)
 	}
-}
-
-func meanOf(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(max(len(xs), 1))
 }
 
 // paperTableV holds the paper's Table V (App. H): the protected flow's mean
@@ -242,16 +216,11 @@ func writeBesidePaper(b *strings.Builder, profile string, s *eval.Summary) {
 			cell(sc, "static"), cell(sc, "reactive"), cell(sc, "agent"), cell(sc, eval.OracleName))
 	}
 	mean := func(p string) string {
-		var ms []float64
-		for _, sc := range headlineScenarios {
-			if c, ok := s.Cell(sc, p); ok {
-				ms = append(ms, c.MeanThroughput)
-			}
-		}
-		if len(ms) == 0 {
+		m := s.PolicyMean(p) // s holds S1–S10 only
+		if math.IsNaN(m) {
 			return "–"
 		}
-		return fmt.Sprintf("**%.2f**", meanOf(ms)/1e6)
+		return fmt.Sprintf("**%.2f**", m/1e6)
 	}
 	fmt.Fprintf(b, "| **mean** | **%.2f** | **%.2f** | **%.2f** | %s | %s | %s | %s |\n\n", paper[0], paper[1], paper[2],
 		mean("static"), mean("reactive"), mean("agent"), mean(eval.OracleName))

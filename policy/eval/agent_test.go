@@ -46,7 +46,7 @@ func TestCommittedAgentNeedlessMovesAndDestinations(t *testing.T) {
 	}
 	means := map[[2]string][]float64{}
 	for _, e := range run([]string{"N1", "N2"}, 10) {
-		means[[2]string{e.Scenario, e.Policy}] = append(means[[2]string{e.Scenario, e.Policy}], e.windowMean())
+		means[[2]string{e.Scenario, e.Policy}] = append(means[[2]string{e.Scenario, e.Policy}], e.meanThroughput(DefaultOptions().Window))
 		if e.Policy == "agent" && len(e.Reroutes) > 0 {
 			t.Errorf("%s repeat %d: the agent moved at %.1f s, want no move where its switch stays or turns clean", e.Scenario, e.Repeat, e.Reroutes[0].At)
 		}

@@ -223,11 +223,13 @@ func (pc ProfileCheck) Measure(ctx context.Context) (*ProfileObservables, error)
 		eps = append(eps, got...)
 	}
 	var staticM, reactiveM, oracleM []float64
+	var c1Eps []*Episode
+	window := DefaultOptions().Window
 	for _, e := range eps {
-		m := e.windowMean()
+		m := e.meanThroughput(window)
 		switch {
 		case e.Scenario == "C1":
-			o.C1EndRatio, o.C1BelowThreshold = c1Observables(e, o.C1EndRatio, o.C1BelowThreshold, pc.Repeats)
+			c1Eps = append(c1Eps, e)
 		case e.Policy == "static":
 			staticM = append(staticM, m)
 		case e.Policy == OracleName:
@@ -244,42 +246,36 @@ func (pc ProfileCheck) Measure(ctx context.Context) (*ProfileObservables, error)
 			}
 		}
 	}
+	o.C1EndRatio, o.C1BelowThreshold = c1Observables(c1Eps)
 	o.StaticMean, o.ReactiveMean, o.OracleMean = mean(staticM), mean(reactiveM), mean(oracleM)
 	return o, nil
 }
 
-// windowMean is the episode's mean throughput over its window [0, ∞).
-func (e *Episode) windowMean() float64 {
-	var sum float64
-	n := 0
-	for i, t := range e.T {
-		if t >= 0 {
-			sum += e.Throughput[i]
+// c1Observables returns, over C1's static episodes, the mean of the last 20
+// s of the window as a fraction of the baseline and the fraction of the
+// window's samples with ξ on k* at or below the threshold.
+func c1Observables(eps []*Episode) (endRatio, below float64) {
+	var ends, unders []float64
+	for _, e := range eps {
+		end := e.T[len(e.T)-1]
+		var last []float64
+		under, n := 0, 0
+		for i, t := range e.T {
+			if t < 0 {
+				continue
+			}
 			n++
+			if e.Overflow[i] <= profileThreshold {
+				under++
+			}
+			if t >= end-20 {
+				last = append(last, e.Throughput[i])
+			}
 		}
+		ends = append(ends, mean(last)/e.Baseline)
+		unders = append(unders, float64(under)/float64(max(n, 1)))
 	}
-	return sum / float64(max(n, 1))
-}
-
-// c1Observables adds one C1 static episode's share to the running means of
-// the end-of-window ratio and the fraction of samples under the threshold.
-func c1Observables(e *Episode, endRatio, below float64, repeats int) (float64, float64) {
-	end := e.T[len(e.T)-1]
-	var last []float64
-	under, n := 0, 0
-	for i, t := range e.T {
-		if t < 0 {
-			continue
-		}
-		n++
-		if e.Overflow[i] <= profileThreshold {
-			under++
-		}
-		if t >= end-20 {
-			last = append(last, e.Throughput[i])
-		}
-	}
-	return endRatio + mean(last)/e.Baseline/float64(repeats), below + float64(under)/float64(max(n, 1))/float64(repeats)
+	return mean(ends), mean(unders)
 }
 
 // precursorOf measures one static episode's precursor.
@@ -371,28 +367,28 @@ func (b Band) In(v float64) bool {
 	return !math.IsNaN(v) && (math.IsNaN(b.Lo) || v >= b.Lo) && (math.IsNaN(b.Hi) || v <= b.Hi)
 }
 
-// miss is how far v lies outside the band, relative to the band's width
-// (or to its finite end); 1 for NaN.
+// miss is how far v lies outside the band, relative to the band's width,
+// or for a band open on one side or of zero width to the size of its
+// finite end (a zero end makes any miss total), capped at 1; 1 for NaN, 0
+// inside.
 func (b Band) miss(v float64) float64 {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return 1
-	}
-	if b.In(v) {
+	case b.In(v):
 		return 0
+	}
+	d := v - b.Hi // above the band
+	if !math.IsNaN(b.Lo) && v < b.Lo {
+		d = b.Lo - v // below it
 	}
 	scale := b.Hi - b.Lo
 	if math.IsNaN(scale) || scale <= 0 {
-		scale = math.Max(math.Abs(b.Lo), math.Abs(b.Hi))
-		if math.IsNaN(scale) {
-			scale = math.Abs(b.Lo)
-			if math.IsNaN(scale) {
-				scale = math.Abs(b.Hi)
-			}
+		end := b.Lo
+		if math.IsNaN(end) {
+			end = b.Hi
 		}
-	}
-	d := b.Lo - v
-	if math.IsNaN(b.Lo) || v > b.Lo {
-		d = v - b.Hi
+		scale = math.Abs(end)
 	}
 	return math.Min(1, d/scale)
 }

@@ -79,13 +79,7 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	}
 	b.WriteString("| **mean** |")
 	for _, p := range s.Policies {
-		var ms []float64
-		for _, sc := range s.Scenarios {
-			if c, ok := s.Cell(sc, p); ok {
-				ms = append(ms, c.MeanThroughput)
-			}
-		}
-		fmt.Fprintf(&b, " **%s** |", mbps(mean(ms)))
+		fmt.Fprintf(&b, " **%s** |", mbps(s.PolicyMean(p)))
 	}
 	b.WriteString("\n\n")
 

@@ -143,6 +143,19 @@ type Summary struct {
 	Episodes map[[2]string][]*Episode `json:"-"`
 }
 
+// PolicyMean returns the mean over scenarios of a policy's per-scenario
+// mean throughput (the report's "mean" row), bytes/s; NaN when the policy
+// ran nowhere.
+func (s *Summary) PolicyMean(policy string) float64 {
+	var ms []float64
+	for _, sc := range s.Scenarios {
+		if c, ok := s.Cell(sc, policy); ok {
+			ms = append(ms, c.MeanThroughput)
+		}
+	}
+	return mean(ms)
+}
+
 // Cell returns the cell of a scenario and policy.
 func (s *Summary) Cell(scenario, policy string) (Cell, bool) {
 	for _, c := range s.Cells {

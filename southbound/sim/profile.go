@@ -143,35 +143,39 @@ type configJSON struct {
 // methods do not recurse.
 type configAlias Config
 
-// MarshalJSON writes the configuration with durations as strings.
-func (c Config) MarshalJSON() ([]byte, error) {
-	return json.Marshal(configJSON{
+// toJSON returns c's JSON form.
+func (c Config) toJSON() configJSON {
+	return configJSON{
 		configAlias: configAlias(c),
 		BaseRTT:     Duration(c.BaseRTT), RTOMin: Duration(c.RTOMin), RTOMax: Duration(c.RTOMax),
 		SYNTimeout: Duration(c.SYNTimeout), Step: Duration(c.Step), Interval: Duration(c.Interval),
 		Warmup: Duration(c.ControllerWarmup),
-	})
+	}
 }
+
+// config returns the Config j describes.
+func (j configJSON) config() Config {
+	c := Config(j.configAlias)
+	c.BaseRTT, c.RTOMin, c.RTOMax = time.Duration(j.BaseRTT), time.Duration(j.RTOMin), time.Duration(j.RTOMax)
+	c.SYNTimeout, c.Step, c.Interval = time.Duration(j.SYNTimeout), time.Duration(j.Step), time.Duration(j.Interval)
+	c.ControllerWarmup = time.Duration(j.Warmup)
+	return c
+}
+
+// MarshalJSON writes the configuration with durations as strings.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.toJSON()) }
 
 // UnmarshalJSON reads the configuration, durations as strings ("50ms").
 // Fields absent from the input keep their values; an unknown field is an
 // error.
 func (c *Config) UnmarshalJSON(b []byte) error {
-	j := configJSON{
-		configAlias: configAlias(*c),
-		BaseRTT:     Duration(c.BaseRTT), RTOMin: Duration(c.RTOMin), RTOMax: Duration(c.RTOMax),
-		SYNTimeout: Duration(c.SYNTimeout), Step: Duration(c.Step), Interval: Duration(c.Interval),
-		Warmup: Duration(c.ControllerWarmup),
-	}
+	j := c.toJSON()
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return err
 	}
-	*c = Config(j.configAlias)
-	c.BaseRTT, c.RTOMin, c.RTOMax = time.Duration(j.BaseRTT), time.Duration(j.RTOMin), time.Duration(j.RTOMax)
-	c.SYNTimeout, c.Step, c.Interval = time.Duration(j.SYNTimeout), time.Duration(j.Step), time.Duration(j.Interval)
-	c.ControllerWarmup = time.Duration(j.Warmup)
+	*c = j.config()
 	return nil
 }
 
