@@ -218,13 +218,13 @@
 // five (its reserve drains at the rate of the congesters' sink link), but
 // the paper's strategies show early reroutes only from full pile-ups
 // (A_SHORT, F_EARLY) and partial crowds only without a reroute (H_PARTIAL)
-// or with a late one (D). The default model (make model, 779 episodes,
-// seed 1) leaves one or two congesters only after the collapse: S11 at 19
+// or with a late one (D). The model of make model with β = −0.7 (779
+// episodes, seed 1) left one or two congesters only after the collapse: S11 at 19
 // s, S8 18.8 s, S7 33.8 s, S12 21 s after congestion start, 4–7.5 s after
-// the flow degraded, while it leaves full crowds at 8–9 s, before. Why it
+// the flow degraded, while it left full crowds at 8–9 s, before. Why it
 // is off: with a 6% share (taken from H_PARTIAL, F_STAY and A_LONG) the
-// model also waited for the collapse in S1, S2 and S10 (19–20.5 s) and
-// still in S11 (23.5 s): mean over S1–S10 20.6 MB/s against 21.5 without
+// model also waited for the collapse in S1, S2 and S10 (18–20.5 s) and
+// still in S11 (23.5 s): mean over S1–S10 20.2 MB/s against 21.5 without
 // it. A longer horizon did not help either: γ = 0.98 (a 25 s horizon, past
 // a move's 10 s dip) with or without H_EARLY gave the same late moves in S1
 // (18.7–19 s) and lost S6 to reactive (16.1–17.3 against 18.1 MB/s), where
@@ -271,9 +271,10 @@
 // gate-testbed.json: 16 votes (8 s), δ 0.2, cooldown 15 s. There a move
 // costs a healthy flow 9–10 s of throughput while the precursor lasts at
 // least 11 s, so a move made 8 s into a crowd is still early and one never
-// made for a crowd that leaves within 8 s (N2) costs nothing; with 10
-// votes the same model moved in N2 and lost 3% of static's throughput
-// there (22.80 against 23.59 MB/s), with 16 it stays (23.59).
+// made for a crowd that leaves within 8 s (N2) costs nothing. With 10
+// votes and δ 0.1 (proflow evaluate -gate) the committed model moves in N2
+// at 5 s and loses 3% of static's throughput there (22.81 against 23.59
+// MB/s); with its recorded gate it stays (23.59).
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

@@ -332,8 +332,9 @@
 //     entering the loss state, and HyStart's ACK-train test ends slow start
 //     at about half the bandwidth-delay product) the flow then grows by
 //     CUBIC's convex probing, which is what takes 9–13 s at 50 ms. Without
-//     it a move is a reordering (window halved) and the flow is back in
-//     2–3 s at any round trip measured (20–60 ms).
+//     it a move is a reordering (window halved) and the flow was back within
+//     1.5–5.5 s in the runs measured at 20–50 ms (once 13 s, at 50 ms with a
+//     20 packet queue).
 //   - UncountedRate 1.05 C, UncountedBurst 1.25 GB, UncountedQueueLimit 100
 //     packets; BucketBurst 1.25 GB + 66 s × 0.05 C (hypothesis H-limit: a
 //     rate limit upstream of tc that tc does not count, for example the
@@ -365,12 +366,16 @@
 // Alternatives measured (proflow profile fit and the calibration tests'
 // variants; SPEC §10 lists more). A shallow tbf limit (4–9 packets) makes
 // collapsed TCP spend its time in timeouts and ξ hover near the threshold,
-// but the level depends on the number of streams sharing k*: with a 6
-// packet queue the rule fired at 17–18 s in S1, at 36–97 s in S5 and
-// never in S7 at 5 ms; at 20–50 ms it either fired within seconds of the
-// onset or never. Longer round trips alone (20–50 ms, queues 6–40 packets)
-// gave the same stationary levels and broke App. E's overflow (the
-// loss-limited flow's sawtooth). Neither separates the collapse from the
+// but the level depends on the number of streams sharing k*. Measured with
+// proflow evaluate -policies reactive -scenarios S1,S5,S7 -repeats 3 and a
+// profile file changing the datacenter profile: with a 4 packet queue
+// ({"bucket_queue_limit": 6056}) the rule fired at 32.5–36 s in S1 and
+// never in S5 or S7; with 5 packets (7570) at 17.5–22.5 s in S1, 77.5–108
+// s in S5 and in one S7 repeat of three (104 s). Adding 20 ms round trips
+// (with 8 packets) gave 22–46.5 s in S1, 27.5 s, 64 s or never in S5, and
+// S7 once of three. Longer round trips alone (20–50 ms, queues 6–40
+// packets) also broke App. E's overflow (the loss-limited flow's
+// sawtooth). Neither separates the collapse from the
 // saturation by tens of seconds in every scenario; only a second, uncounted
 // limit does, and then by a time that does not depend on the load.
 //
