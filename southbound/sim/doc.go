@@ -320,8 +320,9 @@
 //     23,093 and 26,002), lowest threshold without a false alarm 27,000
 //     (App. E: 27,000). A loss-limited flow at these round trips would
 //     saw-tooth over seconds: its overflow would sit at 33,000 for several
-//     samples in a row and false-alarm (measured: p95 33,000 at 20–50 ms
-//     with the datacenter pacer). Hypothesis in the value only: iperf3's
+//     samples in a row and false-alarm (proflow profile check -profile
+//     with {"base_rtt": "30ms", "flow_queue_limit": 60560}: mean 11,254,
+//     p95 32,629, a false alarm in every quiet episode). Hypothesis in the value only: iperf3's
 //     socket buffers on the testbed are not stated.
 //   - RerouteTimeout (hypothesis H-move). A move costs the connection its
 //     window in flight and a retransmission timeout, as when the path
