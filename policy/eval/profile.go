@@ -154,23 +154,20 @@ func (pc ProfileCheck) Measure(ctx context.Context) (*ProfileObservables, error)
 	for _, sw := range sweeps {
 		total += len(sw.Scenarios) * len(sw.Policies) * pc.Repeats
 	}
+	// done counts the finished episodes of the stages before the running
+	// one; progress reports a stage's own count on top of it.
 	done := 0
-	tick := func(n int) {
-		done += n
-		if pc.Progress != nil {
-			pc.Progress(done, total)
-		}
-	}
-
-	traces, err := sim.RunMany(ctx, specs, pc.Parallelism, func(d, _ int) {
+	progress := func(d, _ int) {
 		if pc.Progress != nil {
 			pc.Progress(done+d, total)
 		}
-	})
+	}
+
+	traces, err := sim.RunMany(ctx, specs, pc.Parallelism, progress)
 	if err != nil {
 		return nil, fmt.Errorf("eval: profile check: %w", err)
 	}
-	tick(len(specs))
+	done += len(specs)
 	var quiet []*trace.Episode
 	for _, tr := range traces {
 		if strings.HasPrefix(tr.Meta.Scenario, "quiet-") {
@@ -203,23 +200,18 @@ func (pc ProfileCheck) Measure(ctx context.Context) (*ProfileObservables, error)
 		}
 		o.RecoveryHealthy = append(o.RecoveryHealthy, h)
 		o.RecoveryCollapsed = append(o.RecoveryCollapsed, c)
-		tick(2)
+		done += 2
+		progress(0, total)
 	}
 
 	var eps []*Episode
 	for _, sw := range sweeps {
-		sw.Repeats, sw.Seed, sw.Config, sw.Parallelism = pc.Repeats, pc.Seed, cfg, pc.Parallelism
-		base := done
-		sw.Progress = func(d, _ int) {
-			if pc.Progress != nil {
-				pc.Progress(base+d, total)
-			}
-		}
+		sw.Repeats, sw.Seed, sw.Config, sw.Parallelism, sw.Progress = pc.Repeats, pc.Seed, cfg, pc.Parallelism, progress
 		got, err := sw.Run(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("eval: profile check: %w", err)
 		}
-		tick(len(got))
+		done += len(got)
 		eps = append(eps, got...)
 	}
 	var staticM, reactiveM, oracleM []float64
