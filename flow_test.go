@@ -2,6 +2,7 @@ package proflow_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/netip"
 	"strings"
 	"testing"
@@ -161,4 +162,32 @@ func FuzzParseFlowID(f *testing.F) {
 			t.Fatalf("ParseFlowID(%q) = %v, but its String %q parses to %v", s, flow, text, again)
 		}
 	})
+}
+
+func TestProtectedFlowValidate(t *testing.T) {
+	for _, c := range []struct {
+		p       proflow.ProtectedFlow
+		weight  float64
+		problem string // "" for valid
+	}{
+		{p: proflow.ProtectedFlow{ID: testFlow}, weight: 1},
+		{p: proflow.ProtectedFlow{ID: testFlow, Weight: 2.5}, weight: 2.5},
+		{p: proflow.ProtectedFlow{ID: testFlow, Weight: -1}, problem: "weight -1, want a finite number > 0"},
+		{p: proflow.ProtectedFlow{ID: testFlow, Weight: math.NaN()}, problem: "weight NaN"},
+		{p: proflow.ProtectedFlow{Weight: 1}, problem: "source address is unset"},
+	} {
+		err := c.p.Validate()
+		if c.problem == "" {
+			if err != nil {
+				t.Errorf("%+v: %v, want valid", c.p, err)
+			}
+			if got := c.p.EffectiveWeight(); got != c.weight {
+				t.Errorf("%+v: weight %v, want %v", c.p, got, c.weight)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.problem) {
+			t.Errorf("%+v: error %v, want one containing %q", c.p, err, c.problem)
+		}
+	}
 }

@@ -59,6 +59,15 @@ type Observation struct {
 	Switches []SwitchSample `json:"switches"`
 	Leaves   []LeafSample   `json:"leaves"`
 	Flow     FlowSample     `json:"flow"`
+
+	// FlowIDs and Flows are the multi-flow extension: a controller that
+	// protects several flows lists them in FlowIDs before it calls
+	// Telemetry.Collect, and the Telemetry writes the sample of FlowIDs[i]
+	// into Flows[i] (Flows has len(FlowIDs); CongestionRate is the same
+	// fabric-wide F_t in each). Both are empty for the single-flow
+	// controller, which reads Flow. Resize keeps FlowIDs and zeroes Flows.
+	FlowIDs []FlowID     `json:"flow_ids,omitempty"`
+	Flows   []FlowSample `json:"flows,omitempty"`
 }
 
 // Resize sets the lengths of Switches and Leaves for the topology, reusing
@@ -68,6 +77,7 @@ func (o *Observation) Resize(t Topology) {
 	o.Leaves = resize(o.Leaves, t.NumLeaves())
 	o.Time = time.Time{}
 	o.Flow = FlowSample{}
+	o.Flows = resize(o.Flows, len(o.FlowIDs))
 }
 
 func resize[T any](s []T, n int) []T {
@@ -85,6 +95,8 @@ func (o *Observation) CopyFrom(src *Observation) {
 	o.Flow = src.Flow
 	o.Switches = append(o.Switches[:0], src.Switches...)
 	o.Leaves = append(o.Leaves[:0], src.Leaves...)
+	o.FlowIDs = append(o.FlowIDs[:0], src.FlowIDs...)
+	o.Flows = append(o.Flows[:0], src.Flows...)
 }
 
 // Clone returns a deep copy of o.
@@ -137,7 +149,22 @@ func (o *Observation) Validate(t Topology) error {
 	if err := checkValue("flow", "", "throughput", o.Flow.Throughput); err != nil {
 		return err
 	}
-	return checkValue("flow", "", "congestion_rate", o.Flow.CongestionRate)
+	if err := checkValue("flow", "", "congestion_rate", o.Flow.CongestionRate); err != nil {
+		return err
+	}
+	if len(o.Flows) != len(o.FlowIDs) {
+		return &InvalidObservationError{Field: "flows",
+			Problem: fmt.Sprintf("%d samples, want one per protected flow in flow_ids (%d)", len(o.Flows), len(o.FlowIDs))}
+	}
+	for i := range o.Flows {
+		if err := checkValue("flows", o.FlowIDs[i].String(), "throughput", o.Flows[i].Throughput); err != nil {
+			return err
+		}
+		if err := checkValue("flows", o.FlowIDs[i].String(), "congestion_rate", o.Flows[i].CongestionRate); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkValue builds the field name only on the error path, keeping the

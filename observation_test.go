@@ -60,6 +60,15 @@ func TestObservationValidate(t *testing.T) {
 			field: "flow.throughput", problem: "+Inf"},
 		{name: "NaN congestion rate", mod: func(o *proflow.Observation) { o.Flow.CongestionRate = nan },
 			field: "flow.congestion_rate", problem: "NaN"},
+		{name: "per-flow samples", mod: func(o *proflow.Observation) {
+			o.FlowIDs, o.Flows = []proflow.FlowID{testFlow, testFlow.Reverse()}, []proflow.FlowSample{healthyFlow, {}}
+		}},
+		{name: "per-flow samples missing", mod: func(o *proflow.Observation) {
+			o.FlowIDs, o.Flows = []proflow.FlowID{testFlow, testFlow.Reverse()}, []proflow.FlowSample{healthyFlow}
+		}, field: "flows", problem: "1 samples, want one per protected flow in flow_ids (2)"},
+		{name: "per-flow NaN throughput", mod: func(o *proflow.Observation) {
+			o.FlowIDs, o.Flows = []proflow.FlowID{testFlow}, []proflow.FlowSample{{Throughput: nan}}
+		}, field: "flows[" + testFlow.String() + "].throughput", problem: "NaN"},
 		{name: "first bad field wins", mod: func(o *proflow.Observation) {
 			o.Switches[1].FlowCount, o.Flow.Throughput = -3, nan
 		}, field: "switches[agg2].flow_count", problem: "-3 is negative"},

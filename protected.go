@@ -1,0 +1,59 @@
+package proflow
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// ProtectedFlow is one of the flows a multi-flow controller protects (the
+// many-flow extension beyond the paper, which protects one). Weight is its
+// priority when several protected flows compete for the same clean switch.
+type ProtectedFlow struct {
+	// ID is the flow's 5-tuple.
+	ID FlowID `json:"id"`
+	// Weight is the flow's priority in joint placement, > 0; 0 means 1.
+	Weight float64 `json:"weight,omitempty"`
+}
+
+// EffectiveWeight returns p.Weight, or 1 when it is unset.
+func (p ProtectedFlow) EffectiveWeight() float64 {
+	if p.Weight == 0 {
+		return 1
+	}
+	return p.Weight
+}
+
+// Validate checks the flow's 5-tuple and that Weight is unset or a finite
+// positive number.
+func (p ProtectedFlow) Validate() error {
+	if err := p.ID.Validate(); err != nil {
+		return err
+	}
+	if p.Weight < 0 || math.IsNaN(p.Weight) || math.IsInf(p.Weight, 0) {
+		return fmt.Errorf("proflow: protected flow %v: weight %v, want a finite number > 0 (or 0 for the default 1)", p.ID, p.Weight)
+	}
+	return nil
+}
+
+// Placement is one protected flow's move: put Flow on aggregation switch
+// Switch (an index into Topology.Switches).
+type Placement struct {
+	Flow   FlowID `json:"flow"`
+	Switch int    `json:"switch"`
+}
+
+// BatchEnforcer is an Enforcer that applies many placements in one call,
+// batched per switch (one OpenFlow bundle, one multi-entry P4Runtime Write),
+// as a multi-flow controller does once per step.
+//
+// PlaceBatch writes the outcome of placement i into errs[i] (nil where the
+// flow now follows its new switch; errs has len(ps)), so that one flow
+// refused — a full table, say — does not hold the others. The returned error
+// is for the batch as a whole (the connection lost, ctx done); then errs
+// says which placements are known to have been applied (nil) and which not.
+// Each placement is make-before-break, as Place is.
+type BatchEnforcer interface {
+	Enforcer
+	PlaceBatch(ctx context.Context, ps []Placement, errs []error) error
+}
