@@ -39,6 +39,12 @@ type RewardConfig struct {
 	Mu3 float64 `json:"mu3"`
 	// Mu4 weighs the penalty on a destination congested now, −μ4·ξ̂_k(now).
 	Mu4 float64 `json:"mu4"`
+	// Mu5 weighs proflow's penalty on a destination carrying elephants now,
+	// −μ5·ẽ_k(now) (reroute only): on a switch whose reserve an elephant
+	// has already exhausted, the overflow no longer tells the trap (see the
+	// package documentation). It must be ≥ 0; 0 (the default) is App. B as
+	// printed.
+	Mu5 float64 `json:"mu5,omitempty"`
 	// Nu1 weighs the clean-stay bonus ν1·(1 − ξ̃'_k*).
 	Nu1 float64 `json:"nu1"`
 	// Nu2 weighs the penalty on staying as k* congests, −ν2·ξ̃'_k*.
@@ -73,7 +79,7 @@ func (c RewardConfig) Validate() error {
 		v    float64
 	}{
 		{"alpha_tc", c.AlphaTC}, {"alpha_stay", c.AlphaStay}, {"alpha_coll", c.AlphaColl},
-		{"mu1", c.Mu1}, {"mu2", c.Mu2}, {"mu3", c.Mu3}, {"mu4", c.Mu4},
+		{"mu1", c.Mu1}, {"mu2", c.Mu2}, {"mu3", c.Mu3}, {"mu4", c.Mu4}, {"mu5", c.Mu5},
 		{"nu1", c.Nu1}, {"nu2", c.Nu2}, {"nu3", c.Nu3}, {"kappa", c.Kappa},
 	} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
@@ -213,7 +219,8 @@ type SyntheticStep struct {
 }
 
 // SyntheticRewardTerms are the signed terms of the synthetic reward (App. B).
-// A reroute uses Throughput, Destination, Escape, LeadTime and DestinationNow;
+// A reroute uses Throughput, Destination, Escape, LeadTime, DestinationNow and
+// DestinationElephant;
 // a stay uses Throughput, Destination, Escape, CleanStay, StayCongestion,
 // Collapse and Crowd. The others are zero.
 type SyntheticRewardTerms struct {
@@ -228,6 +235,11 @@ type SyntheticRewardTerms struct {
 	// DestinationNow is −μ4·ξ̂_k(now), the destination's unsigned overflow
 	// feature in the current state (reroute only).
 	DestinationNow float64
+	// DestinationElephant is proflow's −μ5·ẽ_k(now), the destination's
+	// elephant feature in the current state (reroute only; 0 unless
+	// RewardConfig.Mu5 is set). f_p is not on k then, so ẽ_k is the other
+	// traffic's.
+	DestinationElephant float64
 	// CleanStay is ν1·(1 − ξ̃'_k*) (stay only).
 	CleanStay float64
 	// StayCongestion is −ν2·ξ̃'_k* (stay only).
@@ -246,14 +258,14 @@ type SyntheticRewardTerms struct {
 
 // Sum returns the unclipped sum of the terms.
 func (t SyntheticRewardTerms) Sum() float64 {
-	return t.Throughput + t.Destination + t.Escape + t.LeadTime + t.DestinationNow +
+	return t.Throughput + t.Destination + t.Escape + t.LeadTime + t.DestinationNow + t.DestinationElephant +
 		t.CleanStay + t.StayCongestion + t.Collapse + t.Crowd + t.Drain
 }
 
 // SyntheticTerms returns the terms of the synthetic reward of step (App. B),
 // reading the state features through enc's layout:
 //
-//	reroute (k ≠ k*): φ'_norm − μ1·ξ̃'_k + μ2·ReLU(ξ̃_k* − ξ̃'_k) + μ3·(1 − ξ̃_k*) − μ4·ξ̂_k(now)
+//	reroute (k ≠ k*): φ'_norm − μ1·ξ̃'_k + μ2·ReLU(ξ̃_k* − ξ̃'_k) + μ3·(1 − ξ̃_k*) − μ4·ξ̂_k(now) − μ5·ẽ_k(now)
 //	stay    (k = k*): φ'_norm − μ1·ξ̃'_k* + μ2·ReLU(ξ̃_k* − ξ̃'_k*) + ν1·(1 − ξ̃'_k*) − ν2·ξ̃'_k* − ν3·(1 − φ'_norm) + β·Δn⁺_k*
 //
 // ξ̃ are the states' overflow features (signed deviation on the current
@@ -291,6 +303,7 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	if k != cur {
 		t.LeadTime = c.Mu3 * (1 - xiCur)
 		t.DestinationNow = -c.Mu4 * float64(s[enc.AggOffset(k)+telemetry.FeatureOverflow])
+		t.DestinationElephant = -c.Mu5 * float64(s[enc.AggOffset(k)+telemetry.FeatureElephant])
 		return t, nil
 	}
 	t.CleanStay = c.Nu1 * (1 - xiNext)

@@ -23,7 +23,7 @@ func realTermMap(t RealRewardTerms) map[string]float64 {
 func synthTermMap(t SyntheticRewardTerms) map[string]float64 {
 	return map[string]float64{
 		"throughput": t.Throughput, "destination": t.Destination, "escape": t.Escape, "lead_time": t.LeadTime,
-		"destination_now": t.DestinationNow, "clean_stay": t.CleanStay, "stay_congestion": t.StayCongestion,
+		"destination_now": t.DestinationNow, "destination_elephant": t.DestinationElephant, "clean_stay": t.CleanStay, "stay_congestion": t.StayCongestion,
 		"collapse": t.Collapse, "crowd": t.Crowd,
 	}
 }
@@ -220,11 +220,13 @@ func synthStates(enc telemetry.EncoderConfig, action int) (s, next []float32) {
 func TestSyntheticRewardTerms(t *testing.T) {
 	enc := testEncoder()
 	c := DefaultRewardConfig()
+	c.Mu5 = 0.7
 	const (
 		d    = 0.05
 		phi0 = 0.92
 	)
 	ov := func(k int) int { return enc.AggOffset(k) + telemetry.FeatureOverflow }
+	el := func(k int) int { return enc.AggOffset(k) + telemetry.FeatureElephant }
 	thr := enc.FlowOffset() + telemetry.FeatureThroughput
 	for _, tc := range []struct {
 		name   string
@@ -242,6 +244,10 @@ func TestSyntheticRewardTerms(t *testing.T) {
 			map[string]float64{"escape": c.Mu2 * d, "lead_time": -c.Mu3 * d}},
 		{"reroute: destination's overflow now", 3, func(s, n []float32) { s[ov(3)] += d },
 			map[string]float64{"destination_now": -c.Mu4 * d}},
+		{"reroute: destination's elephants now", 3, func(s, n []float32) { s[el(3)] += d },
+			map[string]float64{"destination_elephant": -c.Mu5 * d}},
+		{"reroute: elephants on k* do not count", 3, func(s, n []float32) { s[el(1)] += d },
+			map[string]float64{}},
 		{"reroute: crowd on k* does not count", 3, func(s, n []float32) { s[enc.AggOffset(1)+telemetry.FeatureFlowCount] += d },
 			map[string]float64{}},
 		{"reroute: other switch ignored", 3, func(s, n []float32) { s[ov(2)] += d; n[ov(2)] += d },
@@ -256,6 +262,8 @@ func TestSyntheticRewardTerms(t *testing.T) {
 		{"stay: crowd on k*", 1, func(s, n []float32) { s[enc.AggOffset(1)+telemetry.FeatureFlowCount] += d },
 			map[string]float64{"crowd": c.Beta * d}},
 		{"stay: another switch's overflow now", 1, func(s, n []float32) { s[ov(3)] += d },
+			map[string]float64{}},
+		{"stay: elephants do not count", 1, func(s, n []float32) { s[el(1)] += d; s[el(3)] += d },
 			map[string]float64{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
