@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime/debug"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -165,25 +163,16 @@ func (c Config) Validate() error {
 // (Run itself calls Reconcile and Step). Current and Baseline are safe to
 // call from any goroutine, also while Run is running.
 type Controller struct {
-	cfg  Config
-	tel  Telemetry
-	enc  StateEncoder
-	pol  Policy
-	gate Gate
-	enf  Enforcer
+	cfg Config
+	tel Telemetry
+	enf Enforcer
+	fl  flowLoop
+	smp sampler
+	seq uint64
 
-	current     atomic.Int64
-	baseline    atomic.Pointer[Baseline]
-	estimator   *BaselineEstimator
-	lastReroute time.Time
-	lastObsTime time.Time
-	seq         uint64
-
-	obs   Observation
-	state State
-	in    Input
-	d     Decision
-	m     *metrics
+	obs Observation
+	d   Decision
+	m   *metrics
 }
 
 // NewController checks cfg and the collaborators and returns a controller
@@ -218,29 +207,21 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 			return nil, fmt.Errorf("proflow: new controller: %s is a nil %T, want a usable one (was it returned together with an error?)", c.name, c.v)
 		}
 	}
-	var dim int
-	if err := call("StateEncoder", "Dim", enc, func() error { dim = enc.Dim(); return nil }); err != nil {
+	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
+	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples); err != nil {
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
-	}
-	if dim <= 0 {
-		return nil, fmt.Errorf("proflow: new controller: state encoder dimension %d, want > 0", dim)
 	}
 	if fv, ok := enf.(FlowValidator); ok {
 		if err := call("FlowValidator", "ValidateFlow", enf, func() error { return fv.ValidateFlow(cfg.Flow) }); err != nil {
 			return nil, fmt.Errorf("proflow: new controller: the enforcer cannot carry flow %v: %w", cfg.Flow, err)
 		}
 	}
-	est, err := NewBaselineEstimator(cfg.BaselineWarmup, cfg.BaselineSamples)
-	if err != nil {
-		return nil, fmt.Errorf("proflow: new controller: %w", err)
-	}
-	c := &Controller{cfg: cfg, tel: tel, enc: enc, pol: pol, gate: gate, enf: enf, estimator: est}
 	if cfg.Registerer != nil {
+		var err error
 		if c.m, err = newMetrics(cfg.Registerer, cfg.Topology.Switches); err != nil {
 			return nil, fmt.Errorf("proflow: new controller: metrics: %w", err)
 		}
 	}
-	c.state = make(State, dim)
 	c.obs.Resize(cfg.Topology)
 	c.d.Scores = make([]float64, 0, cfg.Topology.NumSwitches())
 	if err := c.Reset(cfg.InitialSwitch); err != nil {
@@ -253,43 +234,19 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 // policy and gate forget their history and, unless Config.Baseline is set,
 // the baseline is learned again.
 func (c *Controller) Reset(current int) error {
-	if n := c.cfg.Topology.NumSwitches(); current < 0 || current >= n {
-		return c.unknownSwitch(current)
+	if n := c.cfg.Topology.NumSwitches(); current >= 0 && current < n {
+		c.smp.lastObsTime, c.seq = time.Time{}, 0
 	}
-	c.current.Store(int64(current))
-	c.lastReroute, c.lastObsTime, c.seq = time.Time{}, time.Time{}, 0
-	c.estimator.Reset()
-	c.baseline.Store(nil)
-	for _, r := range []any{c.enc, c.pol, c.gate} {
-		if r, ok := r.(Resetter); ok {
-			if err := call("Resetter", "Reset", r, func() error { r.Reset(); return nil }); err != nil {
-				return fmt.Errorf("reset: %w", err)
-			}
-		}
-	}
-	if c.cfg.Baseline != nil {
-		return c.setBaseline(*c.cfg.Baseline)
-	}
-	return nil
-}
-
-func (c *Controller) setBaseline(b Baseline) error {
-	if bl, ok := c.enc.(Baseliner); ok {
-		if err := call("Baseliner", "SetBaseline", bl, func() error { return bl.SetBaseline(b) }); err != nil {
-			return fmt.Errorf("set baseline: %w", err)
-		}
-	}
-	c.baseline.Store(&b)
-	return nil
+	return c.fl.reset(current, c.cfg.Baseline)
 }
 
 // Current returns the index of the switch the controller believes carries
 // the protected flow.
-func (c *Controller) Current() int { return int(c.current.Load()) }
+func (c *Controller) Current() int { return int(c.fl.current.Load()) }
 
 // Baseline returns the episode baseline and whether it is known yet.
 func (c *Controller) Baseline() (Baseline, bool) {
-	if b := c.baseline.Load(); b != nil {
+	if b := c.fl.baseline.Load(); b != nil {
 		return *b, true
 	}
 	return Baseline{}, false
@@ -307,9 +264,9 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		switch {
 		case err == nil:
 			if sw < 0 || sw >= c.cfg.Topology.NumSwitches() {
-				return fmt.Errorf("proflow: reconcile: located %w", c.unknownSwitch(sw))
+				return fmt.Errorf("proflow: reconcile: located %w", unknownSwitch(c.cfg.Topology, sw))
 			}
-			c.current.Store(int64(sw))
+			c.fl.current.Store(int64(sw))
 			return nil
 		case !errors.Is(err, ErrNotPlaced):
 			return fmt.Errorf("proflow: reconcile: locate %v: %w", c.cfg.Flow, err)
@@ -348,9 +305,8 @@ func (c *Controller) Run(ctx context.Context) error {
 func (c *Controller) Step(ctx context.Context) Decision {
 	start := time.Now()
 	d := &c.d
-	d.reset()
 	c.seq++
-	d.Seq, d.Time, d.Flow, d.Current, d.LastReroute = c.seq, c.cfg.Clock.Now(), c.cfg.Flow, c.Current(), c.lastReroute
+	c.fl.begin(d, c.seq, c.cfg.Clock.Now())
 
 	c.step(ctx, d)
 
@@ -363,79 +319,11 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.StepTimeout)
 	defer cancel()
 
-	obs := &c.obs
-	obs.Resize(c.cfg.Topology)
-	if err := call("Telemetry", "Collect", c.tel, func() error { return c.tel.Collect(ctx, obs) }); err != nil {
-		d.Reason = ReasonTelemetry
-		if errors.Is(err, ErrStale) {
-			d.Reason = ReasonStale
-		}
-		d.Err = fmt.Errorf("proflow: telemetry: %w", err)
+	if reason, err := c.smp.sample(ctx, c.tel, &c.obs, d.Time, false); err != nil {
+		d.Reason, d.Err = reason, err
 		return
 	}
-	if err := obs.Validate(c.cfg.Topology); err != nil {
-		d.Reason, d.Err = ReasonInvalid, err
-		return
-	}
-	// Compare with the clock once the sample has arrived: Collect may take
-	// up to StepTimeout, so d.Time can be well before the sampling time.
-	if err := c.checkNotAhead(c.cfg.Clock.Now(), obs.Time); err != nil {
-		d.Reason, d.Err = ReasonInvalid, err
-		return
-	}
-	if err := c.checkFresh(d.Time, obs.Time); err != nil {
-		d.Reason, d.Err = ReasonStale, err
-		return
-	}
-	c.lastObsTime = obs.Time
-
-	if err := call("StateEncoder", "Encode", c.enc, func() error { return c.enc.Encode(c.state, obs, d.Current) }); err != nil {
-		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
-		return
-	}
-	if c.baseline.Load() == nil {
-		d.Reason = ReasonBaseline
-		if !c.estimator.Add(obs, d.Current) {
-			return
-		}
-		b, err := c.estimator.Baseline()
-		if err == nil {
-			err = c.setBaseline(b)
-		}
-		if err != nil {
-			c.estimator.Reset()
-			d.Err = fmt.Errorf("proflow: baseline phase restarts: %w", err)
-		}
-		return
-	}
-
-	c.in = Input{Time: d.Time, Obs: obs, State: c.state, Current: d.Current}
-	d.Scores = d.Scores[:c.cfg.Topology.NumSwitches()]
-	clear(d.Scores)
-	if err := call("Policy", "Score", c.pol, func() error { return c.pol.Score(d.Scores, &c.in) }); err != nil {
-		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
-		return
-	}
-	for k, s := range d.Scores {
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			d.Reason = ReasonPolicy
-			d.Err = fmt.Errorf("proflow: policy: score %v for switch %s: %w", s, c.cfg.Topology.Switches[k], ErrBadScores)
-			return
-		}
-	}
-
-	if err := call("Gate", "Admit", c.gate, func() error { c.gate.Admit(d); return nil }); err != nil {
-		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1
-		return
-	}
-	if d.Target < 0 || d.Target == d.Current {
-		d.Target = -1
-		return
-	}
-	if d.Target >= c.cfg.Topology.NumSwitches() {
-		d.Reason = ReasonPolicy
-		d.Err = fmt.Errorf("proflow: gate: %w", c.unknownSwitch(d.Target))
-		d.Target = -1
+	if c.fl.decide(&c.obs, d); d.Target < 0 {
 		return
 	}
 	if err := c.place(ctx, d.Target); err != nil {
@@ -443,9 +331,7 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 		d.Err = fmt.Errorf("proflow: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[d.Target], err)
 		return
 	}
-	c.current.Store(int64(d.Target))
-	c.lastReroute = d.Time
-	d.Rerouted, d.Reason = true, ReasonRerouted
+	c.fl.moved(d)
 }
 
 // place asks the enforcer to put the protected flow on switch sw.
@@ -463,39 +349,6 @@ func call(iface, method string, impl any, f func() error) (err error) {
 		}
 	}()
 	return f()
-}
-
-// unknownSwitch returns the error for switch index i outside the topology,
-// with its own copy of the switch names.
-func (c *Controller) unknownSwitch(i int) *UnknownSwitchError {
-	return &UnknownSwitchError{Index: i, Known: slices.Clone(c.cfg.Topology.Switches)}
-}
-
-// checkNotAhead refuses a sample dated more than MaxClockSkew after now: its
-// time is wrong, and taking it as the latest sample would make every later,
-// correctly dated one look as if it did not advance.
-func (c *Controller) checkNotAhead(now, sampled time.Time) error {
-	if ahead := sampled.Sub(now); ahead > c.cfg.MaxClockSkew {
-		return &InvalidObservationError{Field: "time", Problem: fmt.Sprintf(
-			"%s is %v after the controller's clock (%s), want at most %v ahead (Config.MaxClockSkew)",
-			sampled.Format(time.RFC3339Nano), ahead, now.Format(time.RFC3339Nano), c.cfg.MaxClockSkew)}
-	}
-	return nil
-}
-
-// checkFresh refuses a sample older than MaxSampleAge or not newer than the
-// previous one (counters that did not advance).
-func (c *Controller) checkFresh(now, sampled time.Time) error {
-	if c.cfg.MaxSampleAge > 0 {
-		if age := now.Sub(sampled); age > c.cfg.MaxSampleAge {
-			return fmt.Errorf("proflow: observation taken %v ago, want at most %v: %w", age, c.cfg.MaxSampleAge, ErrStale)
-		}
-	}
-	if !c.lastObsTime.IsZero() && !sampled.After(c.lastObsTime) {
-		return fmt.Errorf("proflow: observation time %v does not advance past %v: %w",
-			sampled.Format(time.RFC3339Nano), c.lastObsTime.Format(time.RFC3339Nano), ErrStale)
-	}
-	return nil
 }
 
 func (c *Controller) report(ctx context.Context, d *Decision) {

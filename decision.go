@@ -33,6 +33,12 @@ const (
 	ReasonPolicy Reason = "policy-error"
 	// ReasonEnforcer: the enforcer failed to move the flow; the placement is held.
 	ReasonEnforcer Reason = "enforcer-error"
+	// ReasonJoint: the gate admitted a move, but the joint placement step of
+	// a MultiController held the flow, so that protected flows do not herd
+	// (no switch that beats the current one had budget left this step).
+	// It is not an error: the gate admits the move again at a later step
+	// while the flow still wants it.
+	ReasonJoint Reason = "joint"
 )
 
 // Held reports whether the reason is one of the error reasons, for which the
@@ -72,7 +78,9 @@ type Decision struct {
 	Cooldown time.Duration `json:"cooldown"`
 	// LastReroute is when the flow was last moved; zero if never.
 	LastReroute time.Time `json:"last_reroute"`
-	// Target is the switch the gate admitted, or -1 when holding.
+	// Target is the switch the gate admitted, or -1 when holding. In a
+	// MultiController it is the switch the joint placement step assigned,
+	// which may be another than the gate's when the gate's had no budget.
 	Target int `json:"target"`
 	// Rerouted reports that the enforcer moved the flow to Target.
 	Rerouted bool `json:"rerouted"`

@@ -1,6 +1,8 @@
 package proflow
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/proflow-sdn/proflow/internal/promreg"
@@ -19,10 +21,15 @@ type metrics struct {
 	loopDuration prometheus.Histogram
 }
 
-// reasons are every Reason a Decision can carry, the label values of
-// proflow_decisions_total.
+// reasons are every Reason a Controller's Decision can carry, the label
+// values of proflow_decisions_total.
 var reasons = []Reason{ReasonRerouted, ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown, ReasonBaseline,
 	ReasonTelemetry, ReasonInvalid, ReasonStale, ReasonEncoder, ReasonPolicy, ReasonEnforcer}
+
+// multiReasons are every Reason a Decision can carry, the label values of
+// proflow_multi_decisions_total: a MultiController's joint step adds
+// ReasonJoint.
+var multiReasons = append(slices.Clone(reasons), ReasonJoint)
 
 // newMetrics registers the controller's collectors on reg, with one
 // proflow_current_switch series per name in switches (Topology.Switches).

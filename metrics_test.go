@@ -13,7 +13,8 @@ import (
 )
 
 // TestMetricsKnowEveryReason keeps the label values of
-// proflow_decisions_total in step with the Reason constants of decision.go.
+// proflow_multi_decisions_total in step with the Reason constants of
+// decision.go (proflow_decisions_total has all but ReasonJoint).
 func TestMetricsKnowEveryReason(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "decision.go", nil, 0)
 	if err != nil {
@@ -34,8 +35,11 @@ func TestMetricsKnowEveryReason(t *testing.T) {
 			}
 		}
 	}
-	if len(declared) != len(reasons) {
-		t.Errorf("decision.go declares %d reasons %v, metrics know %d %v", len(declared), declared, len(reasons), reasons)
+	if len(declared) != len(multiReasons) {
+		t.Errorf("decision.go declares %d reasons %v, metrics know %d %v", len(declared), declared, len(multiReasons), multiReasons)
+	}
+	if want := len(multiReasons) - 1; len(reasons) != want || slices.Contains(reasons, ReasonJoint) {
+		t.Errorf("a Controller's metrics know %v, want the %d reasons other than %q", reasons, want, ReasonJoint)
 	}
 }
 

@@ -1,0 +1,242 @@
+package proflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// flowLoop is the per-flow part of a control step, Encode → baseline phase
+// → Policy.Score → Gate.Admit, with the state it keeps for one protected
+// flow. Controller runs one; MultiController runs one per flow, so a flow
+// protected alone is decided by the same code in both.
+type flowLoop struct {
+	flow FlowID
+	topo Topology // shared with the controller, read only
+	enc  StateEncoder
+	pol  Policy
+	gate Gate
+
+	current     atomic.Int64
+	baseline    atomic.Pointer[Baseline]
+	estimator   *BaselineEstimator
+	lastReroute time.Time
+
+	state State
+	in    Input
+}
+
+// init checks the encoder's dimension and prepares fl for its first reset.
+func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Policy, gate Gate, warmup, samples int) error {
+	var dim int
+	if err := call("StateEncoder", "Dim", enc, func() error { dim = enc.Dim(); return nil }); err != nil {
+		return err
+	}
+	if dim <= 0 {
+		return fmt.Errorf("state encoder dimension %d, want > 0", dim)
+	}
+	est, err := NewBaselineEstimator(warmup, samples)
+	if err != nil {
+		return err
+	}
+	fl.flow, fl.topo, fl.enc, fl.pol, fl.gate, fl.estimator = flow, topo, enc, pol, gate, est
+	fl.state = make(State, dim)
+	return nil
+}
+
+// reset starts a new episode with the flow on switch current: the encoder,
+// policy and gate forget their history, and the baseline is learned again
+// unless fixed is set.
+func (fl *flowLoop) reset(current int, fixed *Baseline) error {
+	if n := fl.topo.NumSwitches(); current < 0 || current >= n {
+		return unknownSwitch(fl.topo, current)
+	}
+	fl.current.Store(int64(current))
+	fl.lastReroute = time.Time{}
+	fl.estimator.Reset()
+	fl.baseline.Store(nil)
+	for _, r := range []any{fl.enc, fl.pol, fl.gate} {
+		if r, ok := r.(Resetter); ok {
+			if err := call("Resetter", "Reset", r, func() error { r.Reset(); return nil }); err != nil {
+				return fmt.Errorf("reset: %w", err)
+			}
+		}
+	}
+	if fixed != nil {
+		return fl.setBaseline(*fixed)
+	}
+	return nil
+}
+
+func (fl *flowLoop) setBaseline(b Baseline) error {
+	if bl, ok := fl.enc.(Baseliner); ok {
+		if err := call("Baseliner", "SetBaseline", bl, func() error { return bl.SetBaseline(b) }); err != nil {
+			return fmt.Errorf("set baseline: %w", err)
+		}
+	}
+	fl.baseline.Store(&b)
+	return nil
+}
+
+// begin fills the fields of d that a step knows before it runs.
+func (fl *flowLoop) begin(d *Decision, seq uint64, now time.Time) {
+	d.reset()
+	d.Seq, d.Time, d.Flow, d.Current, d.LastReroute = seq, now, fl.flow, int(fl.current.Load()), fl.lastReroute
+}
+
+// decide runs the per-flow part of a step on obs, a valid, fresh
+// observation whose Flow is this flow's sample. It returns with d.Target
+// the switch to move the flow to, or -1 to hold (d.Reason, d.Err say why).
+func (fl *flowLoop) decide(obs *Observation, d *Decision) {
+	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(fl.state, obs, d.Current) }); err != nil {
+		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
+		return
+	}
+	if fl.baseline.Load() == nil {
+		d.Reason = ReasonBaseline
+		if !fl.estimator.Add(obs, d.Current) {
+			return
+		}
+		b, err := fl.estimator.Baseline()
+		if err == nil {
+			err = fl.setBaseline(b)
+		}
+		if err != nil {
+			fl.estimator.Reset()
+			d.Err = fmt.Errorf("proflow: baseline phase restarts: %w", err)
+		}
+		return
+	}
+
+	fl.in = Input{Time: d.Time, Obs: obs, State: fl.state, Current: d.Current}
+	n := fl.topo.NumSwitches()
+	if cap(d.Scores) < n {
+		d.Scores = make([]float64, 0, n)
+	}
+	d.Scores = d.Scores[:n]
+	clear(d.Scores)
+	if err := call("Policy", "Score", fl.pol, func() error { return fl.pol.Score(d.Scores, &fl.in) }); err != nil {
+		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
+		return
+	}
+	for k, s := range d.Scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			d.Reason = ReasonPolicy
+			d.Err = fmt.Errorf("proflow: policy: score %v for switch %s: %w", s, fl.topo.Switches[k], ErrBadScores)
+			return
+		}
+	}
+
+	if err := call("Gate", "Admit", fl.gate, func() error { fl.gate.Admit(d); return nil }); err != nil {
+		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1
+		return
+	}
+	if d.Target < 0 || d.Target == d.Current {
+		d.Target = -1
+		return
+	}
+	if d.Target >= n {
+		d.Reason = ReasonPolicy
+		d.Err = fmt.Errorf("proflow: gate: %w", unknownSwitch(fl.topo, d.Target))
+		d.Target = -1
+	}
+}
+
+// moved records that the enforcer put the flow on d.Target.
+func (fl *flowLoop) moved(d *Decision) {
+	fl.current.Store(int64(d.Target))
+	fl.lastReroute = d.Time
+	d.Rerouted, d.Reason = true, ReasonRerouted
+}
+
+// sampler collects the step's observation and refuses it when it is
+// unusable: a telemetry error, an invalid sample, one dated ahead of the
+// controller's clock, or a stale one.
+type sampler struct {
+	topo        Topology
+	clock       Clock
+	maxAge      time.Duration // MaxSampleAge; <= 0 disables the age check
+	maxSkew     time.Duration // MaxClockSkew
+	lastObsTime time.Time
+}
+
+// sample fills obs from tel for a step that began at stepTime. It returns
+// the reason and error to hold with, or "" and nil. With perFlow, the
+// samples in obs.Flows are left for the caller to check flow by flow, so
+// that one flow's bad sample does not hold the others.
+func (s *sampler) sample(ctx context.Context, tel Telemetry, obs *Observation, stepTime time.Time, perFlow bool) (Reason, error) {
+	obs.Resize(s.topo)
+	if err := call("Telemetry", "Collect", tel, func() error { return tel.Collect(ctx, obs) }); err != nil {
+		if errors.Is(err, ErrStale) {
+			return ReasonStale, fmt.Errorf("proflow: telemetry: %w", err)
+		}
+		return ReasonTelemetry, fmt.Errorf("proflow: telemetry: %w", err)
+	}
+	if err := s.validate(obs, perFlow); err != nil {
+		return ReasonInvalid, err
+	}
+	// Compare with the clock once the sample has arrived: Collect may take
+	// up to StepTimeout, so stepTime can be well before the sampling time.
+	if err := s.checkNotAhead(s.clock.Now(), obs.Time); err != nil {
+		return ReasonInvalid, err
+	}
+	if err := s.checkFresh(stepTime, obs.Time); err != nil {
+		return ReasonStale, err
+	}
+	s.lastObsTime = obs.Time
+	return "", nil
+}
+
+func (s *sampler) validate(obs *Observation, perFlow bool) error {
+	if !perFlow {
+		return obs.Validate(s.topo)
+	}
+	if len(obs.Flows) != len(obs.FlowIDs) {
+		return &InvalidObservationError{Field: "flows",
+			Problem: fmt.Sprintf("%d samples, want one per protected flow in flow_ids (%d)", len(obs.Flows), len(obs.FlowIDs))}
+	}
+	fabric := Observation{Time: obs.Time, Switches: obs.Switches, Leaves: obs.Leaves, Flow: obs.Flow}
+	return fabric.Validate(s.topo)
+}
+
+// checkNotAhead refuses a sample dated more than MaxClockSkew after now: its
+// time is wrong, and taking it as the latest sample would make every later,
+// correctly dated one look as if it did not advance.
+func (s *sampler) checkNotAhead(now, sampled time.Time) error {
+	if ahead := sampled.Sub(now); ahead > s.maxSkew {
+		return &InvalidObservationError{Field: "time", Problem: fmt.Sprintf(
+			"%s is %v after the controller's clock (%s), want at most %v ahead (Config.MaxClockSkew)",
+			sampled.Format(time.RFC3339Nano), ahead, now.Format(time.RFC3339Nano), s.maxSkew)}
+	}
+	return nil
+}
+
+// checkFresh refuses a sample older than MaxSampleAge or not newer than the
+// previous one (counters that did not advance).
+func (s *sampler) checkFresh(now, sampled time.Time) error {
+	if s.maxAge > 0 {
+		if age := now.Sub(sampled); age > s.maxAge {
+			return fmt.Errorf("proflow: observation taken %v ago, want at most %v: %w", age, s.maxAge, ErrStale)
+		}
+	}
+	if !s.lastObsTime.IsZero() && !sampled.After(s.lastObsTime) {
+		return fmt.Errorf("proflow: observation time %v does not advance past %v: %w",
+			sampled.Format(time.RFC3339Nano), s.lastObsTime.Format(time.RFC3339Nano), ErrStale)
+	}
+	return nil
+}
+
+// unknownSwitch returns the error for switch index i outside the topology,
+// with its own copy of the switch names.
+func unknownSwitch(topo Topology, i int) *UnknownSwitchError {
+	return &UnknownSwitchError{Index: i, Known: slices.Clone(topo.Switches)}
+}
+
+// sampler returns the sampler for c's settings.
+func (c Config) sampler() sampler {
+	return sampler{topo: c.Topology, clock: c.Clock, maxAge: c.MaxSampleAge, maxSkew: c.MaxClockSkew}
+}
