@@ -110,15 +110,26 @@ func (c Config) withDefaults() Config {
 
 // Validate reports every problem of the configuration at once.
 func (c Config) Validate() error {
+	if err := errors.Join(c.problems(true)...); err != nil {
+		return fmt.Errorf("proflow: invalid controller config: %w", err)
+	}
+	return nil
+}
+
+// problems lists every problem of the configuration; without oneFlow, it
+// skips Flow and InitialSwitch, which a MultiController does not use.
+func (c Config) problems(oneFlow bool) []error {
 	var errs []error
 	if err := c.Topology.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.Flow.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("flow: %w", err))
-	}
-	if n := c.Topology.NumSwitches(); c.InitialSwitch < 0 || c.InitialSwitch >= n {
-		errs = append(errs, fmt.Errorf("initial switch %d out of range, want 0..%d", c.InitialSwitch, n-1))
+	if oneFlow {
+		if err := c.Flow.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("flow: %w", err))
+		}
+		if n := c.Topology.NumSwitches(); c.InitialSwitch < 0 || c.InitialSwitch >= n {
+			errs = append(errs, fmt.Errorf("initial switch %d out of range, want 0..%d", c.InitialSwitch, n-1))
+		}
 	}
 	if c.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval %v, want a positive duration", c.Interval))
@@ -143,10 +154,7 @@ func (c Config) Validate() error {
 	if c.Registerer != nil && nilcheck.IsNil(c.Registerer) {
 		errs = append(errs, fmt.Errorf("registerer is a nil %T, want a usable registerer, or nil for no metrics", c.Registerer))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("proflow: invalid controller config: %w", err)
-	}
-	return nil
+	return errs
 }
 
 // Controller runs the proactive placement loop for one protected flow:
@@ -288,14 +296,20 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "reconcile failed; keeping the configured placement",
 			slog.String("error", err.Error()), slog.String("switch", c.cfg.Topology.Switches[c.Current()]))
 	}
-	t := c.cfg.Clock.NewTicker(c.cfg.Interval)
+	return runEvery(ctx, c.cfg.Clock, c.cfg.Interval, func(ctx context.Context) { c.Step(ctx) })
+}
+
+// runEvery calls step once per interval of clock until ctx is cancelled,
+// and returns ctx's error.
+func runEvery(ctx context.Context, clock Clock, interval time.Duration, step func(context.Context)) error {
+	t := clock.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C():
-			c.Step(ctx)
+			step(ctx)
 		}
 	}
 }
@@ -358,14 +372,14 @@ func (c *Controller) report(ctx context.Context, d *Decision) {
 	if c.cfg.Observer != nil {
 		c.cfg.Observer(*d)
 	}
-	level := slog.LevelDebug
-	switch {
-	case d.Rerouted:
-		level = slog.LevelInfo
-	case d.Err != nil:
-		level = slog.LevelWarn
-	}
-	log := c.cfg.Logger
+	logDecision(ctx, c.cfg.Logger, c.cfg.Topology, d)
+}
+
+// logDecision writes one record for d on log: reroutes at Info, holds
+// caused by errors at Warn, everything else at Debug. The extra attributes
+// follow the decision's own.
+func logDecision(ctx context.Context, log *slog.Logger, topo Topology, d *Decision, extra ...slog.Attr) {
+	level := decisionLevel(d)
 	if !log.Enabled(ctx, level) {
 		return
 	}
@@ -373,7 +387,7 @@ func (c *Controller) report(ctx context.Context, d *Decision) {
 		slog.Uint64("seq", d.Seq),
 		slog.Time("at", d.Time),
 		slog.String("reason", string(d.Reason)),
-		slog.String("current", c.cfg.Topology.Switches[d.Current]),
+		slog.String("current", topo.Switches[d.Current]),
 		slog.Any("scores", d.Scores),
 		slog.Float64("margin", d.Margin),
 		slog.Int("votes", d.Votes),
@@ -381,7 +395,7 @@ func (c *Controller) report(ctx context.Context, d *Decision) {
 		slog.Duration("latency", d.Latency),
 	}
 	if d.Target >= 0 {
-		attrs = append(attrs, slog.String("target", c.cfg.Topology.Switches[d.Target]))
+		attrs = append(attrs, slog.String("target", topo.Switches[d.Target]))
 	}
 	if d.Err != nil {
 		attrs = append(attrs, slog.String("error", d.Err.Error()))
@@ -389,7 +403,19 @@ func (c *Controller) report(ctx context.Context, d *Decision) {
 			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
 		}
 	}
+	attrs = append(attrs, extra...)
 	log.LogAttrs(ctx, level, "proflow decision", attrs...)
+}
+
+// decisionLevel is the level d is logged at.
+func decisionLevel(d *Decision) slog.Level {
+	switch {
+	case d.Rerouted:
+		return slog.LevelInfo
+	case d.Err != nil:
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
 }
 
 // SendTo returns an Observer that sends a clone of every Decision to ch

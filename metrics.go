@@ -101,3 +101,92 @@ func (m *metrics) observe(d *Decision) {
 	}
 	m.loopDuration.Observe(d.Latency.Seconds())
 }
+
+// multiMetrics are a MultiController's Prometheus collectors. None has a
+// flow label: a controller may protect 10,000 flows, so every series is an
+// aggregate over the flows, labelled at most by reason or switch.
+type multiMetrics struct {
+	decisions    []prometheus.Counter // by index in multiReasons
+	reroutes     prometheus.Counter
+	telErrors    prometheus.Counter
+	flows        prometheus.Gauge
+	onSwitch     []prometheus.Gauge // by switch index
+	herding      prometheus.Histogram
+	stepDuration prometheus.Histogram
+
+	counts []int // scratch: decisions of the step by index in multiReasons
+}
+
+// newMultiMetrics registers a MultiController's collectors on reg, with one
+// proflow_multi_flows_on_switch series per name in switches.
+func newMultiMetrics(reg prometheus.Registerer, switches []string) (*multiMetrics, error) {
+	m := &multiMetrics{
+		reroutes: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "proflow", Subsystem: "multi", Name: "reroutes_total",
+			Help: "Protected flows the enforcer moved, summed over all flows.",
+		}),
+		telErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "proflow", Subsystem: "multi", Name: "telemetry_errors_total",
+			Help: "Steps in which every protected flow was held because telemetry failed, was invalid or stale.",
+		}),
+		flows: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "proflow", Subsystem: "multi", Name: "flows",
+			Help: "Protected flows in the latest step.",
+		}),
+		herding: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "proflow", Subsystem: "multi", Name: "herding",
+			Help:    "Per step, the largest number of protected flows moved onto one aggregation switch.",
+			Buckets: []float64{0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 128},
+		}),
+		stepDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "proflow", Subsystem: "multi", Name: "step_duration_seconds",
+			Help:    "Wall time of one step for all protected flows, telemetry to enforcement.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}),
+		counts: make([]int, len(multiReasons)),
+	}
+	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "proflow", Subsystem: "multi", Name: "decisions_total",
+		Help: "Per-flow decisions, summed over all protected flows, by the reason each ended.",
+	}, []string{"reason"})
+	for _, r := range multiReasons {
+		m.decisions = append(m.decisions, decisions.WithLabelValues(string(r)))
+	}
+	onSwitch := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "proflow", Subsystem: "multi", Name: "flows_on_switch",
+		Help: "Protected flows carried by each aggregation switch after the latest step.",
+	}, []string{"switch"})
+	for _, name := range switches {
+		m.onSwitch = append(m.onSwitch, onSwitch.WithLabelValues(name))
+	}
+	if err := promreg.RegisterAll(reg, decisions, m.reroutes, m.telErrors, m.flows, onSwitch, m.herding, m.stepDuration); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// observe records one step: its summary, and onSwitch, the protected flows
+// on each switch after it.
+func (m *multiMetrics) observe(s *StepSummary, onSwitch []int) {
+	clear(m.counts)
+	for i := range s.Decisions {
+		if r := slices.Index(multiReasons, s.Decisions[i].Reason); r >= 0 {
+			m.counts[r]++
+		}
+	}
+	for r, n := range m.counts {
+		if n > 0 {
+			m.decisions[r].Add(float64(n))
+		}
+	}
+	m.reroutes.Add(float64(s.Rerouted))
+	if s.Hold != "" {
+		m.telErrors.Inc()
+	}
+	m.flows.Set(float64(len(s.Decisions)))
+	for k, g := range m.onSwitch {
+		g.Set(float64(onSwitch[k]))
+	}
+	m.herding.Observe(float64(s.Herding))
+	m.stepDuration.Observe(s.Latency.Seconds())
+}

@@ -1,0 +1,648 @@
+package proflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/proflow-sdn/proflow/internal/nilcheck"
+)
+
+// Errors of a MultiController's flow set.
+var (
+	// ErrFlowProtected is returned by AddFlow for a flow the controller
+	// already protects.
+	ErrFlowProtected = errors.New("flow already protected")
+	// ErrFlowNotProtected is returned for a flow the controller does not protect.
+	ErrFlowNotProtected = errors.New("flow not protected")
+)
+
+// MultiConfig holds the settings of a MultiController. Start from
+// DefaultMultiConfig. The fields mean what Config's do, for every flow.
+type MultiConfig struct {
+	// Topology describes the aggregation switches and congestion leaves.
+	Topology Topology
+	// Interval is the control interval (default 500 ms).
+	Interval time.Duration
+	// StepTimeout bounds telemetry and enforcement within one step, for all
+	// flows together (default: Interval).
+	StepTimeout time.Duration
+	// MaxSampleAge is the oldest observation the controller acts on
+	// (default 2×Interval; negative disables the check).
+	MaxSampleAge time.Duration
+	// MaxClockSkew is how far an observation's time may lie after the
+	// controller clock's time (default: Interval); see Config.MaxClockSkew.
+	MaxClockSkew time.Duration
+	// Baseline, when set, is given to every flow when it is added, instead
+	// of learning one per flow.
+	Baseline *Baseline
+	// BaselineWarmup and BaselineSamples shape each flow's own baseline
+	// phase, which starts when the flow is added (defaults 4 and 10).
+	BaselineWarmup, BaselineSamples int
+	// Clock is the source of time (default SystemClock).
+	Clock Clock
+	// Logger receives one record per flow per step (reroutes at Info, holds
+	// caused by errors at Warn, the rest at Debug, each with the flow) and
+	// one per step at Debug (default: discard).
+	Logger *slog.Logger
+	// Registerer, when set, receives the controller's Prometheus metrics
+	// (proflow_multi_*). No metric has a flow label. Leave it nil for none.
+	Registerer prometheus.Registerer
+	// Observer, when set, is called synchronously with every flow's
+	// Decision of every step. It must not block; see SendTo.
+	Observer func(Decision)
+	// Joint is the joint placement step between the per-flow gates and the
+	// enforcer (default Independent: no joint step). See Greedy.
+	Joint JointPlacer
+}
+
+// DefaultMultiConfig returns a MultiConfig for the paper's topology with
+// every default filled in.
+func DefaultMultiConfig() MultiConfig {
+	return MultiConfig{Topology: PaperTopology(), Interval: DefaultInterval, BaselineWarmup: 4, BaselineSamples: 10}
+}
+
+// loop returns c's settings as a Config without a flow, so that both
+// controllers share defaults and checks.
+func (c MultiConfig) loop() Config {
+	return Config{Topology: c.Topology, Interval: c.Interval, StepTimeout: c.StepTimeout,
+		MaxSampleAge: c.MaxSampleAge, MaxClockSkew: c.MaxClockSkew, Baseline: c.Baseline,
+		BaselineWarmup: c.BaselineWarmup, BaselineSamples: c.BaselineSamples, Clock: c.Clock,
+		Logger: c.Logger, Registerer: c.Registerer, Observer: c.Observer}
+}
+
+func (c MultiConfig) withDefaults() MultiConfig {
+	l := c.loop().withDefaults()
+	c.Interval, c.StepTimeout, c.MaxSampleAge, c.MaxClockSkew = l.Interval, l.StepTimeout, l.MaxSampleAge, l.MaxClockSkew
+	c.BaselineSamples, c.Clock, c.Logger = l.BaselineSamples, l.Clock, l.Logger
+	if c.Joint == nil {
+		c.Joint = Independent{}
+	}
+	return c
+}
+
+// Validate reports every problem of the configuration at once.
+func (c MultiConfig) Validate() error {
+	errs := c.loop().problems(false)
+	if c.Joint != nil && nilcheck.IsNil(c.Joint) {
+		errs = append(errs, fmt.Errorf("joint placer is a nil %T, want a usable one, or nil for Independent", c.Joint))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("proflow: invalid multi-flow controller config: %w", err)
+	}
+	return nil
+}
+
+// FlowParts builds the per-flow collaborators of a MultiController. The
+// controller calls each function once per flow, in AddFlow.
+//
+// Encoders and gates must be one per flow: an encoder keeps the previous
+// observation (rates of change) and the flow's baseline, a gate keeps its
+// flow's vote streak. The Policy is per flow too, because the reference
+// policies keep per-flow state (Reactive and Crowd count consecutive
+// samples of the flow's switch over their thresholds). A policy that keeps
+// none — the learned agent, whose scores depend on the state vector alone
+// — may be shared: return the same value every time. The controller scores
+// flows one after another in one goroutine, so sharing needs no locking,
+// but AddFlow calls Reset on collaborators that are Resetters, from the
+// caller's goroutine: a shared collaborator must not be a Resetter.
+type FlowParts struct {
+	Encoder func(ProtectedFlow) (StateEncoder, error)
+	Policy  func(ProtectedFlow) (Policy, error)
+	Gate    func(ProtectedFlow) (Gate, error)
+}
+
+// MultiController protects a set of flows, each with its own Telemetry
+// sample, StateEncoder, Policy, Gate and baseline, against one fabric: the
+// paper's loop run for every flow at once, with a joint placement step
+// between the gates and the enforcer so that protected flows do not herd.
+//
+// One step collects one Observation (listing the flows in FlowIDs, the
+// Telemetry fills Flows), decides each flow on a view of it whose Flow is
+// that flow's sample (so encoders and policies written for one flow work
+// unchanged), hands every admitted move to the JointPlacer, and sends the
+// moves to the Enforcer: in one PlaceBatch call when it is a BatchEnforcer,
+// else one Place per flow. With one flow and the Independent placer its
+// decisions are those of a Controller with the same collaborators.
+//
+// Bad input never stops the loop. An unusable observation holds every
+// flow; a flow's bad sample, or its encoder, policy or gate failing or
+// panicking, holds that flow; an enforcer refusing a flow holds it and no
+// other.
+//
+// AddFlow, RemoveFlow, Flows and Current are safe to call from any
+// goroutine, also while Run is running; a flow added or removed joins or
+// leaves at the start of the next step. Run, Step and Reconcile must not be
+// called concurrently with one another.
+type MultiController struct {
+	cfg   MultiConfig
+	tel   Telemetry
+	parts FlowParts
+	enf   Enforcer
+	batch BatchEnforcer // enf, when it is one
+	smp   sampler
+	seq   uint64
+
+	mu      sync.Mutex
+	byID    map[FlowID]*protectedFlow // protected or about to be
+	adds    []*protectedFlow
+	changed bool // adds or removals wait for the next step
+
+	// The step's state, owned by the goroutine that steps.
+	flows  []*protectedFlow
+	obs    Observation
+	view   Observation
+	ds     []Decision
+	cur    []int
+	wishes []Wish
+	dst    []int
+	jin    JointInput
+	ps     []Placement
+	psFlow []int // flow index of ps[j]
+	errs   []error
+	moved  []int // by switch: flows moved there this step
+	on     []int // by switch: flows there after the step
+	m      *multiMetrics
+}
+
+// protectedFlow is one flow of a MultiController.
+type protectedFlow struct {
+	flowLoop
+	pf      ProtectedFlow
+	removed bool // guarded by MultiController.mu
+}
+
+// NewMultiController checks cfg and the collaborators and returns a
+// controller protecting no flow yet; add flows with AddFlow. Nil and typed
+// nil collaborators are refused, as are missing FlowParts functions.
+func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enforcer) (*MultiController, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Topology.Switches = slices.Clone(cfg.Topology.Switches)
+	cfg.Topology.Leaves = slices.Clone(cfg.Topology.Leaves)
+	if cfg.Baseline != nil {
+		b := *cfg.Baseline
+		cfg.Baseline = &b
+	}
+	for _, c := range [...]struct {
+		name string
+		v    any
+	}{{"telemetry", tel}, {"enforcer", enf}, {"encoder factory", parts.Encoder}, {"policy factory", parts.Policy}, {"gate factory", parts.Gate}} {
+		if err := usable(c.name, c.v); err != nil {
+			return nil, fmt.Errorf("proflow: new multi-flow controller: %w", err)
+		}
+	}
+	m := &MultiController{cfg: cfg, tel: tel, parts: parts, enf: enf, byID: make(map[FlowID]*protectedFlow)}
+	m.batch, _ = enf.(BatchEnforcer)
+	loop := cfg.loop()
+	m.smp = loop.sampler()
+	n := cfg.Topology.NumSwitches()
+	m.moved, m.on = make([]int, n), make([]int, n)
+	if cfg.Registerer != nil {
+		var err error
+		if m.m, err = newMultiMetrics(cfg.Registerer, cfg.Topology.Switches); err != nil {
+			return nil, fmt.Errorf("proflow: new multi-flow controller: metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// usable refuses nil and typed nil collaborators.
+func usable(name string, v any) error {
+	switch {
+	case v == nil:
+		return fmt.Errorf("%s is nil", name)
+	case nilcheck.IsNil(v):
+		return fmt.Errorf("%s is a nil %T, want a usable one (was it returned together with an error?)", name, v)
+	}
+	return nil
+}
+
+// AddFlow protects f, which the fabric carries on switch current now. It
+// builds the flow's encoder, policy and gate from the FlowParts, resets
+// them, and gives the encoder MultiConfig.Baseline if set; otherwise the
+// flow learns its own baseline in its first steps. The flow joins at the
+// start of the next step, after the flows added before it.
+//
+// It refuses an invalid flow, a switch outside the topology, a flow
+// already protected (ErrFlowProtected), one a FlowValidator enforcer could
+// never place, and failing or unusable collaborators.
+func (m *MultiController) AddFlow(f ProtectedFlow, current int) error {
+	if err := m.newFlow(f, current); err != nil {
+		return fmt.Errorf("proflow: add flow %v: %w", f.ID, err)
+	}
+	return nil
+}
+
+func (m *MultiController) newFlow(f ProtectedFlow, current int) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	if fv, ok := m.enf.(FlowValidator); ok {
+		if err := call("FlowValidator", "ValidateFlow", m.enf, func() error { return fv.ValidateFlow(f.ID) }); err != nil {
+			return fmt.Errorf("the enforcer cannot carry it: %w", err)
+		}
+	}
+	enc, err := build("encoder", m.parts.Encoder, f)
+	if err != nil {
+		return err
+	}
+	pol, err := build("policy", m.parts.Policy, f)
+	if err != nil {
+		return err
+	}
+	gate, err := build("gate", m.parts.Gate, f)
+	if err != nil {
+		return err
+	}
+	p := &protectedFlow{pf: f}
+	if err := p.init(f.ID, m.cfg.Topology, enc, pol, gate, m.cfg.BaselineWarmup, m.cfg.BaselineSamples); err != nil {
+		return err
+	}
+	if err := p.reset(current, m.cfg.Baseline); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, dup := m.byID[f.ID]; dup {
+		return ErrFlowProtected
+	}
+	m.byID[f.ID] = p
+	m.adds = append(m.adds, p)
+	m.changed = true
+	return nil
+}
+
+// build calls a FlowParts function and checks what it returns.
+func build[T any](name string, factory func(ProtectedFlow) (T, error), f ProtectedFlow) (T, error) {
+	var v T
+	err := call("FlowParts", name, factory, func() (err error) { v, err = factory(f); return err })
+	if err == nil {
+		err = usable(name, v)
+	}
+	if err != nil {
+		return v, fmt.Errorf("new %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// RemoveFlow stops protecting flow from the start of the next step. The
+// flow stays where the fabric carries it: the Enforcer has no way to remove
+// a placement, so a southbound that should drop the flow's rules must be
+// told separately. It returns ErrFlowNotProtected for a flow not protected.
+func (m *MultiController) RemoveFlow(flow FlowID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.byID[flow]
+	if !ok {
+		return fmt.Errorf("proflow: remove flow %v: %w", flow, ErrFlowNotProtected)
+	}
+	delete(m.byID, flow)
+	p.removed = true
+	m.changed = true
+	return nil
+}
+
+// Flows returns the protected flows in flow index order, counting the
+// additions and removals that wait for the next step as done.
+func (m *MultiController) Flows() []ProtectedFlow {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fs := make([]ProtectedFlow, 0, len(m.byID))
+	for _, list := range [...][]*protectedFlow{m.flows, m.adds} {
+		for _, p := range list {
+			if !p.removed {
+				fs = append(fs, p.pf)
+			}
+		}
+	}
+	return fs
+}
+
+// Current returns the switch the controller believes carries flow, and
+// whether the flow is protected.
+func (m *MultiController) Current(flow FlowID) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.byID[flow]; ok {
+		return int(p.current.Load()), true
+	}
+	return -1, false
+}
+
+// Baseline returns flow's episode baseline and whether it is known yet.
+func (m *MultiController) Baseline(flow FlowID) (Baseline, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.byID[flow]; ok {
+		if b := p.baseline.Load(); b != nil {
+			return *b, true
+		}
+	}
+	return Baseline{}, false
+}
+
+// apply makes the waiting additions and removals take effect.
+func (m *MultiController) apply() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.changed {
+		return
+	}
+	m.flows = slices.DeleteFunc(m.flows, func(p *protectedFlow) bool { return p.removed })
+	for _, p := range m.adds {
+		if !p.removed {
+			m.flows = append(m.flows, p)
+		}
+	}
+	clear(m.adds)
+	m.adds, m.changed = m.adds[:0], false
+}
+
+// Reconcile learns every protected flow's real placement from a Locator
+// enforcer; a flow it has not placed (ErrNotPlaced) keeps the switch given
+// to AddFlow. It returns the failures joined; each failed flow keeps its
+// placement. Run calls it once before the loop.
+func (m *MultiController) Reconcile(ctx context.Context) error {
+	m.apply()
+	loc, ok := m.enf.(Locator)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.StepTimeout)
+	defer cancel()
+	var errs []error
+	for _, p := range m.flows {
+		var sw int
+		err := call("Locator", "Locate", loc, func() (err error) { sw, err = loc.Locate(ctx, p.flow); return err })
+		switch {
+		case err == nil && (sw < 0 || sw >= m.cfg.Topology.NumSwitches()):
+			errs = append(errs, fmt.Errorf("flow %v: located %w", p.flow, unknownSwitch(m.cfg.Topology, sw)))
+		case err == nil:
+			p.current.Store(int64(sw))
+		case !errors.Is(err, ErrNotPlaced):
+			errs = append(errs, fmt.Errorf("locate %v: %w", p.flow, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("proflow: reconcile: %w", err)
+	}
+	return nil
+}
+
+// Run reconciles, then steps once per interval until ctx is cancelled, and
+// returns ctx's error. A failed reconciliation is logged; the flows it
+// could not locate keep their placements.
+func (m *MultiController) Run(ctx context.Context) error {
+	if err := m.Reconcile(ctx); err != nil {
+		m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "reconcile failed; keeping the given placements", slog.String("error", err.Error()))
+	}
+	return runEvery(ctx, m.cfg.Clock, m.cfg.Interval, func(ctx context.Context) { m.Step(ctx) })
+}
+
+// StepSummary is what one step of a MultiController did.
+type StepSummary struct {
+	// Seq numbers the controller's steps from 1.
+	Seq uint64
+	// Time is when the step ran (the controller's clock).
+	Time time.Time
+	// Decisions holds one Decision per protected flow, in flow index order.
+	// It shares storage with the controller, which reuses it on the next
+	// Step: Clone the decisions to keep them.
+	Decisions []Decision
+	// Hold and Err are the reason and error for which every flow was held
+	// when the step's observation was unusable ("" and nil otherwise).
+	Hold Reason
+	Err  error
+	// Admitted counts the moves the gates admitted; Rerouted the flows the
+	// enforcer moved; JointHeld those the joint step held (ReasonJoint);
+	// Failed the flows held for an error (Reason.Held).
+	Admitted, Rerouted, JointHeld, Failed int
+	// Herding is the largest number of protected flows moved onto one
+	// aggregation switch in this step, HerdingSwitch that switch (the lowest
+	// index among equals), or -1 when no flow moved.
+	Herding, HerdingSwitch int
+	// Latency is the wall time the step took, telemetry to enforcement.
+	Latency time.Duration
+}
+
+// Step runs one iteration of the loop for every protected flow and returns
+// its summary.
+func (m *MultiController) Step(ctx context.Context) StepSummary {
+	start := time.Now()
+	m.apply()
+	m.seq++
+	s := StepSummary{Seq: m.seq, Time: m.cfg.Clock.Now(), HerdingSwitch: -1}
+	n := len(m.flows)
+	m.ds = slices.Grow(m.ds[:0], n)[:n]
+	m.cur = slices.Grow(m.cur[:0], n)[:n]
+	for i, p := range m.flows {
+		p.begin(&m.ds[i], s.Seq, s.Time)
+		m.cur[i] = m.ds[i].Current
+	}
+	s.Decisions = m.ds
+
+	if n > 0 {
+		m.step(ctx, &s)
+	}
+
+	s.Latency = time.Since(start)
+	m.summarise(&s)
+	m.report(ctx, &s)
+	return s
+}
+
+func (m *MultiController) step(ctx context.Context, s *StepSummary) {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.StepTimeout)
+	defer cancel()
+
+	obs := &m.obs
+	obs.FlowIDs = obs.FlowIDs[:0]
+	for _, p := range m.flows {
+		obs.FlowIDs = append(obs.FlowIDs, p.flow)
+	}
+	if reason, err := m.smp.sample(ctx, m.tel, obs, s.Time, true); err != nil {
+		s.Hold, s.Err = reason, err
+		for i := range m.ds {
+			m.ds[i].Reason, m.ds[i].Err = reason, err
+		}
+		return
+	}
+	m.view = Observation{Time: obs.Time, Switches: obs.Switches, Leaves: obs.Leaves}
+	for i, p := range m.flows {
+		d := &m.ds[i]
+		if err := checkFlowSample(obs, i, p.flow); err != nil {
+			d.Reason, d.Err = ReasonInvalid, err
+			continue
+		}
+		m.view.Flow = obs.Flows[i]
+		p.decide(&m.view, d)
+	}
+	m.joint()
+	s.Admitted = len(m.wishes)
+	m.enforce(ctx)
+}
+
+// checkFlowSample checks flow i's entry of obs: the flow the controller
+// listed, and finite non-negative rates.
+func checkFlowSample(obs *Observation, i int, flow FlowID) error {
+	if i >= len(obs.FlowIDs) || i >= len(obs.Flows) || obs.FlowIDs[i] != flow {
+		return &InvalidObservationError{Field: "flow_ids", Problem: fmt.Sprintf(
+			"the telemetry changed the list of protected flows, want %v at index %d", flow, i)}
+	}
+	f := obs.Flows[i]
+	if f.Throughput >= 0 && !isInf(f.Throughput) && f.CongestionRate >= 0 && !isInf(f.CongestionRate) {
+		return nil // the common case, without formatting the flow's name
+	}
+	if err := checkValue("flows", flow.String(), "throughput", f.Throughput); err != nil {
+		return err
+	}
+	return checkValue("flows", flow.String(), "congestion_rate", f.CongestionRate)
+}
+
+// joint hands the admitted moves to the JointPlacer and turns its
+// assignment into the step's placements.
+func (m *MultiController) joint() {
+	m.wishes = m.wishes[:0]
+	for i, p := range m.flows {
+		d := &m.ds[i]
+		if d.Target < 0 {
+			continue
+		}
+		var base float64
+		if b := p.baseline.Load(); b != nil {
+			base = b.Throughput
+		}
+		m.wishes = append(m.wishes, Wish{Flow: i, Weight: p.pf.EffectiveWeight(), Current: d.Current, Target: d.Target,
+			Scores: d.Scores, Margin: d.Margin, Throughput: m.obs.Flows[i].Throughput, Baseline: base})
+	}
+	m.ps, m.psFlow = m.ps[:0], m.psFlow[:0]
+	if len(m.wishes) == 0 {
+		return
+	}
+	m.dst = slices.Grow(m.dst[:0], len(m.wishes))[:len(m.wishes)]
+	for j := range m.dst {
+		m.dst[j] = -1
+	}
+	m.jin = JointInput{Topology: m.cfg.Topology, Obs: &m.obs, Current: m.cur, Wishes: m.wishes}
+	err := call("JointPlacer", "Assign", m.cfg.Joint, func() error { return m.cfg.Joint.Assign(m.dst, &m.jin) })
+	m.jin = JointInput{}
+	n := m.cfg.Topology.NumSwitches()
+	for j, w := range m.wishes {
+		d, to := &m.ds[w.Flow], m.dst[j]
+		switch {
+		case err != nil:
+			d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: joint placement: %w", err), -1
+		case to >= n:
+			d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: joint placement: %w", unknownSwitch(m.cfg.Topology, to)), -1
+		case to < 0 || to == w.Current:
+			d.Reason, d.Target = ReasonJoint, -1
+		default:
+			d.Target = to
+			m.ps = append(m.ps, Placement{Flow: d.Flow, Switch: to})
+			m.psFlow = append(m.psFlow, w.Flow)
+		}
+	}
+}
+
+// enforce sends the step's placements to the enforcer and records in each
+// flow's Decision whether it moved.
+func (m *MultiController) enforce(ctx context.Context) {
+	if len(m.ps) == 0 {
+		return
+	}
+	if m.batch == nil {
+		for j, pl := range m.ps {
+			err := call("Enforcer", "Place", m.enf, func() error { return m.enf.Place(ctx, pl.Flow, pl.Switch) })
+			m.placed(m.psFlow[j], err, nil)
+		}
+		return
+	}
+	m.errs = slices.Grow(m.errs[:0], len(m.ps))[:len(m.ps)]
+	clear(m.errs)
+	err := call("BatchEnforcer", "PlaceBatch", m.batch, func() error { return m.batch.PlaceBatch(ctx, m.ps, m.errs) })
+	_, panicked := errors.AsType[*PanicError](err)
+	for j := range m.ps {
+		switch {
+		case panicked:
+			m.placed(m.psFlow[j], err, nil) // errs cannot be trusted
+		default:
+			m.placed(m.psFlow[j], m.errs[j], err)
+		}
+	}
+	clear(m.errs) // keep no errors alive until the next step
+}
+
+// placed records the outcome of flow i's placement: err is its own error,
+// batch the batch's (with err nil, the placement is known to be applied).
+func (m *MultiController) placed(i int, err, batch error) {
+	d := &m.ds[i]
+	if err == nil {
+		m.flows[i].moved(d)
+		return
+	}
+	d.Reason = ReasonEnforcer
+	if batch != nil {
+		d.Err = fmt.Errorf("proflow: place %v on %s: %w (batch: %w)", d.Flow, m.cfg.Topology.Switches[d.Target], err, batch)
+	} else {
+		d.Err = fmt.Errorf("proflow: place %v on %s: %w", d.Flow, m.cfg.Topology.Switches[d.Target], err)
+	}
+}
+
+// summarise counts the step's outcomes and its herding.
+func (m *MultiController) summarise(s *StepSummary) {
+	clear(m.moved)
+	clear(m.on)
+	for i := range s.Decisions {
+		d := &s.Decisions[i]
+		d.Latency = s.Latency
+		switch {
+		case d.Rerouted:
+			s.Rerouted++
+			m.moved[d.Target]++
+			m.on[d.Target]++
+		case d.Reason == ReasonJoint:
+			s.JointHeld++
+			m.on[d.Current]++
+		default:
+			if d.Reason.Held() {
+				s.Failed++
+			}
+			m.on[d.Current]++
+		}
+	}
+	for k, c := range m.moved {
+		if c > s.Herding {
+			s.Herding, s.HerdingSwitch = c, k
+		}
+	}
+}
+
+func (m *MultiController) report(ctx context.Context, s *StepSummary) {
+	if m.m != nil {
+		m.m.observe(s, m.on)
+	}
+	log := m.cfg.Logger
+	for i := range s.Decisions {
+		d := &s.Decisions[i]
+		if m.cfg.Observer != nil {
+			m.cfg.Observer(*d)
+		}
+		if log.Enabled(ctx, decisionLevel(d)) { // before formatting the flow
+			logDecision(ctx, log, m.cfg.Topology, d, slog.String("flow", d.Flow.String()))
+		}
+	}
+	if log.Enabled(ctx, slog.LevelDebug) {
+		log.LogAttrs(ctx, slog.LevelDebug, "proflow step", slog.Uint64("seq", s.Seq), slog.Int("flows", len(s.Decisions)),
+			slog.Int("admitted", s.Admitted), slog.Int("rerouted", s.Rerouted), slog.Int("joint_held", s.JointHeld),
+			slog.Int("failed", s.Failed), slog.Int("herding", s.Herding), slog.Duration("latency", s.Latency))
+	}
+}
