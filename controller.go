@@ -198,21 +198,13 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Topology.Switches = slices.Clone(cfg.Topology.Switches)
-	cfg.Topology.Leaves = slices.Clone(cfg.Topology.Leaves)
-	if cfg.Baseline != nil {
-		b := *cfg.Baseline
-		cfg.Baseline = &b
-	}
+	cfg.Topology, cfg.Baseline = cfg.Topology.clone(), cloneBaseline(cfg.Baseline)
 	for _, c := range [...]struct {
 		name string
 		v    any
 	}{{"telemetry", tel}, {"state encoder", enc}, {"policy", pol}, {"gate", gate}, {"enforcer", enf}} {
-		switch {
-		case c.v == nil:
-			return nil, fmt.Errorf("proflow: new controller: %s is nil", c.name)
-		case nilcheck.IsNil(c.v):
-			return nil, fmt.Errorf("proflow: new controller: %s is a nil %T, want a usable one (was it returned together with an error?)", c.name, c.v)
+		if err := usable(c.name, c.v); err != nil {
+			return nil, fmt.Errorf("proflow: new controller: %w", err)
 		}
 	}
 	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
@@ -351,6 +343,32 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 // place asks the enforcer to put the protected flow on switch sw.
 func (c *Controller) place(ctx context.Context, sw int) error {
 	return call("Enforcer", "Place", c.enf, func() error { return c.enf.Place(ctx, c.cfg.Flow, sw) })
+}
+
+// clone returns a copy of t that shares no slices with it.
+func (t Topology) clone() Topology {
+	t.Switches, t.Leaves = slices.Clone(t.Switches), slices.Clone(t.Leaves)
+	return t
+}
+
+// cloneBaseline returns a copy of *b, or nil.
+func cloneBaseline(b *Baseline) *Baseline {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	return &c
+}
+
+// usable refuses nil and typed nil collaborators.
+func usable(name string, v any) error {
+	switch {
+	case v == nil:
+		return fmt.Errorf("%s is nil", name)
+	case nilcheck.IsNil(v):
+		return fmt.Errorf("%s is a nil %T, want a usable one (was it returned together with an error?)", name, v)
+	}
+	return nil
 }
 
 // call runs f, a call of method iface.method on the collaborator impl, and

@@ -186,12 +186,7 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Topology.Switches = slices.Clone(cfg.Topology.Switches)
-	cfg.Topology.Leaves = slices.Clone(cfg.Topology.Leaves)
-	if cfg.Baseline != nil {
-		b := *cfg.Baseline
-		cfg.Baseline = &b
-	}
+	cfg.Topology, cfg.Baseline = cfg.Topology.clone(), cloneBaseline(cfg.Baseline)
 	for _, c := range [...]struct {
 		name string
 		v    any
@@ -213,17 +208,6 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 		}
 	}
 	return m, nil
-}
-
-// usable refuses nil and typed nil collaborators.
-func usable(name string, v any) error {
-	switch {
-	case v == nil:
-		return fmt.Errorf("%s is nil", name)
-	case nilcheck.IsNil(v):
-		return fmt.Errorf("%s is a nil %T, want a usable one (was it returned together with an error?)", name, v)
-	}
-	return nil
 }
 
 // AddFlow protects f, which the fabric carries on switch current now. It
