@@ -364,7 +364,13 @@ func (c Config) Topology() proflow.Topology {
 func (c Config) Flow() proflow.FlowID {
 	src, _ := c.hostIndex(c.ProtectedSrc)
 	dst, _ := c.hostIndex(c.ProtectedDst)
-	return proflow.FlowID{Src: hostAddr(src), Dst: hostAddr(dst), SrcPort: 5001, DstPort: 5201, Proto: proflow.ProtoTCP}
+	return flowID(src, dst, DefaultSrcPort, DefaultDstPort)
+}
+
+// flowID returns the 5-tuple of a TCP connection between the hosts with
+// indices src and dst.
+func flowID(src, dst int, srcPort, dstPort uint16) proflow.FlowID {
+	return proflow.FlowID{Src: hostAddr(src), Dst: hostAddr(dst), SrcPort: srcPort, DstPort: dstPort, Proto: proflow.ProtoTCP}
 }
 
 // Hosts returns the host names in index order.

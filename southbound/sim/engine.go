@@ -41,6 +41,7 @@ type stream struct {
 	sw, port  int // aggregation switch and shaped uplink (sw*leaves+dstLeaf)
 	capRate   float64
 	protected bool
+	flow      int // index of the protected flow (Fabric.Protected) when protected
 
 	ph           phase
 	cwnd         float64 // packets
@@ -233,13 +234,16 @@ type engine struct {
 	// interval accumulators, reset by the fabric at every sample
 	accTx, accEv []float64 // per switch: bytes sent on its uplinks, overlimit events
 	accIn, accUp []float64 // per leaf: congestion bytes from its hosts, all bytes to the aggregation layer
-	accProt      float64   // protected flow's bytes delivered
+	accFlow      []float64 // per protected flow: bytes delivered
 }
 
 // pairStat accumulates a host pair's telemetry over one interval, per
-// aggregation switch.
+// aggregation switch: the counters of its two flow-table entries (one per
+// direction). A protected flow of a Scenario.Protected list has entries of
+// its own (own), matching its 5-tuple rather than its host pair.
 type pairStat struct {
 	src, dst int
+	own      bool
 	bytes    []float64 // bytes through each switch's uplink this interval
 	fwd, rev []bool    // entry counters advanced this interval, per switch
 }
@@ -290,15 +294,22 @@ func newEngine(cfg Config, seed uint64) *engine {
 
 func (e *engine) now() float64 { return float64(e.step) * e.dt }
 
-// addPair returns the index of the host pair src→dst, creating it.
+// addPair returns the index of the host pair src→dst, creating it. It
+// never returns a protected flow's own entries.
 func (e *engine) addPair(src, dst int) int {
 	for i, p := range e.pairs {
-		if p.src == src && p.dst == dst {
+		if p.src == src && p.dst == dst && !p.own {
 			return i
 		}
 	}
+	return e.newPair(src, dst, false)
+}
+
+// newPair adds the entries of a host pair, or of one flow between src and
+// dst when own is set, and returns their index.
+func (e *engine) newPair(src, dst int, own bool) int {
 	n := e.cfg.Switches
-	e.pairs = append(e.pairs, pairStat{src: src, dst: dst,
+	e.pairs = append(e.pairs, pairStat{src: src, dst: dst, own: own,
 		bytes: make([]float64, n), fwd: make([]bool, n), rev: make([]bool, n)})
 	return len(e.pairs) - 1
 }
@@ -564,7 +575,7 @@ func (e *engine) advance() {
 		if s.out > 0 {
 			e.pairs[s.pair].rev[s.sw] = true
 			if s.protected {
-				e.accProt += s.out
+				e.accFlow[s.flow] += s.out
 			}
 		}
 		u := &e.ports[s.port]

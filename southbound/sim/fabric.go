@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +25,9 @@ type Fabric struct {
 	cfg      Config
 	sc       *Scenario
 	topo     proflow.Topology
-	flow     proflow.FlowID
+	flows    []proflow.ProtectedFlow // flows[i] is stream i; flows[0] the primary
+	index    map[proflow.FlowID]int  // a protected flow's index in flows
+	initial  []int                   // the switch each protected flow starts on
 	e        *engine
 	noise    *rand.Rand
 	actions  []action
@@ -33,9 +37,11 @@ type Fabric struct {
 	cgStream []int         // first stream of each congester
 	tickers  []*ticker
 
-	have  bool
-	truth proflow.Observation // latest sample, without noise
-	meas  proflow.Observation // latest sample, as measured (with noise)
+	have       bool
+	truth      proflow.Observation  // latest sample, without noise
+	meas       proflow.Observation  // latest sample, as measured (with noise)
+	truthFlows []proflow.FlowSample // latest sample of each protected flow, without noise
+	measFlows  []proflow.FlowSample // and as measured; [0] is truth.Flow, meas.Flow
 }
 
 type actionKind uint8
@@ -75,16 +81,30 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 		cfg:    cfg,
 		sc:     sc,
 		topo:   cfg.Topology(),
-		flow:   cfg.Flow(),
 		e:      newEngine(cfg, seed),
 		noise:  rand.New(rand.NewPCG(seed, 0x6e6f697365)),
 		perSmp: int64(cfg.Interval / cfg.Step),
 	}
 	e := f.e
-	src, _ := cfg.hostIndex(cfg.ProtectedSrc)
-	dst, _ := cfg.hostIndex(cfg.ProtectedDst)
-	sw, _ := cfg.switchIndex(sc.ProtectedSwitch)
-	e.streams = append(e.streams, stream{pair: e.addPair(src, dst), src: src, dst: dst, protected: true})
+	// The protected flows are the first streams, in order, so that with one
+	// of them every random draw comes in the order it always has.
+	prot := sc.protectedFlows(cfg)
+	f.index = make(map[proflow.FlowID]int, len(prot))
+	for i, p := range prot {
+		pair := 0
+		if len(sc.Protected) == 0 {
+			pair = e.addPair(p.src, p.dst)
+		} else {
+			pair = e.newPair(p.src, p.dst, true)
+		}
+		e.streams = append(e.streams, stream{pair: pair, src: p.src, dst: p.dst, capRate: p.capRate, protected: true, flow: i})
+		f.flows = append(f.flows, p.flow)
+		f.initial = append(f.initial, p.sw)
+		f.index[p.flow.ID] = i
+	}
+	e.accFlow = make([]float64, len(prot))
+	f.truthFlows = make([]proflow.FlowSample, len(prot))
+	f.measFlows = make([]proflow.FlowSample, len(prot))
 	stepOf := func(d Duration) int64 {
 		return int64((time.Duration(d) + cfg.Step - 1) / cfg.Step)
 	}
@@ -112,10 +132,41 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 	}
 	f.cgStream = append(f.cgStream, len(e.streams))
 	slices.SortStableFunc(f.actions, func(a, b action) int { return int(a.step - b.step) })
-	e.start(&e.streams[0], sw)
+	for i, sw := range f.initial {
+		e.start(&e.streams[i], sw)
+	}
 	f.truth.Resize(f.topo)
 	f.meas.Resize(f.topo)
 	return f, nil
+}
+
+// protectedSpec is one protected flow of a scenario, resolved against a
+// Config.
+type protectedSpec struct {
+	src, dst, sw int
+	capRate      float64
+	flow         proflow.ProtectedFlow
+}
+
+// protectedFlows returns the protected flows of s, which must be valid for
+// cfg: its Protected list, or else the Config's f_p on ProtectedSwitch.
+func (s *Scenario) protectedFlows(cfg Config) []protectedSpec {
+	if len(s.Protected) == 0 {
+		src, _ := cfg.hostIndex(cfg.ProtectedSrc)
+		dst, _ := cfg.hostIndex(cfg.ProtectedDst)
+		sw, _ := cfg.switchIndex(s.ProtectedSwitch)
+		return []protectedSpec{{src: src, dst: dst, sw: sw, flow: proflow.ProtectedFlow{ID: cfg.Flow()}}}
+	}
+	out := make([]protectedSpec, 0, len(s.Protected))
+	for _, p := range s.Protected {
+		src, _ := cfg.hostIndex(p.Src)
+		dst, _ := cfg.hostIndex(p.Dst)
+		sw, _ := cfg.switchIndex(p.Switch)
+		sp, dp := p.ports()
+		out = append(out, protectedSpec{src: src, dst: dst, sw: sw, capRate: float64(p.Cap),
+			flow: proflow.ProtectedFlow{ID: flowID(src, dst, sp, dp), Weight: p.Weight}})
+	}
+	return out
 }
 
 // Config returns the fabric's configuration.
@@ -133,13 +184,26 @@ func (f *Fabric) Topology() proflow.Topology {
 	return proflow.Topology{Switches: slices.Clone(f.topo.Switches), Leaves: slices.Clone(f.topo.Leaves), BucketRate: f.topo.BucketRate}
 }
 
-// Flow returns the protected flow.
-func (f *Fabric) Flow() proflow.FlowID { return f.flow }
+// Flow returns the protected flow: the primary one, Protected()[0], when
+// there are several.
+func (f *Fabric) Flow() proflow.FlowID { return f.flows[0].ID }
 
-// InitialSwitch returns the index of the switch the protected flow starts on.
-func (f *Fabric) InitialSwitch() int {
-	k, _ := f.cfg.switchIndex(f.sc.ProtectedSwitch)
-	return k
+// InitialSwitch returns the index of the switch the protected flow (the
+// primary one) starts on.
+func (f *Fabric) InitialSwitch() int { return f.initial[0] }
+
+// Protected returns the protected flows with their weights, the primary
+// flow first: the scenario's Protected list, or the one flow f_p.
+func (f *Fabric) Protected() []proflow.ProtectedFlow { return slices.Clone(f.flows) }
+
+// InitialPlacements returns where each protected flow starts, in the
+// order of Protected.
+func (f *Fabric) InitialPlacements() []proflow.Placement {
+	out := make([]proflow.Placement, len(f.flows))
+	for i, p := range f.flows {
+		out[i] = proflow.Placement{Flow: p.ID, Switch: f.initial[i]}
+	}
+	return out
 }
 
 // Start returns the virtual time at which the episode starts.
@@ -166,11 +230,36 @@ func (f *Fabric) Elapsed() time.Duration {
 	return f.now
 }
 
-// Current returns the index of the switch carrying the protected flow.
+// Current returns the index of the switch carrying the protected flow (the
+// primary one).
 func (f *Fabric) Current() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.e.streams[0].sw
+}
+
+// FlowTruth is one protected flow's ground truth: where it is and what it
+// achieved over the latest telemetry interval.
+type FlowTruth struct {
+	Flow proflow.ProtectedFlow
+	// Switch is the index of the switch carrying the flow now.
+	Switch int
+	// Throughput is the flow's goodput over the latest interval, bytes/s,
+	// without measurement noise (as Truth's Flow.Throughput).
+	Throughput float64
+}
+
+// FlowTruths appends the ground truth of every protected flow, in the
+// order of Protected, to dst[:0] and returns it; with enough capacity in
+// dst it does not allocate. Before the first sample every throughput is 0.
+func (f *Fabric) FlowTruths(dst []FlowTruth) []FlowTruth {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	dst = dst[:0]
+	for i, p := range f.flows {
+		dst = append(dst, FlowTruth{Flow: p, Switch: f.e.streams[i].sw, Throughput: f.truthFlows[i].Throughput})
+	}
+	return dst
 }
 
 // Advance moves virtual time forward by d, simulating every step on the
@@ -245,7 +334,10 @@ func (f *Fabric) sample() {
 		o.Leaves[i] = proflow.LeafSample{IngressRate: e.accIn[l] / iv, TransmitRate: e.accUp[l] / iv}
 		congestion += o.Leaves[i].IngressRate
 	}
-	o.Flow = proflow.FlowSample{Throughput: e.accProt / iv * cfg.MSS / cfg.PacketSize, CongestionRate: congestion}
+	for i, b := range e.accFlow {
+		f.truthFlows[i] = proflow.FlowSample{Throughput: b / iv * cfg.MSS / cfg.PacketSize, CongestionRate: congestion}
+	}
+	o.Flow = f.truthFlows[0]
 
 	m := &f.meas
 	m.Time = o.Time
@@ -256,13 +348,19 @@ func (f *Fabric) sample() {
 		m.Leaves[i] = proflow.LeafSample{IngressRate: f.noisy(l.IngressRate), TransmitRate: f.noisy(l.TransmitRate)}
 	}
 	m.Flow = proflow.FlowSample{Throughput: f.noisy(o.Flow.Throughput), CongestionRate: f.noisy(o.Flow.CongestionRate)}
+	// The other protected flows' readings draw their noise after every
+	// reading of the one-flow fabric; F is the same reading for all.
+	f.measFlows[0] = m.Flow
+	for i := 1; i < len(f.measFlows); i++ {
+		f.measFlows[i] = proflow.FlowSample{Throughput: f.noisy(f.truthFlows[i].Throughput), CongestionRate: m.Flow.CongestionRate}
+	}
 	f.have = true
 
 	clear(e.accTx)
 	clear(e.accEv)
 	clear(e.accIn)
 	clear(e.accUp)
-	e.accProt = 0
+	clear(e.accFlow)
 	for p := range e.pairs {
 		clear(e.pairs[p].bytes)
 		clear(e.pairs[p].fwd)
@@ -282,6 +380,11 @@ func (f *Fabric) noisy(v float64) float64 {
 // Collect implements proflow.Telemetry: it fills obs with the latest
 // sample, as measured (with noise). Before the first sample it returns an
 // error wrapping proflow.ErrStale.
+//
+// When obs.FlowIDs lists flows (a multi-flow controller), Collect also
+// writes the sample of FlowIDs[i] into obs.Flows[i]: that flow's goodput
+// and the fabric-wide F_t of obs.Flow. A flow that is not protected on the
+// fabric is an error. obs.Flow is always the primary protected flow's.
 func (f *Fabric) Collect(ctx context.Context, obs *proflow.Observation) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sim: collect: %w", err)
@@ -291,54 +394,179 @@ func (f *Fabric) Collect(ctx context.Context, obs *proflow.Observation) error {
 	if !f.have {
 		return fmt.Errorf("sim: collect: no sample yet (the first is taken after %v of virtual time): %w", f.cfg.Interval, proflow.ErrStale)
 	}
-	obs.Resize(f.topo)
-	obs.CopyFrom(&f.meas)
+	if err := f.fill(obs, &f.meas, f.measFlows); err != nil {
+		return fmt.Errorf("sim: collect: %w", err)
+	}
 	return nil
 }
 
 // Truth fills obs with the latest sample without measurement noise, the
-// ground truth the measurements are taken from. It reports false before
-// the first sample.
+// ground truth the measurements are taken from, including obs.Flows for
+// the flows in obs.FlowIDs as Collect does. It reports false before the
+// first sample and when obs.FlowIDs names a flow that is not protected on
+// the fabric.
 func (f *Fabric) Truth(obs *proflow.Observation) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.have {
 		return false
 	}
-	obs.Resize(f.topo)
-	obs.CopyFrom(&f.truth)
-	return true
+	return f.fill(obs, &f.truth, f.truthFlows) == nil
 }
 
-// Place implements proflow.Enforcer: it moves the protected flow, both
+// fill copies the sample src, and the per-flow samples flows (indexed like
+// f.flows), into obs, reusing its storage and keeping its FlowIDs.
+func (f *Fabric) fill(obs, src *proflow.Observation, flows []proflow.FlowSample) error {
+	obs.Resize(f.topo)
+	if len(obs.FlowIDs) == 0 {
+		obs.CopyFrom(src)
+		return nil
+	}
+	obs.Time, obs.Flow = src.Time, src.Flow
+	copy(obs.Switches, src.Switches)
+	copy(obs.Leaves, src.Leaves)
+	for i, id := range obs.FlowIDs {
+		j, ok := f.index[id]
+		if !ok {
+			return fmt.Errorf("flow_ids[%d]: %v is %s", i, id, f.notProtected(id))
+		}
+		obs.Flows[i] = flows[j]
+	}
+	return nil
+}
+
+// notProtected says that flow is not one of the fabric's protected flows,
+// naming them (the first three).
+func (f *Fabric) notProtected(flow proflow.FlowID) string {
+	if len(f.flows) == 1 {
+		return fmt.Sprintf("not the protected flow %v", f.flows[0].ID)
+	}
+	var b strings.Builder
+	for i, p := range f.flows[:min(3, len(f.flows))] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.ID.String())
+	}
+	if len(f.flows) > 3 {
+		b.WriteString(", …")
+	}
+	return fmt.Sprintf("not one of the %d protected flows (%s)", len(f.flows), b.String())
+}
+
+// onlyRerouted says that the simulator moves nothing but its protected
+// flows.
+func (f *Fabric) onlyRerouted() string {
+	if len(f.flows) == 1 {
+		return "the only flow the simulator reroutes"
+	}
+	return "the only flows the simulator reroutes"
+}
+
+// lookup returns the index of a protected flow and checks the switch
+// index sw.
+func (f *Fabric) lookup(flow proflow.FlowID, sw int) (int, error) {
+	i, ok := f.index[flow]
+	if !ok {
+		return 0, fmt.Errorf("%s, %s", f.notProtected(flow), f.onlyRerouted())
+	}
+	if sw < 0 || sw >= f.cfg.Switches {
+		return 0, &proflow.UnknownSwitchError{Index: sw, Known: slices.Clone(f.topo.Switches)}
+	}
+	return i, nil
+}
+
+// Place implements proflow.Enforcer: it moves a protected flow, both
 // directions, to switch sw at the current virtual time. Placing it where
-// it is does nothing. Only the protected flow can be placed.
+// it is does nothing. Only protected flows can be placed.
 func (f *Fabric) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sim: place %v: %w", flow, err)
 	}
-	if flow != f.flow {
-		return fmt.Errorf("sim: place %v: not the protected flow %v, the only flow the simulator reroutes", flow, f.flow)
-	}
-	if sw < 0 || sw >= f.cfg.Switches {
-		return fmt.Errorf("sim: place %v: %w", flow, &proflow.UnknownSwitchError{Index: sw, Known: slices.Clone(f.topo.Switches)})
+	i, err := f.lookup(flow, sw)
+	if err != nil {
+		return fmt.Errorf("sim: place %v: %w", flow, err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.e.move(&f.e.streams[0], sw)
+	f.e.move(&f.e.streams[i], sw)
 	return nil
 }
 
-// Locate implements proflow.Locator: it returns the switch carrying the
+// PlaceBatch implements proflow.BatchEnforcer: it applies the placements
+// in order at the current virtual time, as that many calls of Place would,
+// with no simulated time passing between them. A placement of a flow that
+// is not protected, or onto a switch that does not exist, fails alone in
+// errs. A context already done fails the whole batch before anything is
+// applied (every errs[i] says so); errs must have len(ps).
+func (f *Fabric) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []error) error {
+	if len(errs) != len(ps) {
+		return fmt.Errorf("sim: place batch: %d error slots for %d placements, want one per placement", len(errs), len(ps))
+	}
+	if err := ctx.Err(); err != nil {
+		err = fmt.Errorf("sim: place batch: %w", err)
+		for i := range errs {
+			errs[i] = err
+		}
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, p := range ps {
+		j, err := f.lookup(p.Flow, p.Switch)
+		if err != nil {
+			errs[i] = fmt.Errorf("sim: place %v: %w", p.Flow, err)
+			continue
+		}
+		f.e.move(&f.e.streams[j], p.Switch)
+		errs[i] = nil
+	}
+	return nil
+}
+
+// Locate implements proflow.Locator: it returns the switch carrying a
 // protected flow.
 func (f *Fabric) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("sim: locate %v: %w", flow, err)
 	}
-	if flow != f.flow {
-		return 0, fmt.Errorf("sim: locate %v: not the protected flow %v: %w", flow, f.flow, proflow.ErrNotPlaced)
+	i, ok := f.index[flow]
+	if !ok {
+		return 0, fmt.Errorf("sim: locate %v: %s: %w", flow, f.notProtected(flow), proflow.ErrNotPlaced)
 	}
-	return f.Current(), nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.e.streams[i].sw, nil
+}
+
+// ValidateFlow implements proflow.FlowValidator: it accepts every
+// protected flow of the fabric. It refuses a flow whose hosts are not
+// hosts of the fabric on two different leaves with an error wrapping
+// proflow.ErrNotInFabric, and any other flow because the simulator
+// reroutes only its protected flows.
+func (f *Fabric) ValidateFlow(flow proflow.FlowID) error {
+	if _, ok := f.index[flow]; ok {
+		return nil
+	}
+	src, okSrc := f.hostOf(flow.Src)
+	dst, okDst := f.hostOf(flow.Dst)
+	if !okSrc || !okDst || src/f.cfg.HostsPerLeaf == dst/f.cfg.HostsPerLeaf {
+		return fmt.Errorf("sim: flow %v: hosts 10.0.0.1..%d on two different leaves expected: %w", flow, f.cfg.Leaves*f.cfg.HostsPerLeaf, proflow.ErrNotInFabric)
+	}
+	return fmt.Errorf("sim: flow %v: %s, %s", flow, f.notProtected(flow), f.onlyRerouted())
+}
+
+// hostOf returns the index of the host with address a.
+func (f *Fabric) hostOf(a netip.Addr) (int, bool) {
+	if !a.Is4() {
+		return 0, false
+	}
+	b := a.As4()
+	h := int(b[3]) - 1
+	if b[0] != 10 || b[1] != 0 || b[2] != 0 || h < 0 || h >= f.cfg.Leaves*f.cfg.HostsPerLeaf {
+		return 0, false
+	}
+	return h, true
 }
 
 // Clock returns the fabric's virtual clock: Now is Fabric.Now, and tickers

@@ -50,6 +50,9 @@ type Limits struct {
 	// (default 1,024; the built-in scenarios have at most 80). Every
 	// congester's streams are simulated for the whole episode.
 	MaxTotalStreams int
+	// MaxProtected bounds the entries of protected, the protected flows
+	// (default 256; one TCP stream each).
+	MaxProtected int
 	// MaxProblems bounds how many problems one error lists; the rest are
 	// counted in a last line "… and N more problems" (default 20).
 	MaxProblems int
@@ -57,8 +60,8 @@ type Limits struct {
 
 // DefaultLimits returns the limits ReadScenario applies: 1 MiB files,
 // congestion_start up to 10 min, windows up to 1 h, 256 congesters with 64
-// moves and 128 streams each and 1,024 streams in all, and 20 problems per
-// error.
+// moves and 128 streams each and 1,024 streams in all, 256 protected
+// flows, and 20 problems per error.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxBytes:               1 << 20,
@@ -68,6 +71,7 @@ func DefaultLimits() Limits {
 		MaxMoves:               64,
 		MaxStreamsPerCongester: MaxStreams,
 		MaxTotalStreams:        1024,
+		MaxProtected:           256,
 		MaxProblems:            20,
 	}
 }
@@ -90,7 +94,8 @@ func (l Limits) Validate() error {
 	}{
 		{"MaxCongesters", l.MaxCongesters}, {"MaxMoves", l.MaxMoves},
 		{"MaxStreamsPerCongester", l.MaxStreamsPerCongester},
-		{"MaxTotalStreams", l.MaxTotalStreams}, {"MaxProblems", l.MaxProblems},
+		{"MaxTotalStreams", l.MaxTotalStreams}, {"MaxProtected", l.MaxProtected},
+		{"MaxProblems", l.MaxProblems},
 	} {
 		neg(f.name, int64(f.v), strconv.Itoa(f.v))
 	}
@@ -121,6 +126,7 @@ func (l Limits) withDefaults() Limits {
 	or(&l.MaxMoves, d.MaxMoves)
 	or(&l.MaxStreamsPerCongester, d.MaxStreamsPerCongester)
 	or(&l.MaxTotalStreams, d.MaxTotalStreams)
+	or(&l.MaxProtected, d.MaxProtected)
 	or(&l.MaxProblems, d.MaxProblems)
 	return l
 }

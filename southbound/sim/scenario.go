@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proflow-sdn/proflow"
 )
 
 // Scenario is an episode's traffic: where the protected flow starts and
@@ -33,7 +35,8 @@ type Scenario struct {
 	// Description says what the scenario tests.
 	Description string `json:"description,omitempty"`
 	// ProtectedSwitch names the aggregation switch carrying the protected
-	// flow at the start (its ECMP placement).
+	// flow at the start (its ECMP placement). With a Protected list it may
+	// be left empty; if set, it must name Protected[0]'s switch.
 	ProtectedSwitch string `json:"protected_switch"`
 	// CongestionStart is when the evaluation window opens (default 20 s:
 	// TCP ramp-up and the controller's baseline phase come first).
@@ -42,6 +45,55 @@ type Scenario struct {
 	Window Duration `json:"window,omitempty"`
 	// Congesters are the congestion sources.
 	Congesters []Congester `json:"congesters"`
+	// Protected, when not empty, lists several protected flows (the
+	// many-flow extension; see the package documentation), the first of
+	// them the primary flow that Fabric.Flow returns. When empty the
+	// fabric carries the single protected flow f_p of the Config
+	// (Config.ProtectedSrc to Config.ProtectedDst) on ProtectedSwitch.
+	Protected []Protected `json:"protected,omitempty"`
+}
+
+// Protected is one protected flow of a scenario: one TCP connection from
+// Src to Dst that starts with the episode on Switch and is modelled
+// exactly as the single protected flow f_p is (package documentation,
+// "Several protected flows").
+type Protected struct {
+	// Src and Dst name the flow's hosts, on different leaves.
+	Src string `json:"src"`
+	Dst string `json:"dst"`
+	// SrcPort and DstPort are the connection's TCP ports, 1..65535
+	// (default DefaultSrcPort and DefaultDstPort, f_p's); flows between the
+	// same two hosts are told apart by their ports.
+	SrcPort int `json:"src_port,omitempty"`
+	DstPort int `json:"dst_port,omitempty"`
+	// Switch names the aggregation switch carrying the flow at the start.
+	Switch string `json:"switch"`
+	// Weight is the flow's priority (proflow.ProtectedFlow.Weight): a
+	// finite number > 0, or 0 for the default 1. The fabric only reports
+	// it; it does not change the data plane.
+	Weight float64 `json:"weight,omitempty"`
+	// Cap caps the flow's sending rate (an application-limited flow, a
+	// video at its bitrate, say), as a congester's stream_cap does; zero
+	// means full rate, as f_p.
+	Cap Rate `json:"cap,omitempty"`
+}
+
+// The TCP ports of f_p, and of a protected flow whose ports are not given.
+const (
+	DefaultSrcPort = 5001
+	DefaultDstPort = 5201
+)
+
+// ports returns the flow's ports, defaults filled in.
+func (p Protected) ports() (src, dst uint16) {
+	src, dst = DefaultSrcPort, DefaultDstPort
+	if p.SrcPort != 0 {
+		src = uint16(p.SrcPort)
+	}
+	if p.DstPort != 0 {
+		dst = uint16(p.DstPort)
+	}
+	return src, dst
 }
 
 // Congester is one congester host: Streams parallel TCP connections from
@@ -113,6 +165,7 @@ func (s *Scenario) Length() time.Duration {
 func (s *Scenario) Clone() *Scenario {
 	c := *s
 	c.Congesters = slices.Clone(s.Congesters)
+	c.Protected = slices.Clone(s.Protected)
 	for i := range c.Congesters {
 		c.Congesters[i].Moves = slices.Clone(c.Congesters[i].Moves)
 	}
@@ -163,8 +216,12 @@ func (s *Scenario) validate(cfg Config, lim *Limits) error {
 	case !validName(s.Name):
 		bad("name", "%q, want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (the name becomes part of file names)", clip(s.Name))
 	}
-	if _, err := cfg.switchIndex(clip(s.ProtectedSwitch)); err != nil {
-		bad("protected_switch", "%v", err)
+	if len(s.Protected) == 0 || s.ProtectedSwitch != "" {
+		if _, err := cfg.switchIndex(clip(s.ProtectedSwitch)); err != nil {
+			bad("protected_switch", "%v", err)
+		} else if len(s.Protected) > 0 && s.ProtectedSwitch != s.Protected[0].Switch {
+			bad("protected_switch", "%s, but protected[0] starts on %q; want it empty or naming protected[0]'s switch", s.ProtectedSwitch, clip(s.Protected[0].Switch))
+		}
 	}
 	checkDur := func(field string, d Duration, positive bool) bool {
 		switch {
@@ -204,6 +261,11 @@ func (s *Scenario) validate(cfg Config, lim *Limits) error {
 		if n := s.totalStreams(cfg, lim.MaxTotalStreams); n > lim.MaxTotalStreams {
 			bad("congesters", "more than %d streams in all, want at most %d (Limits.MaxTotalStreams)", lim.MaxTotalStreams, lim.MaxTotalStreams)
 		}
+	}
+	if lim != nil && len(s.Protected) > lim.MaxProtected {
+		bad("protected", "%d flows, want at most %d (Limits.MaxProtected)", len(s.Protected), lim.MaxProtected)
+	} else {
+		s.validateProtected(cfg, p)
 	}
 	maxStreams := math.MaxInt
 	if lim != nil {
@@ -289,6 +351,69 @@ func (s *Scenario) validate(cfg Config, lim *Limits) error {
 	}
 	checkOverlaps(busy, s.Congesters, p)
 	return p.err()
+}
+
+// validateProtected checks every entry of s.Protected: hosts of the
+// fabric on different leaves, ports in range, a switch of the fabric, a
+// usable weight and cap, and no flow listed twice. Duplicates are found
+// with a map, in time proportional to the number of flows.
+func (s *Scenario) validateProtected(cfg Config, p *problems) {
+	first := make(map[proflow.FlowID]int, len(s.Protected))
+	for i, pf := range s.Protected {
+		f := "protected[" + strconv.Itoa(i) + "]"
+		src, errSrc := cfg.hostIndex(clip(pf.Src))
+		if errSrc != nil {
+			p.add(f+".src", "%v", errSrc)
+		}
+		dst, errDst := cfg.hostIndex(clip(pf.Dst))
+		if errDst != nil {
+			p.add(f+".dst", "%v", errDst)
+		}
+		if errSrc == nil && errDst == nil && src/cfg.HostsPerLeaf == dst/cfg.HostsPerLeaf {
+			p.add(f+".dst", "%s is on the same leaf as %s, want a host on another leaf (a protected flow crosses the aggregation layer)", pf.Dst, pf.Src)
+		}
+		okPorts := true
+		for _, port := range [...]struct {
+			name string
+			v    int
+		}{{"src_port", pf.SrcPort}, {"dst_port", pf.DstPort}} {
+			if port.v < 0 || port.v > math.MaxUint16 {
+				p.add(f+"."+port.name, "%d, want a TCP port 1..65535 (0 for the default)", port.v)
+				okPorts = false
+			}
+		}
+		if _, err := cfg.switchIndex(clip(pf.Switch)); err != nil {
+			p.add(f+".switch", "%v", err)
+		}
+		if w := pf.Weight; w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+			p.add(f+".weight", "%v, want a finite number > 0 (0 for the default 1)", w)
+		}
+		switch r := float64(pf.Cap); {
+		case math.IsNaN(r):
+			p.add(f+".cap", "not a rate, want for example \"100Mbit/s\"")
+		case r < 0 || math.IsInf(r, 0):
+			p.add(f+".cap", "%v, want a finite rate >= 0 (0 for full rate)", pf.Cap)
+		}
+		if errSrc != nil || errDst != nil || !okPorts {
+			continue
+		}
+		sp, dp := pf.ports()
+		id := flowID(src, dst, sp, dp)
+		if j, dup := first[id]; dup {
+			p.add(f, "flow %v repeats protected[%d], want distinct flows (src_port or dst_port tell flows between the same hosts apart)", id, j)
+			continue
+		}
+		first[id] = i
+	}
+}
+
+// primarySwitch returns the name of the switch the primary protected flow
+// starts on.
+func (s *Scenario) primarySwitch() string {
+	if len(s.Protected) > 0 {
+		return s.Protected[0].Switch
+	}
+	return s.ProtectedSwitch
 }
 
 // period is the time a congester host sends: [from, to).
