@@ -190,10 +190,14 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 	for _, c := range [...]struct {
 		name string
 		v    any
-	}{{"telemetry", tel}, {"enforcer", enf}, {"encoder factory", parts.Encoder}, {"policy factory", parts.Policy}, {"gate factory", parts.Gate}} {
+	}{{"telemetry", tel}, {"enforcer", enf}} {
 		if err := usable(c.name, c.v); err != nil {
 			return nil, fmt.Errorf("proflow: new multi-flow controller: %w", err)
 		}
+	}
+	if parts.Encoder == nil || parts.Policy == nil || parts.Gate == nil {
+		return nil, fmt.Errorf("proflow: new multi-flow controller: FlowParts has a nil function (encoder %t, policy %t, gate %t), want all three set",
+			parts.Encoder != nil, parts.Policy != nil, parts.Gate != nil)
 	}
 	m := &MultiController{cfg: cfg, tel: tel, parts: parts, enf: enf, byID: make(map[FlowID]*protectedFlow)}
 	m.batch, _ = enf.(BatchEnforcer)
