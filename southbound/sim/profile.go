@@ -25,6 +25,9 @@ const (
 	// ProfileDatacenter is a datacenter with short round-trip times, where
 	// a collapse is seen and repaired within a second.
 	ProfileDatacenter = "datacenter"
+	// ProfileOVS is the real Open vSwitch fabric of package
+	// southbound/openflow/ovsfabric at its default scale (OVSConfig).
+	ProfileOVS = "ovs"
 )
 
 // DefaultProfile is the profile the proflow commands use unless told
@@ -32,7 +35,7 @@ const (
 const DefaultProfile = ProfileTestbed
 
 // Profiles returns the names of the built-in profiles.
-func Profiles() []string { return []string{ProfileTestbed, ProfileDatacenter} }
+func Profiles() []string { return []string{ProfileTestbed, ProfileDatacenter, ProfileOVS} }
 
 // DatacenterConfig returns the datacenter profile, which is DefaultConfig.
 func DatacenterConfig() Config { return DefaultConfig() }
@@ -66,6 +69,8 @@ func ProfileConfig(name string) (Config, error) {
 		return TestbedConfig(), nil
 	case ProfileDatacenter:
 		return DatacenterConfig(), nil
+	case ProfileOVS:
+		return OVSConfig(), nil
 	}
 	return Config{}, fmt.Errorf("sim: unknown profile %q, want one of %s or a JSON file", name, strings.Join(Profiles(), ", "))
 }
