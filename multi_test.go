@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
@@ -575,8 +577,10 @@ func TestMultiControllerHoldsOnBadInput(t *testing.T) {
 				{2, 0, 3, true, proflow.ReasonRerouted, ""}},
 		},
 		{
-			name:  "telemetry reorders the flows",
-			setup: func(r *flowRig) { r.fab.tamper = func(o *proflow.Observation) { o.FlowIDs[0], o.FlowIDs[1] = o.FlowIDs[1], o.FlowIDs[0] } },
+			name: "telemetry reorders the flows",
+			setup: func(r *flowRig) {
+				r.fab.tamper = func(o *proflow.Observation) { o.FlowIDs[0], o.FlowIDs[1] = o.FlowIDs[1], o.FlowIDs[0] }
+			},
 			want: []outcome{{1, 0, -1, false, proflow.ReasonInvalid, "proflow: invalid observation: flow_ids: the telemetry changed the list of protected flows, want " + flowN(1).String() + " at index 0"},
 				{2, 0, -1, false, proflow.ReasonInvalid, "proflow: invalid observation: flow_ids: the telemetry changed the list of protected flows, want " + flowN(2).String() + " at index 1"}},
 		},
@@ -764,7 +768,7 @@ func TestMultiControllerJointStep(t *testing.T) {
 			if got := histogramSum(t, reg, "proflow_multi_herding"); got != float64(tc.herd) {
 				t.Errorf("proflow_multi_herding sum %v, want %d", got, tc.herd)
 			}
-			if got := testutil.ToFloat64(counterFrom(t, reg, "proflow_multi_decisions_total", "joint")); got != float64(tc.held) {
+			if got := counterValue(t, reg, "proflow_multi_decisions_total", "joint"); got != float64(tc.held) {
 				t.Errorf(`proflow_multi_decisions_total{reason="joint"} = %v, want %d`, got, tc.held)
 			}
 		})
@@ -811,40 +815,37 @@ func TestMultiControllerJointFailures(t *testing.T) {
 	}
 }
 
-func histogramSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+// family returns the gathered metric family called name.
+func family(t *testing.T, reg *prometheus.Registry, name string) *dto.MetricFamily {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetHistogram().GetSampleSum()
-		}
+	i := slices.IndexFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == name })
+	if i < 0 {
+		t.Fatalf("no metric %s", name)
 	}
-	t.Fatalf("no metric %s", name)
-	return 0
+	return mfs[i]
 }
 
-// counterFrom returns the value of a counter with one label as a collector.
-func counterFrom(t *testing.T, reg *prometheus.Registry, name, label string) prometheus.Collector {
+// histogramSum returns the sum of the histogram called name.
+func histogramSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if m.GetLabel()[0].GetValue() == label {
-				return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "x", Help: "x"}, m.GetCounter().GetValue)
-			}
+	return family(t, reg, name).GetMetric()[0].GetHistogram().GetSampleSum()
+}
+
+// counterValue returns the series of the counter called name whose one
+// label has the value label.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	for _, m := range family(t, reg, name).GetMetric() {
+		if m.GetLabel()[0].GetValue() == label {
+			return m.GetCounter().GetValue()
 		}
 	}
 	t.Fatalf("no series %s{%s}", name, label)
-	return nil
+	return 0
 }
 
 // TestMultiControllerMetrics checks the aggregate series after two steps
@@ -880,7 +881,7 @@ proflow_multi_telemetry_errors_total 1
 		t.Error(err)
 	}
 	for reason, want := range map[string]float64{"stay": 2, "rerouted": 1, "telemetry-error": 3, "joint": 0} {
-		if got := testutil.ToFloat64(counterFrom(t, reg, "proflow_multi_decisions_total", reason)); got != want {
+		if got := counterValue(t, reg, "proflow_multi_decisions_total", reason); got != want {
 			t.Errorf(`proflow_multi_decisions_total{reason=%q} = %v, want %v`, reason, got, want)
 		}
 	}
