@@ -28,7 +28,7 @@ func FuzzReadScenario(f *testing.F) {
 	}
 	cfg := sim.DefaultConfig()
 	small := sim.Limits{MaxBytes: 4 << 10, MaxCongestionStart: time.Minute, MaxWindow: 5 * time.Minute,
-		MaxCongesters: 8, MaxMoves: 4, MaxStreamsPerCongester: 16, MaxTotalStreams: 32, MaxProblems: 4}
+		MaxCongesters: 8, MaxMoves: 4, MaxStreamsPerCongester: 16, MaxTotalStreams: 32, MaxProtected: 4, MaxProblems: 4}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, lim := range []sim.Limits{small, sim.DefaultLimits()} {
 			sc, err := sim.ReadScenarioWithLimits(bytes.NewReader(data), cfg, lim)
@@ -38,6 +38,9 @@ func FuzzReadScenario(f *testing.F) {
 			}
 			if n := len(sc.Congesters); n > lim.MaxCongesters {
 				t.Fatalf("accepted %d congesters, over the limit %d", n, lim.MaxCongesters)
+			}
+			if n := len(sc.Protected); n > lim.MaxProtected {
+				t.Fatalf("accepted %d protected flows, over the limit %d", n, lim.MaxProtected)
 			}
 			if l := sc.Length(); l > lim.MaxCongestionStart+lim.MaxWindow {
 				t.Fatalf("accepted an episode of %v, over the limits %v + %v", l, lim.MaxCongestionStart, lim.MaxWindow)
