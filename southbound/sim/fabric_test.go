@@ -20,11 +20,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newFabric(t testing.TB, name string, seed uint64) *sim.Fabric {
 	t.Helper()
+	return newFabricOn(t, sim.DefaultConfig(), name, seed)
+}
+
+// newFabricOn builds the fabric of cfg running the built-in scenario name.
+func newFabricOn(t testing.TB, cfg sim.Config, name string, seed uint64) *sim.Fabric {
+	t.Helper()
 	sc, err := sim.BuiltinScenario(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := sim.New(sim.DefaultConfig(), sc, seed)
+	f, err := sim.New(cfg, sc, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ type multiRun struct {
 	cfg   sim.Config
 	sc    *sim.Scenario
 	flows []proflow.ProtectedFlow
-	at    []time.Duration   // end of each interval
-	thr   [][]float64       // [interval][flow] goodput, bytes/s, truth
-	sw    [][]int           // [interval][flow] switch during the interval
+	at    []time.Duration       // end of each interval
+	thr   [][]float64           // [interval][flow] goodput, bytes/s, truth
+	sw    [][]int               // [interval][flow] switch during the interval
 	obs   []proflow.Observation // truth per interval
 }
 

@@ -73,15 +73,7 @@ func TestProtectedListOfOneIsTheOneFlowFabric(t *testing.T) {
 
 func newMulti(t testing.TB, name string, seed uint64) *sim.Fabric {
 	t.Helper()
-	sc, err := sim.BuiltinScenario(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sim.New(sim.TestbedConfig(), sc, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return newFabricOn(t, sim.TestbedConfig(), name, seed)
 }
 
 func TestProtectedFlows(t *testing.T) {
@@ -282,14 +274,7 @@ func TestReadScenarioProtectedErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := sim.ReadScenario(strings.NewReader(c.json), cfg)
-			if err == nil {
-				t.Fatalf("ReadScenario succeeded, want an error containing %q", c.want)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\ndoes not contain %q", err, w)
-				}
-			}
+			wantErrorContaining(t, err, c.want)
 		})
 	}
 	// The limit on the number of flows is checked before any flow.

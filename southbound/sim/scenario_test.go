@@ -150,15 +150,22 @@ func TestReadScenarioErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := sim.ReadScenario(strings.NewReader(c.json), cfg)
-			if err == nil {
-				t.Fatalf("ReadScenario succeeded, want an error containing %q", c.want)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\ndoes not contain %q", err, w)
-				}
-			}
+			wantErrorContaining(t, err, c.want)
 		})
+	}
+}
+
+// wantErrorContaining fails unless err is an error whose message contains
+// every string of want.
+func wantErrorContaining(t *testing.T, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("succeeded, want an error containing %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\ndoes not contain %q", err, w)
+		}
 	}
 }
 
