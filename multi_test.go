@@ -213,6 +213,11 @@ func TestMultiControllerMatchesControllers(t *testing.T) {
 				if diff := cmp.Diff(want[i], got[i], decisionOpts, errorText, cmpopts.EquateNaNs()); diff != "" {
 					t.Errorf("flow %d: decisions differ (-Controller +MultiController):\n%s", i, diff)
 				}
+				wb, wok := singles[i].Baseline()
+				gb, gok := multi.Baseline(flowN(i))
+				if gb != wb || gok != wok || !gok {
+					t.Errorf("flow %d: baseline %+v, %v; the Controller learned %+v, %v", i, gb, gok, wb, wok)
+				}
 			}
 			// The script must have reached every path it was written for.
 			for _, r := range []proflow.Reason{proflow.ReasonBaseline, proflow.ReasonTelemetry, proflow.ReasonStale,
