@@ -173,3 +173,81 @@ func Example_embedding() {
 	// run: context canceled
 	// serve: context canceled
 }
+
+// A MultiController protecting four flows that all sit on agg1 when it
+// fills up. A crowd policy sends every one of them to the least loaded
+// switch, agg3. Without a joint step all four go there; with Greedy, agg3
+// takes the two its headroom allows (flow 4 first: it has twice the
+// weight, then flow 1, the lower index among equals) and the other two go
+// to their next choice, agg2 (herding names the lower index of equals).
+func ExampleMultiController() {
+	ctx := context.Background()
+	clock := southboundtest.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	topo := proflow.PaperTopology() // buckets of C = 25 MB/s
+	txRate := []float64{20e6, 18e6, 16e6, 22e6}
+	fabric := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
+		obs.Time = clock.Now()
+		for k := range obs.Switches {
+			obs.Switches[k] = proflow.SwitchSample{TxRate: txRate[k], FlowCount: 4}
+		}
+		for i := range obs.Flows { // one sample per flow in obs.FlowIDs
+			obs.Flows[i] = proflow.FlowSample{Throughput: 5e6}
+		}
+		return nil
+	})
+	crowd := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
+		for k, s := range in.Obs.Switches {
+			scores[k] = -s.TxRate / topo.BucketRate // the emptier, the better
+		}
+		return nil
+	})
+	parts := proflow.FlowParts{
+		Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return flowCounts{}, nil },
+		Policy:  func(proflow.ProtectedFlow) (proflow.Policy, error) { return crowd, nil }, // stateless: shared
+		Gate:    func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.Immediate(), nil },
+	}
+	enforcer := proflow.EnforcerFunc(func(ctx context.Context, flow proflow.FlowID, sw int) error { return nil })
+
+	for _, joint := range []proflow.JointPlacer{proflow.Independent{}, &proflow.Greedy{}} {
+		cfg := proflow.DefaultMultiConfig()
+		cfg.Topology, cfg.Clock, cfg.Joint = topo, clock, joint
+		cfg.Baseline = &proflow.Baseline{FlowCount: 4, Throughput: 5e6} // each flow's φ0
+		ctrl, err := proflow.NewMultiController(cfg, fabric, parts, enforcer)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for n := 1; n <= 4; n++ {
+			flow, err := proflow.ParseFlowID(fmt.Sprintf("tcp 10.0.0.%d:40000->10.0.0.8:5201", n))
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			weight := 1.0
+			if n == 4 {
+				weight = 2
+			}
+			if err := ctrl.AddFlow(proflow.ProtectedFlow{ID: flow, Weight: weight}, 0); err != nil {
+				fmt.Println(err)
+				return
+			}
+		}
+		clock.Advance(cfg.Interval)
+		s := ctrl.Step(ctx)
+		fmt.Printf("%T: herding %d onto %s\n", joint, s.Herding, topo.Switches[s.HerdingSwitch])
+		for _, d := range s.Decisions {
+			fmt.Printf("  %v: %s to %s\n", d.Flow.Src, d.Reason, topo.Switches[d.Target])
+		}
+	}
+	// Output:
+	// proflow.Independent: herding 4 onto agg3
+	//   10.0.0.1: rerouted to agg3
+	//   10.0.0.2: rerouted to agg3
+	//   10.0.0.3: rerouted to agg3
+	//   10.0.0.4: rerouted to agg3
+	// *proflow.Greedy: herding 2 onto agg2
+	//   10.0.0.1: rerouted to agg3
+	//   10.0.0.2: rerouted to agg2
+	//   10.0.0.3: rerouted to agg2
+	//   10.0.0.4: rerouted to agg3
+}
