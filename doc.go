@@ -49,6 +49,38 @@
 // the fabric is uncongested (Config.BaselineWarmup, Config.BaselineSamples),
 // or takes them from Config.Baseline.
 //
+// # Many protected flows
+//
+// The paper protects one flow and leaves many to future work: "multiple
+// performance-sensitive flows may simultaneously compete for limited clean
+// paths, requiring the controller to jointly reason about congestion risk,
+// path allocation, and flow prioritization". A controller that runs one
+// independent agent per flow sends every threatened flow to the same clean
+// switch and creates the crowd they were all running from.
+//
+// A MultiController protects a set of ProtectedFlow values, each with a
+// weight, that may change while it runs (AddFlow, RemoveFlow; a change
+// takes effect at the next step). Every flow has its own StateEncoder, Gate,
+// baseline and, unless it is stateless and shared, Policy, built by
+// FlowParts. One step collects one Observation: the controller lists its
+// flows in Observation.FlowIDs and the Telemetry fills Observation.Flows.
+// Each flow is encoded, scored and gated on a view of the observation whose
+// Flow is its own sample, so parts written for one flow serve many. What the
+// gates admit then goes through a joint placement step, a JointPlacer:
+// Independent (the default) lets every wish through as a controller per flow
+// would; Greedy takes wishes by ΔQ × weight and shares each switch's
+// headroom (bucket rate C minus its transmit rate) among the protected flows
+// moving there, so that a switch takes no more than it has room for and the
+// rest fall to their next-best switch or hold (ReasonJoint). The moves go to
+// the Enforcer in one PlaceBatch call when it is a BatchEnforcer; a flow the
+// enforcer refuses holds alone.
+//
+// Step returns one Decision per flow and a StepSummary with the step's
+// herding: the largest number of protected flows moved onto one switch. The
+// metrics (proflow_multi_*) aggregate over flows and carry no flow label, so
+// their number of series does not grow with the number of flows. With one
+// flow and Independent, a MultiController decides exactly as a Controller.
+//
 // # Embedding
 //
 // The interfaces are small so a controller can plug in its own parts; each
@@ -75,5 +107,8 @@
 // # Concurrency
 //
 // A Controller's Run and Step must be called from one goroutine; Current and
-// Baseline are safe from any goroutine. The value types are not synchronised.
+// Baseline are safe from any goroutine. A MultiController's Run and Step
+// likewise; its AddFlow, RemoveFlow, Flows, Current and Baseline are safe
+// from any goroutine. A Greedy keeps scratch space and serves one controller.
+// The value types are not synchronised.
 package proflow
