@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -61,20 +62,36 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		}
 		return eps, nil
 	}
-	quiet, err := load("quiet", *quietDir, "no-congestion", func() ([]*trace.Episode, error) {
+	simulateQuiet := func() ([]*trace.Episode, error) {
 		var scs []*sim.Scenario
 		for i := 0; i < *episodes; i++ {
 			sw := cfg.Topology().Switches[i%cfg.Switches]
 			scs = append(scs, &sim.Scenario{Name: "quiet-" + sw, ProtectedSwitch: sw})
 		}
 		return simulateStatic(ctx, e, cfg, "quiet", scs, 1, *seed, *parallel)
-	})
+	}
+	quiet, err := load("quiet", *quietDir, "no-congestion", simulateQuiet)
 	if err != nil {
 		return err
 	}
-	th, err := eval.AnalyseThreshold(quiet, eval.DefaultThresholdOptions())
+	thOpt := thresholdOptions(cfg)
+	th, err := eval.AnalyseThreshold(quiet, thOpt)
 	if err != nil {
 		return fmt.Errorf("calibrate: reactive threshold: %w", err)
+	}
+	if *quietDir != "" {
+		// Recorded traces: the profile's own no-congestion episodes beside
+		// them, so that a profile can be checked against the fabric it
+		// stands for.
+		simQuiet, err := simulateQuiet()
+		if err != nil {
+			return fmt.Errorf("calibrate: simulate no-congestion episodes of profile %s: %w", cfg.Name, err)
+		}
+		simTh, err := eval.AnalyseThreshold(simQuiet, thOpt)
+		if err != nil {
+			return fmt.Errorf("calibrate: reactive threshold of profile %s: %w", cfg.Name, err)
+		}
+		writeSelfOverflowComparison(e.stdout, "recorded "+*quietDir, th, fmt.Sprintf("profile %s (%s)", cfg.Name, cfg.Digest()), simTh)
 	}
 	single, err := load("single", *singleDir, "single-congester", func() ([]*trace.Episode, error) {
 		return simulateBuiltins(ctx, e, cfg, "single", []string{"S11"}, *repeats, *seed, *parallel)
@@ -107,6 +124,39 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("calibrate: print report: %w", err)
 	}
 	return nil
+}
+
+// paperBucketRate is the bucket rate App. E's thresholds were calibrated
+// at (200 Mbit/s, bytes/s).
+const paperBucketRate = 200e6 / 8
+
+// thresholdOptions returns App. E's options with the candidate thresholds
+// scaled to cfg's bucket rate: overlimits per second scale with the
+// packets per second a bucket passes (the same grid at 200 Mbit/s; 1,000
+// to 1,750 by 25 at 10 Mbit/s).
+func thresholdOptions(cfg sim.Config) eval.ThresholdOptions {
+	o := eval.DefaultThresholdOptions()
+	r := cfg.BucketRate / paperBucketRate
+	o.From, o.To, o.Step = o.From*r, o.To*r, o.Step*r
+	return o
+}
+
+// writeSelfOverflowComparison prints App. E's self-induced overflow of two
+// sets of no-congestion episodes side by side.
+func writeSelfOverflowComparison(w io.Writer, nameA string, a *eval.ThresholdReport, nameB string, b *eval.ThresholdReport) {
+	fmt.Fprintf(w, "# Self-induced overflow (App. E): recorded traces and the profile side by side\n\n")
+	fmt.Fprintf(w, "| episodes of | episodes | samples | mean (/s) | p95 (/s) | max (/s) | lowest threshold without a false alarm (/s) |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range []struct {
+		name string
+		th   *eval.ThresholdReport
+	}{{nameA, a}, {nameB, b}} {
+		lowest := "none in range"
+		if !math.IsNaN(r.th.Lowest) {
+			lowest = fmt.Sprintf("%.0f", r.th.Lowest)
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.0f | %.0f | %s |\n", r.name, r.th.Episodes, r.th.Samples, r.th.Mean, r.th.P95, r.th.Max, lowest)
+	}
+	fmt.Fprintln(w)
 }
 
 func simulateBuiltins(ctx context.Context, e *env, cfg sim.Config, label string, names []string, repeats int, seed uint64, parallel int) ([]*trace.Episode, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -18,7 +19,7 @@ import (
 func fabricCommand() command {
 	return command{
 		name:    "fabric",
-		summary: "build, run, evaluate on or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run|evaluate)",
+		summary: "build, run, evaluate on or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run|evaluate), or scale scenarios to it (scale)",
 		run:     runFabric,
 	}
 }
@@ -32,6 +33,13 @@ var fabricSubs = []fabricSub{
 	{"down", "remove what a fabric left behind: namespaces, links, bridges, OVS daemons, the run directory"},
 	{"run", "build the fabric, run one scenario of the simulator (scaled to the fabric) under one policy, print its report and tear the fabric down"},
 	{"evaluate", "run policies × scenarios × repeats on the fabric, one episode at a time; write the simulated evaluation's report.md, CSV files, PNG figures and every trace"},
+	{"scale", "write scenarios as the fabric runs them (times ÷ -time-factor, every stream capped at its paced rate), for proflow evaluate -profile ovs -scenario-file: the simulated twin of a real episode"},
+}
+
+// fabricScaleFlags are the flags of fabric scale.
+type fabricScaleFlags struct {
+	scenarios, bucket, out string
+	timeFactor             float64
 }
 
 // fabricEvalFlags are the flags of fabric evaluate beyond the fabric's.
@@ -43,9 +51,12 @@ type fabricEvalFlags struct {
 
 func runFabric(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && isHelpFlag(args[0]) {
-		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run|evaluate [flags] (as root)\n\n")
+		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run|evaluate [flags] (as root), proflow fabric scale [flags]\n\n")
 		for _, s := range fabricSubs {
 			fs, _, _ := fabricFlags(e, s.name, s.summary)
+			if s.name == "scale" {
+				fs, _ = fabricScaleFlagSet(e)
+			}
 			fs.Usage()
 			fmt.Fprintln(e.stderr)
 		}
@@ -57,9 +68,12 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 		if len(args) > 0 {
 			got = fmt.Sprintf("%q", args[0])
 		}
-		return fmt.Errorf("fabric: sub-command %s, want up, down, run or evaluate (proflow fabric -h for their flags): %w", got, errUsage)
+		return fmt.Errorf("fabric: sub-command %s, want up, down, run, evaluate or scale (proflow fabric -h for their flags): %w", got, errUsage)
 	}
 	sub := args[0]
+	if sub == "scale" {
+		return fabricScale(e, args[1:])
+	}
 	fs, flags, ev := fabricFlags(e, sub, fabricSubs[i].summary)
 	if err := parseFlags(fs, "fabric "+sub, args[1:]); err != nil {
 		return err
@@ -216,4 +230,55 @@ func meanAfter(t, ys []float64) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// fabricScaleFlagSet returns fabric scale's flag set and the settings it
+// fills.
+func fabricScaleFlagSet(e *env) (*flag.FlagSet, *fabricScaleFlags) {
+	sub := fabricSubs[slices.IndexFunc(fabricSubs, func(s fabricSub) bool { return s.name == "scale" })]
+	fs := e.newFlags("fabric scale", "fabric scale [flags]\n\n"+sub.summary)
+	f := &fabricScaleFlags{}
+	fs.StringVar(&f.scenarios, "scenarios", "S1,S5,S11,C1", `built-in scenarios: "all", a list "S1,S5,C1" or a range "S1-S10"`)
+	fs.StringVar(&f.bucket, "bucket", "10mbit", "the fabric's tc tbf `RATE` (fabric run -bucket)")
+	fs.Float64Var(&f.timeFactor, "time-factor", ovsfabric.DefaultTimeFactor, "divide every time of the scenario by `F` (fabric run -time-factor)")
+	fs.StringVar(&f.out, "out", "out/fabric-scale", "`DIR` for one SCENARIO.json a scenario")
+	return fs, f
+}
+
+// fabricScale runs fabric scale: the scenarios as the fabric runs them,
+// one JSON file each.
+func fabricScale(e *env, args []string) error {
+	const cmdName = "fabric scale"
+	fs, f := fabricScaleFlagSet(e)
+	if err := parseFlags(fs, cmdName, args); err != nil {
+		return err
+	}
+	flags := ovsfabric.CommandFlags{Bucket: f.bucket, TimeFactor: f.timeFactor}
+	scale, err := flags.Scale()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %w", cmdName, err, errUsage)
+	}
+	scs, err := selectScenarios(f.scenarios, nil, scale.Sim, sim.DefaultLimits())
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmdName, err)
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return fmt.Errorf("%s: -out: %w", cmdName, err)
+	}
+	for _, sc := range scs {
+		scaled, err := scale.Scenario(sc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmdName, err)
+		}
+		b, err := json.MarshalIndent(scaled, "", "  ")
+		if err != nil {
+			return fmt.Errorf("%s: scenario %s: %w", cmdName, sc.Name, err)
+		}
+		path := filepath.Join(f.out, sc.Name+".json")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("%s: %w", cmdName, err)
+		}
+		fmt.Fprintln(e.stdout, path)
+	}
+	return nil
 }

@@ -132,6 +132,10 @@ type run struct {
 	secBytes   int64         // the protected flow's bytes since the last line
 	secCovered time.Duration // the time those bytes cover
 
+	// missesAtStart is TableMisses when the episode started; misses is
+	// the difference at its end (-1 until then).
+	missesAtStart, misses int64
+
 	// The timeline and what follow has seen.
 	start        time.Time
 	next         int // Plan.Events[next] is due next
@@ -151,7 +155,7 @@ func (r *run) undo() {
 // prepare checks the settings and fixes the plan, the topology, the hosts
 // and the fabric's bucket before anything is built.
 func (x Experiment) prepare() (*run, error) {
-	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1, interval: proflow.DefaultConfig().Interval}
+	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1, misses: -1, interval: proflow.DefaultConfig().Interval}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -300,6 +304,9 @@ func (r *run) startProtectedFlow(ctx context.Context) error {
 		}()
 	}
 	time.Sleep(200 * time.Millisecond) // the sinks listen
+	if r.missesAtStart, err = r.f.TableMisses(ctx); err != nil {
+		return err
+	}
 	snd, err := r.f.StartSender(ctx, c.ProtectedSrc, netip.AddrPortFrom(r.flow.Dst, protectedDstPort).String(),
 		SenderConfig{BindPort: protectedSrcPort, RateBytesPerSec: r.plan.ProtectedRate})
 	if err != nil {
@@ -412,6 +419,11 @@ func (r *run) follow(ctx context.Context) error {
 			r.second(r.secBytes, append(events, r.drainDecisions()...))
 			events, r.secBytes, r.secCovered = nil, 0, 0
 			if time.Since(r.start) >= p.End {
+				n, err := r.f.TableMisses(ctx)
+				if err != nil {
+					return err
+				}
+				r.misses = n - r.missesAtStart
 				return r.summary()
 			}
 		}
@@ -517,6 +529,7 @@ func (r *run) summary() error {
 	fmt.Fprintf(tw, "f_p after congestion starts (mean)\t%.2f Mbit/s\n", meanOf(r.post))
 	fmt.Fprintf(tw, "f_p last 10 s (mean)\t%.2f Mbit/s\n", meanOf(r.post[max(0, len(r.post)-10):]))
 	fmt.Fprintf(tw, "reroutes\t%d\n", r.reroutes)
+	fmt.Fprintf(tw, "packets that found no rule (every bridge)\t%d\n", r.misses)
 	if r.firstReroute >= 0 {
 		fmt.Fprintf(tw, "first reroute after congestion\t%v\n", r.firstReroute.Round(100*time.Millisecond))
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -358,6 +359,43 @@ func (f *Fabric) run(ctx context.Context, name string, args ...string) error {
 // DumpFlows returns `ovs-ofctl -O OpenFlow13 dump-flows BRIDGE`.
 func (f *Fabric) DumpFlows(ctx context.Context, bridge string) (string, error) {
 	return f.Output(ctx, "ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge)
+}
+
+// tableZero matches table 0's lookup and match counters in ovs-ofctl
+// dump-tables output.
+var tableZero = regexp.MustCompile(`(?s)(?:^|\n)\s*0:.*?lookup=(\d+), matched=(\d+)`)
+
+// TableMisses returns how many packets, summed over every bridge of the
+// fabric, found no rule in table 0 since the bridge started (lookups less
+// matches; ovs-ofctl dump-tables). The bridges run in fail-mode secure
+// with no table-miss rule, so each such packet was dropped: the difference
+// of two readings counts the packets lost to missing rules in between.
+func (f *Fabric) TableMisses(ctx context.Context) (int64, error) {
+	var bridges []string
+	for k := range f.cfg.Wiring.Aggs {
+		bridges = append(bridges, f.AggBridge(k))
+	}
+	for l := range f.cfg.Wiring.Leaves {
+		bridges = append(bridges, f.LeafBridge(l))
+	}
+	var sum int64
+	for _, br := range bridges {
+		out, err := f.Output(ctx, "ovs-ofctl", "-O", "OpenFlow13", "dump-tables", br)
+		if err != nil {
+			return 0, fmt.Errorf("ovsfabric: table misses of %s: %w", br, err)
+		}
+		m := tableZero.FindStringSubmatch(out)
+		if m == nil {
+			return 0, fmt.Errorf("ovsfabric: table misses of %s: no table 0 counters in ovs-ofctl dump-tables output %q", br, out)
+		}
+		lookup, err1 := strconv.ParseInt(m[1], 10, 64)
+		matched, err2 := strconv.ParseInt(m[2], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return 0, fmt.Errorf("ovsfabric: table misses of %s: %w", br, err)
+		}
+		sum += lookup - matched
+	}
+	return sum, nil
 }
 
 // Command returns a command that runs inside host's namespace.

@@ -90,6 +90,12 @@ func (r *Recorder) Episode(meta trace.Meta) (*trace.Episode, error) {
 	return ep, nil
 }
 
+// LabelTableMisses is the trace label that holds how many packets found no
+// rule in any bridge of the fabric during the episode (Fabric.TableMisses
+// at its end less at its start, the protected flow's first packet
+// included): a reroute that is make-before-break loses none.
+const LabelTableMisses = "table_misses"
+
 // traceMeta is the metadata of the episode r ran: the fields the
 // simulator writes, with the real fabric's scaling as labels.
 func (r *run) traceMeta() trace.Meta {
@@ -103,6 +109,9 @@ func (r *run) traceMeta() trace.Meta {
 		"scaled_from_sim":   r.scale.Sim.Name,
 		"full_rate_share":   strconv.FormatFloat(r.scale.FullRateShare, 'g', -1, 64),
 		"sim_config_digest": r.scale.Sim.Digest(),
+	}
+	if r.misses >= 0 {
+		labels[LabelTableMisses] = strconv.FormatInt(r.misses, 10)
 	}
 	for k, v := range r.x.Labels {
 		labels[k] = v

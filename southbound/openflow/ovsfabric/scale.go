@@ -2,6 +2,7 @@ package ovsfabric
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -343,4 +344,52 @@ func (p *Plan) Retime(start, window time.Duration) *Plan {
 	}
 	q.Events = slices.DeleteFunc(slices.Clone(q.Events), func(e Event) bool { return e.At >= q.End })
 	return &q
+}
+
+// Scenario returns sc as the real fabric runs it, written for the
+// simulator's ovs profile (sim.OVSConfig, the fabric's twin): every time
+// divided by TimeFactor as Plan divides it, and every congester's streams
+// capped at the rate the fabric paces them at (StreamRate, in frames), so
+// that a full-rate congester offers FullRateShare of the bucket as on the
+// fabric rather than what its simulated host link passes. Simulating the
+// result under the ovs profile gives the simulated counterpart of a real
+// episode, cell by cell. The result is a new scenario; sc is not changed.
+func (s Scale) Scenario(sc *sim.Scenario) (*sim.Scenario, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	s = s.withDefaults()
+	if sc == nil {
+		return nil, errors.New("ovsfabric: scale: scenario is nil")
+	}
+	if err := sc.Validate(s.Sim); err != nil {
+		return nil, fmt.Errorf("ovsfabric: scale: %w", err)
+	}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return nil, fmt.Errorf("ovsfabric: scale scenario %s: %w", sc.Name, err)
+	}
+	out := new(sim.Scenario)
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("ovsfabric: scale scenario %s: %w", sc.Name, err)
+	}
+	at := func(d sim.Duration) sim.Duration { return sim.Duration(s.Time(time.Duration(d))) }
+	out.CongestionStart, out.Window = at(sim.Duration(sc.Start())), at(sim.Duration(sc.Length()-sc.Start()))
+	for i := range out.Congesters {
+		c := &out.Congesters[i]
+		c.Streams = cmp.Or(c.Streams, s.Sim.StreamsPerCongester)
+		c.StreamCap = sim.Rate(math.Round(s.StreamRate(c.Streams, float64(c.StreamCap)) * s.Sim.PacketSize / s.Sim.MSS))
+		c.Arrive = at(c.Arrive)
+		if c.Depart != 0 {
+			c.Depart = at(c.Depart)
+		}
+		for j := range c.Moves {
+			c.Moves[j].At = at(c.Moves[j].At)
+		}
+	}
+	if out.Description != "" {
+		out.Description += " "
+	}
+	out.Description += fmt.Sprintf("Scaled to the OVS fabric (ovsfabric.Scale): times ÷ %g, every stream capped at its paced rate on a %.0f B/s bucket.", s.TimeFactor, s.BucketRateBytesPerSec)
+	return out, nil
 }

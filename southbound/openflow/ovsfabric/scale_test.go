@@ -1,6 +1,7 @@
 package ovsfabric_test
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -214,5 +215,44 @@ func TestPolicyNamed(t *testing.T) {
 	_, pol, gate, err := agent.New(topo)
 	if err != nil || pol == nil || gate == nil || agent.Model == nil {
 		t.Errorf("agent: policy %v, gate %v, model metadata %v, %v; want all three", pol, gate, agent.Model, err)
+	}
+}
+
+// TestScaleScenario: the scaled S1 has the plan's timeline and every
+// stream capped at the rate its sender is paced at on the fabric (in
+// frames), so a full-rate host offers FullRateShare of the bucket; it
+// validates against the ovs profile, and S1 itself is not changed.
+func TestScaleScenario(t *testing.T) {
+	s := ovsfabric.DefaultScale()
+	s1 := mustScenario(t, "S1")
+	before, _ := json.Marshal(s1)
+	got, err := s.Scenario(s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := json.Marshal(s1); string(after) != string(before) {
+		t.Error("Scenario changed its argument")
+	}
+	plan, err := s.Plan(s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Start() != plan.CongestionStart || got.Length() != plan.End {
+		t.Errorf("scaled S1 opens at %v and ends at %v, want the plan's %v and %v", got.Start(), got.Length(), plan.CongestionStart, plan.End)
+	}
+	if err := got.Validate(sim.OVSConfig()); err != nil {
+		t.Errorf("scaled S1 does not validate against the ovs profile: %v", err)
+	}
+	for _, c := range got.Congesters {
+		host := float64(c.Streams) * float64(c.StreamCap)
+		if want := s.FullRateShare * s.BucketRateBytesPerSec; math.Abs(host-want) > float64(c.Streams) {
+			t.Errorf("%s: %d streams × %v = %.0f B/s of frames, want FullRateShare × bucket = %.0f", c.Host, c.Streams, c.StreamCap, host, want)
+		}
+		if time.Duration(c.Arrive) != plan.CongestionStart {
+			t.Errorf("%s arrives at %v, want %v", c.Host, time.Duration(c.Arrive), plan.CongestionStart)
+		}
+	}
+	if _, err := s.Scenario(nil); err == nil {
+		t.Error("Scenario(nil): no error")
 	}
 }
