@@ -286,17 +286,27 @@ type Event struct {
 	Switch int
 }
 
-// Plan scales sc (validated against Sim) to the real fabric.
-func (s Scale) Plan(sc *sim.Scenario) (*Plan, error) {
+// checked validates the scaling and sc against Sim and returns the scaling
+// with its defaults.
+func (s Scale) checked(sc *sim.Scenario) (Scale, error) {
 	if err := s.Validate(); err != nil {
-		return nil, err
+		return Scale{}, err
 	}
 	s = s.withDefaults()
 	if sc == nil {
-		return nil, errors.New("ovsfabric: scale: scenario is nil")
+		return Scale{}, errors.New("ovsfabric: scale: scenario is nil")
 	}
 	if err := sc.Validate(s.Sim); err != nil {
-		return nil, fmt.Errorf("ovsfabric: scale: %w", err)
+		return Scale{}, fmt.Errorf("ovsfabric: scale: %w", err)
+	}
+	return s, nil
+}
+
+// Plan scales sc (validated against Sim) to the real fabric.
+func (s Scale) Plan(sc *sim.Scenario) (*Plan, error) {
+	s, err := s.checked(sc)
+	if err != nil {
+		return nil, err
 	}
 	switches := s.Sim.Topology().Switches
 	index := func(name string) int { return slices.Index(switches, name) }
@@ -355,15 +365,9 @@ func (p *Plan) Retime(start, window time.Duration) *Plan {
 // result under the ovs profile gives the simulated counterpart of a real
 // episode, cell by cell. The result is a new scenario; sc is not changed.
 func (s Scale) Scenario(sc *sim.Scenario) (*sim.Scenario, error) {
-	if err := s.Validate(); err != nil {
+	s, err := s.checked(sc)
+	if err != nil {
 		return nil, err
-	}
-	s = s.withDefaults()
-	if sc == nil {
-		return nil, errors.New("ovsfabric: scale: scenario is nil")
-	}
-	if err := sc.Validate(s.Sim); err != nil {
-		return nil, fmt.Errorf("ovsfabric: scale: %w", err)
 	}
 	b, err := json.Marshal(sc)
 	if err != nil {
