@@ -45,3 +45,31 @@ ovs-measure: ovs-deps
 ovs-down:
 	$(GO) run ./examples/ovsfabric down -prefix pf- -rundir /tmp/proflow-ovs
 	$(GO) run ./examples/ovsfabric down -prefix pt- -rundir /tmp/proflow-ovs-test
+
+# ovs-eval: the learned agent of the ovs profile against the reference
+# policies on the real fabric, and the same cells simulated on the ovs
+# profile beside them (see examples/ovsfabric/README.md).
+OVS_EVAL_SCENARIOS ?= S1,S5,S11,C1
+OVS_EVAL_POLICIES  ?= static,reactive,crowd,agent
+OVS_EVAL_REPEATS   ?= 3
+# The evaluation window on the fabric (the scaled scenarios' 60 s
+# shortened so that 48 episodes fit in an hour on 2 cores; the congestion
+# still starts 10 s in, and every event keeps its time).
+OVS_EVAL_DURATION  ?= 40s
+OVS_EVAL_MODEL     ?= models/ovs.safetensors
+OVS_EVAL_OUT       ?= $(OUT)/ovs-eval
+OUT                ?= out
+comma              := ,
+
+.PHONY: ovs-eval
+## ovs-eval: policies × S1, S5, S11, C1 × 3 repeats on the real fabric (root,
+## ~45 min on 2 cores, a line per episode) into $(OVS_EVAL_OUT)/fabric, and
+## the same cells on the simulator's ovs profile into $(OVS_EVAL_OUT)/sim.
+ovs-eval: ovs-deps
+	$(GO) build -o $(OVS_EVAL_OUT)/proflow ./proflow
+	$(OVS_EVAL_OUT)/proflow fabric evaluate -policies $(OVS_EVAL_POLICIES) -scenarios $(OVS_EVAL_SCENARIOS) \
+	  -repeats $(OVS_EVAL_REPEATS) -duration $(OVS_EVAL_DURATION) -model $(OVS_EVAL_MODEL) -out $(OVS_EVAL_OUT)/fabric
+	$(OVS_EVAL_OUT)/proflow fabric scale -scenarios $(OVS_EVAL_SCENARIOS) -duration $(OVS_EVAL_DURATION) -out $(OVS_EVAL_OUT)/scenarios
+	$(OVS_EVAL_OUT)/proflow evaluate -profile ovs -policies $(OVS_EVAL_POLICIES) \
+	  $(foreach s,$(subst $(comma), ,$(OVS_EVAL_SCENARIOS)),-scenario-file $(OVS_EVAL_OUT)/scenarios/$(s).json) \
+	  -repeats $(OVS_EVAL_REPEATS) -model $(OVS_EVAL_MODEL) -out $(OVS_EVAL_OUT)/sim

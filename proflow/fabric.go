@@ -40,6 +40,7 @@ var fabricSubs = []fabricSub{
 type fabricScaleFlags struct {
 	scenarios, bucket, out string
 	timeFactor             float64
+	duration               time.Duration
 }
 
 // fabricEvalFlags are the flags of fabric evaluate beyond the fabric's.
@@ -241,6 +242,7 @@ func fabricScaleFlagSet(e *env) (*flag.FlagSet, *fabricScaleFlags) {
 	fs.StringVar(&f.scenarios, "scenarios", "S1,S5,S11,C1", `built-in scenarios: "all", a list "S1,S5,C1" or a range "S1-S10"`)
 	fs.StringVar(&f.bucket, "bucket", "10mbit", "the fabric's tc tbf `RATE` (fabric run -bucket)")
 	fs.Float64Var(&f.timeFactor, "time-factor", ovsfabric.DefaultTimeFactor, "divide every time of the scenario by `F` (fabric run -time-factor)")
+	fs.DurationVar(&f.duration, "duration", 0, "evaluation window (0: the scenario's window ÷ -time-factor; fabric run and evaluate -duration)")
 	fs.StringVar(&f.out, "out", "out/fabric-scale", "`DIR` for one SCENARIO.json a scenario")
 	return fs, f
 }
@@ -269,6 +271,9 @@ func fabricScale(e *env, args []string) error {
 		scaled, err := scale.Scenario(sc)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cmdName, err)
+		}
+		if f.duration > 0 {
+			scaled.Window = sim.Duration(f.duration)
 		}
 		b, err := json.MarshalIndent(scaled, "", "  ")
 		if err != nil {
