@@ -102,3 +102,29 @@ func TestMetricsCurrentSwitchFollowsReroutes(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiMetricsStartAtZero checks that a MultiController's families
+// exist before the first step, with a series per reason and per switch and
+// none per flow.
+func TestMultiMetricsStartAtZero(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	if _, err := newMultiMetrics(reg, []string{"agg1", "agg2"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{
+		"proflow_multi_decisions_total":        len(multiReasons),
+		"proflow_multi_flows_on_switch":        2,
+		"proflow_multi_reroutes_total":         1,
+		"proflow_multi_telemetry_errors_total": 1,
+		"proflow_multi_flows":                  1,
+		"proflow_multi_herding":                1,
+		"proflow_multi_step_duration_seconds":  1,
+	} {
+		if n, err := testutil.GatherAndCount(reg, name); err != nil || n != want {
+			t.Errorf("%s: %d series, %v; want %d", name, n, err, want)
+		}
+	}
+	if _, err := newMultiMetrics(reg, []string{"agg1", "agg2"}); err == nil {
+		t.Error("a second registration on the same registry succeeded, want a conflict")
+	}
+}
