@@ -176,7 +176,8 @@
 //     2.5 MB/s). f_p at full rate is an elephant.
 //
 // Per leaf ℓ in L: IngressRate λ_ℓ, the congestion traffic its hosts send
-// into it (bytes/s out of their access links, f_p excluded); TransmitRate
+// into it (bytes/s out of their access links, f_p and every other
+// protected flow excluded); TransmitRate
 // μ_ℓ, everything ℓ sends up to the aggregation layer. Flow.Throughput φ is
 // f_p's goodput (TCP payload delivered to h8, bytes/s, as iperf3 reports;
 // an OpenFlow byte counter reads 1514/1448 times more);
@@ -497,6 +498,9 @@
 //	  ]
 //	}
 //
+// A scenario may instead list several protected flows (see "Several
+// protected flows"); M1–M4 are built in.
+//
 // Times count from the start of the episode, when f_p starts alone; the
 // evaluation window is [congestion_start, congestion_start+window] (default
 // 20 s and 120 s: TCP ramp-up and the controller's 2 s warm-up and 5 s
@@ -509,13 +513,119 @@
 // congestion starts; agg3 and agg4 carry one capped host each, so every
 // candidate shows flow count 2.
 //
+// # Several protected flows
+//
+// The paper protects one flow; a scenario's optional "protected" list
+// protects several (the many-flow extension, issue 13). Each entry is one
+// TCP connection between any two hosts on different leaves, with its own
+// ports (default 5001 → 5201, f_p's; flows between the same hosts differ
+// by port), its starting switch, a weight and an optional rate cap:
+//
+//	"protected": [
+//	  {"src": "h1", "dst": "h8", "switch": "agg1", "weight": 2},
+//	  {"src": "h1", "dst": "h8", "src_port": 5002, "switch": "agg3", "cap": "96Mbit/s"}
+//	]
+//
+// Without the list the fabric carries f_p of the Config on
+// protected_switch, exactly as before: the same streams in the same order,
+// the same random draws, the same samples (with a list, protected_switch
+// may be left out or must name the first flow's switch, and the Config's
+// ProtectedSrc and ProtectedDst are not used). The first flow is the
+// primary one: Fabric.Flow, InitialSwitch, Current and Observation.Flow are
+// its. A list of one flow that is f_p gives the one-flow fabric's samples
+// (TestProtectedListOfOneIsTheOneFlowFabric). Limits.MaxProtected bounds the
+// list (default 256); a flow listed twice, a host outside the fabric or two
+// hosts on one leaf, a port outside 1..65535, a negative weight or an
+// unreadable cap is refused with its field, for example
+// "protected[2].dst: h2 is on the same leaf as h1".
+//
+// What is modelled, and is the same as for f_p. Every protected flow is a
+// stream of the engine like f_p: CUBIC with the profile's receive window,
+// its own per-flow pacer, a share of its switch's uncounted stage and
+// bucket (so several protected flows on one switch can exhaust it with no
+// congester at all, M4), the reroute cost of the profile (RerouteTimeout or
+// RerouteWindowFactor) when Place or PlaceBatch moves it, and its host links.
+// Its throughput is its goodput, as f_p's. What differs, and why:
+//
+//   - Flow-table entries: each protected flow of a list has two entries of
+//     its own (one per direction), matching its 5-tuple rather than its host
+//     pair, as the many-flow enforcers install one rule pair per flow; four
+//     protected flows on a switch count 8. (f_p without a list keeps sharing
+//     its host pair's entries, as before.) ElephantRate reads them the same
+//     way.
+//   - Leaf telemetry: λ_ℓ, and hence F, leave out every protected flow, as
+//     they leave out f_p: F is the congestion traffic, and a multi-flow
+//     controller sees the other protected flows' load in ρ, ξ, n and e.
+//   - Cap: a flow with a cap sends at most that rate and does not grow its
+//     window while capped, as a capped congester stream (application-limited
+//     traffic, a video at its bitrate). This is a modelling choice for the
+//     scenarios, not a hypothesis about the testbed: the paper has no
+//     second protected flow. A full-rate flow runs at ~94% of C alone
+//     (testbed), so two full-rate flows do not fit under one switch's
+//     limit; flows of 12 MB/s (96 Mbit/s) let two share a switch.
+//   - Weight does not change the data plane; the fabric reports it
+//     (Fabric.Protected) for joint placement.
+//
+// Telemetry per flow. A controller that sets obs.FlowIDs before Collect
+// gets obs.Flows[i], the sample of FlowIDs[i]: its goodput with 2% noise
+// (drawn after all of the one-flow fabric's readings) and the fabric-wide
+// F of obs.Flow; a flow that is not protected is an error naming
+// flow_ids[i]. With FlowIDs empty Collect is unchanged. Truth does the same
+// without noise, and FlowTruths gives every flow's switch and true goodput
+// without allocating, for evaluations that report per-flow means, sums,
+// minima, Jain's index and herding. PlaceBatch (proflow.BatchEnforcer)
+// applies many placements at one virtual instant, each as Place would
+// (make-before-break: the flow is on exactly one switch at every step),
+// with a per-placement error for an unknown flow or switch; Locate and
+// ValidateFlow (proflow.FlowValidator) answer for every protected flow.
+//
+// The built-in many-flow scenarios, on the testbed profile (the mechanisms
+// TestM1Herding … TestM4SelfCongestion assert for seeds 1–3, placements
+// fixed at 21 s; goodput per flow over the window, seed 1):
+//
+//   - M1, herding: four flows h1→h8 at 96 Mbit/s on agg1, five congesters
+//     join agg1 at 20 s. Left there, all four collapse at ~26.5 s (1.1 MB/s
+//     each). All four moved onto agg2 (48 MB/s, under a limit of 26.25
+//     MB/s) drain its reserve and fall to ~55% of their rate at ~80 s with
+//     no congester there (8.5–8.9 MB/s each, 34.6 in all); spread two, one
+//     and one over agg2–agg4 they keep 11.3–11.4 MB/s (45.5 in all). Three
+//     on one switch (36 MB/s) would take ~130 s to drain it.
+//   - M2, rolling: eight flows at 96 Mbit/s, two per switch; the crowd
+//     starts on agg1 and moves on every 30 s (as S6). Each pair collapses
+//     ~10 s after the crowd arrives and is back at its rate ~10 s after it
+//     leaves (static: 9.1–10.1 MB/s per flow, 76.0 in all). agg1's pair
+//     fleeing to agg4, where the crowd comes last, makes four flows there,
+//     which fall at ~82–101 s, before the crowd arrives (67.3 in all).
+//   - M3, priorities: three full-rate flows of weights 3, 2, 1 alone on
+//     agg1–agg3; at 20 s two congesters join agg1, two agg2, one agg3,
+//     leaving agg4 the one clean switch. Static: all three collapse (6.4,
+//     6.5, 9.5 MB/s). One flow moved to agg4 keeps ~22.9 MB/s; all three
+//     moved there collapse at ~53 s (11.0–12.7 MB/s); two moved there fall
+//     only at ~87 s, since two full-rate flows take ~60 s to drain a
+//     reserve. Herding is therefore no worse for the weakest flow here:
+//     the scenario is about which flow gets the clean switch, not about
+//     the minimum.
+//   - M4, self-congestion: four full-rate flows, three on agg1 and one on
+//     agg2, no congesters (F and λ are 0 throughout). The three on agg1
+//     (70 MB/s) drain it and collapse at ~32 s, their overflow falling to
+//     0 as they do (testbed's uncounted limit, H-limit); one flow per switch
+//     runs clean (92.8 MB/s in all against 52.3).
+//
+// Not modelled: protected flows that start or stop during an episode (all
+// start with it), a protected flow's own path through the leaves (like
+// f_p's, it takes one aggregation switch both ways), and the other
+// profiles' meaning of the M scenarios (their rates are chosen for the
+// testbed's 25 MB/s buckets).
+//
 // # Episodes and traces
 //
 // RunEpisode runs one scenario under a proflow.Controller on the fabric's
 // clock and returns its trace (package telemetry/trace); the policy side
 // comes from a PolicyFactory, so any encoder, policy and gate plug in.
 // RunMany runs many on worker goroutines; the traces do not depend on the
-// parallelism.
+// parallelism. RunEpisode drives the single-flow Controller: in a scenario
+// with several protected flows it protects the primary one and the others
+// stay where they start.
 //
 // # Determinism and concurrency
 //
@@ -525,8 +635,8 @@
 // result depends on map iteration or scheduling. Floating-point results may
 // differ across CPU architectures.
 //
-// A Fabric is safe for concurrent use: Advance, Collect, Place, Locate and
-// the clock's methods lock it, so a Controller's Run loop can use it while
+// A Fabric is safe for concurrent use: Advance, Collect, Truth, Place,
+// PlaceBatch, Locate, FlowTruths and the clock's methods lock it, so a Controller's Run loop can use it while
 // another goroutine advances time. Scenario and Config values are not
 // synchronised. RunEpisode and RunMany may be called concurrently.
 package sim

@@ -535,7 +535,8 @@ func LoadScenarioWithLimits(path string, cfg Config, lim Limits) (*Scenario, err
 var builtinFS embed.FS
 
 // BuiltinScenarios returns the names of the embedded scenarios: S1–S12, C1
-// and C2 of the paper, in that order.
+// and C2 of the paper, in that order, then the others by prefix and number
+// (M1–M4, several protected flows; N1, N2).
 func BuiltinScenarios() []string {
 	entries, _ := builtinFS.ReadDir("scenarios")
 	names := make([]string, 0, len(entries))
