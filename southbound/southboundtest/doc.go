@@ -27,6 +27,13 @@
 // should return a source that is ready to sample (with rate counters primed,
 // if it needs two readings for a rate); its Advance hook lets time move.
 //
+// With WhereFlow set (Where for any flow), TestEnforcer also runs the
+// many-flow cases: ManyFlows places many flows in one step and moves half of
+// them in the next (one PlaceBatch per step for a proflow.BatchEnforcer,
+// one Place per flow otherwise), and BatchErrors checks a BatchEnforcer's
+// per-placement errors. Harness.Flows names the flows; by default the
+// suite derives ManyFlows of them from Flow by source port.
+//
 // TestFlowValidator checks an Enforcer that is also a proflow.FlowValidator:
 // it must accept flows it can place and refuse, with proflow.ErrNotInFabric,
 // flows whose hosts are outside its fabric or on one leaf, and

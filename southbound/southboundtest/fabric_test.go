@@ -41,6 +41,14 @@ func TestFabricEnforcerConformance(t *testing.T) {
 				}
 				return -1, proflow.ErrNotPlaced
 			},
+			// The in-memory fabric is not a BatchEnforcer: ManyFlows drives it
+			// through Place, one flow at a time.
+			WhereFlow: func(_ context.Context, flow proflow.FlowID) (int, error) {
+				if sw, ok := f.Placement(flow); ok {
+					return sw, nil
+				}
+				return -1, proflow.ErrNotPlaced
+			},
 		}
 	})
 }
