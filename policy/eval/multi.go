@@ -447,13 +447,9 @@ func (s MultiSweep) Run(ctx context.Context) ([]*MultiEpisode, error) {
 	var specs []MultiSpec
 	for _, sc := range s.Scenarios {
 		for _, p := range s.Policies {
-			factory := p.New
-			if p.ForScenario != nil {
-				f, err := p.ForScenario(sc, cfg)
-				if err != nil {
-					return nil, fmt.Errorf("eval: policy %s on scenario %s: %w", p.Name, sc.Name, err)
-				}
-				factory = f
+			factory, err := p.factoryFor(sc, cfg)
+			if err != nil {
+				return nil, err
 			}
 			for _, m := range modes {
 				for r := 0; r < s.Repeats; r++ {
@@ -464,21 +460,12 @@ func (s MultiSweep) Run(ctx context.Context) ([]*MultiEpisode, error) {
 		}
 	}
 	if s.SimProgress != nil {
-		var total time.Duration
-		for _, sp := range specs {
-			total += sp.Scenario.Length()
+		lengths := make([]time.Duration, len(specs))
+		for i, sp := range specs {
+			lengths[i] = sp.Scenario.Length()
 		}
-		var mu sync.Mutex
-		var done time.Duration
-		for i := range specs {
-			var last time.Duration
-			specs[i].Progress = func(d, _ time.Duration) {
-				mu.Lock()
-				defer mu.Unlock()
-				done += d - last
-				last = d
-				s.SimProgress(done, total)
-			}
+		for i, p := range episodeProgress(lengths, s.SimProgress) {
+			specs[i].Progress = p
 		}
 	}
 	return runMultiMany(ctx, specs, s.Parallelism, s.Progress)
@@ -540,4 +527,3 @@ feed:
 	}
 	return out, nil
 }
-

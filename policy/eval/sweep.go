@@ -36,6 +36,19 @@ type PolicySpec struct {
 	Model *qnet.Metadata
 }
 
+// factoryFor returns the policy's factory for a scenario: ForScenario's
+// when set, else New.
+func (p PolicySpec) factoryFor(sc *sim.Scenario, cfg sim.Config) (sim.PolicyFactory, error) {
+	if p.ForScenario == nil {
+		return p.New, nil
+	}
+	f, err := p.ForScenario(sc, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("eval: policy %s on scenario %s: %w", p.Name, sc.Name, err)
+	}
+	return f, nil
+}
+
 // ReferencePolicy returns one of the reference policies with its paper
 // defaults: "static", "reactive" or "crowd", each behind an immediate gate
 // (they debounce and cool down by themselves), or "oracle" (OraclePolicy:
@@ -196,22 +209,37 @@ type Sweep struct {
 // addSimProgress makes every episode report its virtual time to
 // SimProgress, summed over the sweep.
 func (s Sweep) addSimProgress(specs []sim.EpisodeSpec) {
+	lengths := make([]time.Duration, len(specs))
+	for i, sp := range specs {
+		lengths[i] = sp.Scenario.Length()
+	}
+	for i, p := range episodeProgress(lengths, s.SimProgress) {
+		specs[i].Progress = p
+	}
+}
+
+// episodeProgress returns one progress callback per episode of the given
+// lengths, each adding its episode's advance to the virtual time done and
+// calling report with it and the sum of the lengths, never concurrently.
+func episodeProgress(lengths []time.Duration, report func(done, total time.Duration)) []func(done, total time.Duration) {
 	var total time.Duration
-	for _, sp := range specs {
-		total += sp.Scenario.Length()
+	for _, l := range lengths {
+		total += l
 	}
 	var mu sync.Mutex
 	var done time.Duration
-	for i := range specs {
+	out := make([]func(done, total time.Duration), len(lengths))
+	for i := range out {
 		var last time.Duration // this episode's time already counted
-		specs[i].Progress = func(d, _ time.Duration) {
+		out[i] = func(d, _ time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()
 			done += d - last
 			last = d
-			s.SimProgress(done, total)
+			report(done, total)
 		}
 	}
+	return out
 }
 
 // EpisodeSeed derives the seed of repeat r of a scenario from the base seed.
@@ -243,13 +271,9 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 	var specs []sim.EpisodeSpec
 	for _, sc := range s.Scenarios {
 		for _, p := range s.Policies {
-			factory := p.New
-			if p.ForScenario != nil {
-				f, err := p.ForScenario(sc, cfg)
-				if err != nil {
-					return nil, fmt.Errorf("eval: policy %s on scenario %s: %w", p.Name, sc.Name, err)
-				}
-				factory = f
+			factory, err := p.factoryFor(sc, cfg)
+			if err != nil {
+				return nil, err
 			}
 			for r := 0; r < s.Repeats; r++ {
 				specs = append(specs, sim.EpisodeSpec{
