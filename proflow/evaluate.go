@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -49,7 +50,8 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "base seed (repeat r of a scenario uses the same traffic seed for every policy)")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	out := fs.String("out", "out/evaluate", "directory for report.md, CSV files and PNG figures")
-	traces := fs.Bool("traces", false, "also write every episode's trace under OUT/traces")
+	traces := fs.Bool("traces", false, "also write every episode's trace under OUT/traces (an episode with several protected flows: its per-flow series as JSON)")
+	joint := fs.String("joint", strings.Join(eval.JointModes(), ","), "joint placement modes for scenarios with several protected flows (M1-M4): independent (each flow where its gate sends it), joint (Greedy: moves share each switch's headroom)")
 	baseline := fs.String("baseline", defaultBaseline, "policy the others are compared with; without -baseline, when "+defaultBaseline+" is not among -policies: the first of static, reactive, crowd listed, else none")
 	title := fs.String("title", "proflow evaluation on the simulated fabric", "report title")
 	prof := profileFlag(fs)
@@ -103,6 +105,23 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
+	modes := splitList(*joint)
+	for i, m := range modes {
+		if _, err := eval.NewJointPlacer(m); err != nil || slices.Contains(modes[:i], m) {
+			return badFlag("evaluate", "joint", *joint, fmt.Sprintf("a comma-separated list of %s, each once", strings.Join(eval.JointModes(), ", ")))
+		}
+	}
+	var multi []*sim.Scenario
+	scs = slices.DeleteFunc(scs, func(sc *sim.Scenario) bool {
+		if eval.MultiFlow(sc) {
+			multi = append(multi, sc)
+			return true
+		}
+		return false
+	})
+	if len(multi) > 0 && len(modes) == 0 {
+		return badFlag("evaluate", "joint", *joint, "at least one joint mode for the scenarios with several protected flows")
+	}
 	var specs []eval.PolicySpec
 	var notes []string
 	for _, name := range names {
@@ -130,13 +149,38 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("evaluate: -out: %w", err)
 	}
-	sw := eval.Sweep{Scenarios: scs, Policies: specs, Repeats: *repeats, Seed: *seed, Config: cfg, Parallelism: *parallel}
+	traceDir := ""
 	if *traces {
-		sw.TraceDir = filepath.Join(*out, "traces")
-		if err := os.MkdirAll(sw.TraceDir, 0o755); err != nil {
+		traceDir = filepath.Join(*out, "traces")
+		if err := os.MkdirAll(traceDir, 0o755); err != nil {
 			return fmt.Errorf("evaluate: -traces: %w", err)
 		}
 	}
+	opt := eval.DefaultOptions()
+	opt.Baseline, opt.Seed = *baseline, *seed
+	notes = append([]string{fmt.Sprintf("Simulator profile %s (%s).", cfg.Name, cfg.Digest())}, notes...)
+	start := time.Now()
+	var msum *eval.MultiSummary
+	if len(multi) > 0 {
+		if msum, err = runMultiEvaluate(ctx, e, eval.MultiSweep{Scenarios: multi, Policies: specs, Modes: modes, Repeats: *repeats,
+			Seed: *seed, Config: cfg, Parallelism: *parallel}, opt, traceDir); err != nil {
+			return err
+		}
+	}
+	generatedBy := "proflow evaluate " + strings.Join(args, " ")
+	if len(scs) == 0 {
+		report, err := writeMultiReport(*out, generatedBy, *title, notes, msum)
+		if err != nil {
+			return fmt.Errorf("evaluate: %w", err)
+		}
+		if err := msum.WriteMarkdown(e.stdout, *title, notes); err != nil {
+			return fmt.Errorf("evaluate: print report: %w", err)
+		}
+		fmt.Fprintf(e.stderr, "evaluate: %d episodes in %v; report %s, figure %s\n", len(msum.Cells)*(*repeats),
+			time.Since(start).Round(time.Millisecond), report, eval.FigMulti)
+		return nil
+	}
+	sw := eval.Sweep{Scenarios: scs, Policies: specs, Repeats: *repeats, Seed: *seed, Config: cfg, Parallelism: *parallel, TraceDir: traceDir}
 	total := len(scs) * len(specs) * *repeats
 	// The bar counts simulated seconds, so that a few long episodes still
 	// show progress.
@@ -145,7 +189,6 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 		bar.SetTotal(int(total.Seconds()))
 		bar.Set(int(done.Seconds()))
 	}
-	start := time.Now()
 	eps, err := sw.Run(ctx)
 	bar.Finish()
 	var traceErr error
@@ -157,23 +200,87 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return fmt.Errorf("evaluate: run %d episodes: %w", total, err)
 	}
-	opt := eval.DefaultOptions()
-	opt.Baseline, opt.Seed = *baseline, *seed
 	sum, err := eval.Summarize(eps, opt)
 	if err != nil {
 		return fmt.Errorf("evaluate: summarize: %w", err)
 	}
-	sum.Notes = append([]string{fmt.Sprintf("Simulator profile %s (%s).", cfg.Name, cfg.Digest())}, notes...)
-	report, err := writeReport(*out, "proflow evaluate "+strings.Join(args, " "), *title, sum)
+	sum.Notes = notes
+	report, err := writeReportWith(*out, generatedBy, *title, sum, msum)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
 	if err := sum.WriteMarkdown(e.stdout, *title); err != nil {
 		return fmt.Errorf("evaluate: print report: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "evaluate: %d episodes in %v; report %s, figures %s, %s, %s, %s\n", total,
-		time.Since(start).Round(time.Millisecond), report, eval.FigThroughput, eval.FigMeans, eval.FigReroutes, eval.FigOverflow)
+	if msum != nil {
+		if err := msum.WriteMarkdown(e.stdout, "", nil); err != nil {
+			return fmt.Errorf("evaluate: print report: %w", err)
+		}
+		total += len(msum.Cells) * (*repeats)
+	}
+	figs := []string{eval.FigThroughput, eval.FigMeans, eval.FigReroutes, eval.FigOverflow}
+	if msum != nil {
+		figs = append(figs, eval.FigMulti)
+	}
+	fmt.Fprintf(e.stderr, "evaluate: %d episodes in %v; report %s, figures %s\n", total,
+		time.Since(start).Round(time.Millisecond), report, strings.Join(figs, ", "))
 	return traceErr
+}
+
+// runMultiEvaluate runs the scenarios with several protected flows under
+// the MultiController in every joint mode, with a progress bar of its own,
+// keeps each episode's series under traceDir when set, and summarises them.
+func runMultiEvaluate(ctx context.Context, e *env, sw eval.MultiSweep, opt eval.Options, traceDir string) (*eval.MultiSummary, error) {
+	bar := progress.New(e.stderr, "evaluate many flows (simulated s)", 1)
+	sw.SimProgress = func(done, total time.Duration) {
+		bar.SetTotal(int(total.Seconds()))
+		bar.Set(int(done.Seconds()))
+	}
+	eps, err := sw.Run(ctx)
+	bar.Finish()
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: run the scenarios with several protected flows: %w", err)
+	}
+	if traceDir != "" {
+		for _, ep := range eps {
+			path := filepath.Join(traceDir, fmt.Sprintf("%s-%s-%s-r%d.json", ep.Scenario, ep.Policy, ep.Mode, ep.Repeat))
+			if err := fileutil.WriteAtomic(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(ep) }); err != nil {
+				return nil, fmt.Errorf("evaluate: -traces: %w", err)
+			}
+		}
+	}
+	sum, err := eval.SummarizeMulti(eps, opt)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: summarize the scenarios with several protected flows: %w", err)
+	}
+	return sum, nil
+}
+
+// writeMultiReport writes the report of an evaluation of scenarios with
+// several protected flows only: report.md, its CSV files and its figure.
+func writeMultiReport(dir, generatedBy, title string, notes []string, msum *eval.MultiSummary) (string, error) {
+	report := filepath.Join(dir, "report.md")
+	err := fileutil.WriteAtomic(report, func(w io.Writer) error {
+		if _, err := fmt.Fprintf(w, "<!-- generated by: %s -->\n", generatedBy); err != nil {
+			return err
+		}
+		return msum.WriteMarkdown(w, title, notes)
+	})
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", report, err)
+	}
+	return report, writeMultiData(dir, msum)
+}
+
+// writeMultiData writes a many-flow summary's CSV files and figure into dir.
+func writeMultiData(dir string, msum *eval.MultiSummary) error {
+	if err := msum.WriteCSV(dir); err != nil {
+		return fmt.Errorf("write CSV files: %w", err)
+	}
+	if err := msum.WritePlots(dir); err != nil {
+		return fmt.Errorf("write figures: %w", err)
+	}
+	return nil
 }
 
 // evalPolicies are the policies evaluate accepts in -policies.
@@ -202,6 +309,12 @@ func fallbackBaseline(names []string) string {
 // command that made it, when generatedBy is set), CSV files and PNG
 // figures into dir, and returns the report's path.
 func writeReport(dir, generatedBy, title string, sum *eval.Summary) (string, error) {
+	return writeReportWith(dir, generatedBy, title, sum, nil)
+}
+
+// writeReportWith is writeReport with, when msum is set, the many-flow
+// section after the report, and its CSV files and figure.
+func writeReportWith(dir, generatedBy, title string, sum *eval.Summary, msum *eval.MultiSummary) (string, error) {
 	report := filepath.Join(dir, "report.md")
 	err := fileutil.WriteAtomic(report, func(w io.Writer) error {
 		if generatedBy != "" {
@@ -209,13 +322,19 @@ func writeReport(dir, generatedBy, title string, sum *eval.Summary) (string, err
 				return err
 			}
 		}
-		return sum.WriteMarkdown(w, title)
+		if err := sum.WriteMarkdown(w, title); err != nil || msum == nil {
+			return err
+		}
+		return msum.WriteMarkdown(w, "", nil)
 	})
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", report, err)
 	}
 	if err := writeReportData(dir, sum); err != nil {
 		return "", err
+	}
+	if msum != nil {
+		return report, writeMultiData(dir, msum)
 	}
 	return report, nil
 }
