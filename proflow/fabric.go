@@ -175,7 +175,7 @@ func fabricEvaluate(ctx context.Context, e *env, args []string, given map[string
 		sw.Experiment.Out = e.stderr
 	}
 	for _, n := range names {
-		p, err := ovsfabric.PolicyNamed(n, flags.Model, flags.Gate, scale.Sim.Topology())
+		p, err := ovsfabric.PolicyNamed(n, flags.Model, flags.Gate, scale.Topology())
 		if err != nil {
 			return fmt.Errorf("%s: %w: %w", cmdName, err, errUsage)
 		}

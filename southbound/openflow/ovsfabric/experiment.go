@@ -182,8 +182,7 @@ func (x Experiment) prepare() (*run, error) {
 	x.Fabric.BucketLimit = fmt.Sprintf("%.0f", r.scale.BucketLimitBytes())
 	r.x = x
 	r.wiring = x.Fabric.Wiring
-	r.topo = r.scale.Sim.Topology()
-	r.topo.BucketRate = rate
+	r.topo = r.scale.Topology()
 	if err := r.resolveHosts(); err != nil {
 		return nil, err
 	}

@@ -363,7 +363,7 @@ func (f *Fabric) DumpFlows(ctx context.Context, bridge string) (string, error) {
 
 // tableZero matches table 0's lookup and match counters in ovs-ofctl
 // dump-tables output.
-var tableZero = regexp.MustCompile(`(?s)(?:^|\n)\s*0:.*?lookup=(\d+), matched=(\d+)`)
+var tableZero = regexp.MustCompile(`(?s)\btable 0:.*?lookup=(\d+), matched=(\d+)`)
 
 // TableMisses returns how many packets, summed over every bridge of the
 // fabric, found no rule in table 0 since the bridge started (lookups less

@@ -18,8 +18,10 @@ import (
 )
 
 // DefaultModel is the agent's model file that -model names by default,
-// relative to the repository root.
-const DefaultModel = "models/default.safetensors"
+// relative to the repository root: the agent trained on the simulator's
+// ovs profile, the fabric's twin (make model PROFILE=ovs). A model of
+// another profile encodes rates against another bucket and is refused.
+const DefaultModel = "models/ovs.safetensors"
 
 // CommandFlags are the command-line settings that the ovsfabric example and
 // `proflow fabric` share: where the fabric's links and OVS files go, where
@@ -130,8 +132,7 @@ func (f *CommandFlags) Experiment(cfg Config, out io.Writer) (Experiment, error)
 	if err != nil {
 		return Experiment{}, err
 	}
-	topo := scale.Sim.Topology()
-	pol, err := PolicyNamed(f.Policy, f.Model, f.Gate, topo)
+	pol, err := PolicyNamed(f.Policy, f.Model, f.Gate, scale.Topology())
 	if err != nil {
 		return Experiment{}, err
 	}

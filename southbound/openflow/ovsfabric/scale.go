@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
@@ -213,6 +214,16 @@ func (s Scale) StreamRate(streams int, capFrames float64) float64 {
 		full = min(full, s.RateRatio()*capFrames)
 	}
 	return s.payload(full)
+}
+
+// Topology returns the real fabric's topology: the simulator's switches and
+// congestion leaves with the real bucket rate, which the policies' encoders
+// scale rates by.
+func (s Scale) Topology() proflow.Topology {
+	s = s.withDefaults()
+	t := s.Sim.Topology()
+	t.BucketRate = s.BucketRateBytesPerSec
+	return t
 }
 
 // Time returns a scenario time on the real fabric.

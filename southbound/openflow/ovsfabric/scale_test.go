@@ -194,7 +194,7 @@ func TestLoadScenario(t *testing.T) {
 }
 
 func TestPolicyNamed(t *testing.T) {
-	topo := sim.DefaultConfig().Topology()
+	topo := ovsfabric.DefaultScale().Topology()
 	for _, name := range []string{"static", "reactive", "crowd"} {
 		p, err := ovsfabric.PolicyNamed(name, "", "", topo)
 		if err != nil || p.Name != name || p.New == nil {
