@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
@@ -123,5 +127,71 @@ func TestJain(t *testing.T) {
 		if !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) && math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("Jain(%v) = %v, want %v", c.xs, got, c.want)
 		}
+	}
+}
+
+// synthetic returns a two-flow episode whose flows run at a and b bytes/s
+// over the window, with one step that herds two flows.
+func synthetic(mode string, repeat int, a, b float64) *MultiEpisode {
+	flows := []proflow.ProtectedFlow{
+		{ID: proflow.FlowID{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.8"), SrcPort: 5001, DstPort: 5201, Proto: proflow.ProtoTCP}},
+		{ID: proflow.FlowID{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.8"), SrcPort: 5002, DstPort: 5201, Proto: proflow.ProtoTCP}},
+	}
+	e := &MultiEpisode{Scenario: "X", Policy: "p", Mode: mode, Repeat: repeat, Seed: uint64(repeat), Flows: flows,
+		T: []float64{-1, 0, 1, 200}, Throughput: [][]float64{{99, a, a, 99}, {99, b, b, 99}}, Switch: [][]int{{0, 0, 1, 1}, {0, 0, 1, 1}},
+		Herding: []int{0, 0, 2, 0}, OverBudget: []int{0, 0, 1, 0}, Reroutes: []FlowReroute{{0, 1, 0, 1}, {1, 1, 0, 1}}}
+	return e
+}
+
+func TestSummarizeMulti(t *testing.T) {
+	opt := DefaultOptions()
+	opt.Resamples = 200
+	var eps []*MultiEpisode
+	for r := range 3 {
+		eps = append(eps, synthetic(JointGreedy, r, 6e6, 6e6), synthetic(JointIndependent, r, 8e6, 2e6))
+	}
+	s, err := SummarizeMulti(eps, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{JointIndependent, JointGreedy}; !slices.Equal(s.Modes, want) {
+		t.Errorf("modes %v, want %v", s.Modes, want)
+	}
+	ind, _ := s.Cell("X", "p", JointIndependent)
+	want := MultiCell{Scenario: "X", Policy: "p", Mode: JointIndependent, Repeats: 3, FlowMeans: []float64{8e6, 2e6},
+		Sum: 10e6, SumLo: 10e6, SumHi: 10e6, Min: 2e6, MinLo: 2e6, MinHi: 2e6, Jain: 100.0 / 136, JainLo: 100.0 / 136, JainHi: 100.0 / 136,
+		Herding: 2, OverBudget: 1, Reroutes: 6}
+	if diff := cmp.Diff(want, ind, cmpopts.EquateApprox(1e-12, 0)); diff != "" {
+		t.Errorf("independent cell (-want +got):\n%s", diff)
+	}
+	c, ok := s.Comparison("X", "p")
+	if !ok || c.N != 3 || math.Abs(c.SumRatio-1.2) > 1e-12 || math.Abs(c.MinRatio-3) > 1e-12 || c.Worse() {
+		t.Errorf("comparison %+v (found %t), want 3 pairs, sum ratio 1.2, min ratio 3, not worse", c, ok)
+	}
+	var b strings.Builder
+	if err := s.WriteMarkdown(&b, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| X | p | independent | 2 | 10.00 [10.00–10.00] | 2.00 [2.00–2.00] | 0.735 [0.735–0.735] | 2 | 1 | 6 | 0 |",
+		"| X | p | 3 | 1.20× | [1.20×, 1.20×] | 3.00× | [3.00×, 3.00×] |  |"} {
+		if !strings.Contains(b.String(), row) {
+			t.Errorf("report lacks %q:\n%s", row, b.String())
+		}
+	}
+	dir := t.TempDir()
+	if err := s.WriteCSV(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WritePlots(dir); err != nil {
+		t.Fatal(err)
+	}
+
+	bad := synthetic(JointGreedy, 0, 1, 1)
+	bad.Herding = bad.Herding[:2]
+	if _, err := SummarizeMulti([]*MultiEpisode{bad}, opt); err == nil || !strings.Contains(err.Error(), "herding") {
+		t.Errorf("misaligned herding series: %v, want an error naming it", err)
+	}
+	if _, err := SummarizeMulti([]*MultiEpisode{synthetic(JointGreedy, 0, 1, 1), synthetic(JointIndependent, 0, 1, 1)}, Options{}); err == nil {
+		t.Error("zero options accepted")
 	}
 }
