@@ -23,6 +23,10 @@ func TestEnforcerConformance(t *testing.T) {
 			Where: func(context.Context) (int, error) {
 				return tb.cfg.Topology.SwitchIndex(tb.bothWays(fp))
 			},
+			// ManyFlows: 64 flows between h1 and h8, one PlaceBatch per step.
+			WhereFlow: func(_ context.Context, f proflow.FlowID) (int, error) {
+				return tb.cfg.Topology.SwitchIndex(tb.bothWays(f))
+			},
 		}
 	})
 }

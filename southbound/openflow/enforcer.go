@@ -175,11 +175,32 @@ func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	if err := ctx.Err(); err != nil { // the lock may have taken a while
 		return fmt.Errorf("openflow: place %v: %w", flow, err)
 	}
-	cur := s.placed[flow]
-	if cur != nil && cur.agg == sw {
-		return nil
+	cur, next, err := s.prepare(ctx, flow, sw, src, dst)
+	if err != nil || next == nil {
+		return err
 	}
-	next := &placement{flow: flow, agg: sw, srcLeaf: src, dstLeaf: dst}
+	if err := s.move(ctx, cur, next); err != nil {
+		return s.placeErr(flow, sw, err)
+	}
+	s.setPlaced(flow, next)
+	if s.m != nil {
+		s.m.reroutes.WithLabelValues("ok").Inc()
+		s.m.placeLat.Observe(time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// prepare returns the flow's current placement and the one that puts it on
+// sw, with the next free generation (priority), or nil next when the flow is
+// on sw already. When the generations run out it first renumbers the
+// current path to the lowest free one (make-before-break on the same
+// switch). Its errors are placeErr's. Call with emu held.
+func (s *Server) prepare(ctx context.Context, flow proflow.FlowID, sw, src, dst int) (cur, next *placement, err error) {
+	cur = s.placed[flow]
+	if cur != nil && cur.agg == sw {
+		return cur, nil, nil
+	}
+	next = &placement{flow: flow, agg: sw, srcLeaf: src, dstLeaf: dst}
 	from := uint16(1)
 	if cur != nil {
 		from = cur.gen + 1
@@ -191,10 +212,10 @@ func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 		low := *cur
 		low.gen = s.freeGen(flow, src, dst, 1)
 		if low.gen >= cur.gen {
-			return s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations 1..%d are in use or waiting for their delete", cur.gen))
+			return nil, nil, s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations 1..%d are in use or waiting for their delete", cur.gen))
 		}
 		if err := s.move(ctx, cur, &low); err != nil {
-			return s.placeErr(flow, sw, err)
+			return nil, nil, s.placeErr(flow, sw, err)
 		}
 		s.setPlaced(flow, &low)
 		cur = &low
@@ -203,17 +224,9 @@ func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 		next.gen = s.freeGen(flow, src, dst, from)
 	}
 	if next.gen > priorityGenerations {
-		return s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations %d..%d wait for their delete", from, priorityGenerations))
+		return nil, nil, s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations %d..%d wait for their delete", from, priorityGenerations))
 	}
-	if err := s.move(ctx, cur, next); err != nil {
-		return s.placeErr(flow, sw, err)
-	}
-	s.setPlaced(flow, next)
-	if s.m != nil {
-		s.m.reroutes.WithLabelValues("ok").Inc()
-		s.m.placeLat.Observe(time.Since(start).Seconds())
-	}
-	return nil
+	return cur, next, nil
 }
 
 func (s *Server) placeErr(flow proflow.FlowID, sw int, err error) error {
@@ -257,25 +270,62 @@ func (s *Server) move(ctx context.Context, cur, next *placement) error {
 // applyEach sends p's rules with command cmd to the given leaves in parallel
 // and waits for every barrier; errs[i] is the result of leaves[i].
 func (s *Server) applyEach(ctx context.Context, p *placement, leaves []int, cmd ofwire.FlowModCommand) []error {
-	errs := make([]error, len(leaves))
-	var wg sync.WaitGroup
+	batches := make([]leafBatch, len(leaves))
 	for i, l := range leaves {
-		st := s.leafState(l)
-		mods := s.rules(p, l, cmd)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		batches[i] = leafBatch{leaf: l, mods: s.rules(p, l, cmd)}
+	}
+	s.applyLeaves(ctx, batches)
+	errs := make([]error, len(leaves))
+	for i, b := range batches {
+		if err := b.first(); err != nil {
+			errs[i] = fmt.Errorf("leaf %s: %w", s.leafState(b.leaf).name, err)
+		}
+	}
+	return errs
+}
+
+// leafBatch is the flow-mods one leaf gets in one write, and after
+// applyLeaves their outcome: errs[i] for mods[i], err for the batch.
+type leafBatch struct {
+	leaf  int
+	mods  []ofwire.FlowMod
+	owner []int // PlaceBatch: the move each mod belongs to
+	errs  []error
+	err   error
+}
+
+// first returns the batch's error, else the first flow-mod error.
+func (b *leafBatch) first() error {
+	if b.err != nil {
+		return b.err
+	}
+	for i, e := range b.errs {
+		if e != nil {
+			return fmt.Errorf("flow-mod cookie %#x priority %d: %w", b.mods[i].Cookie, b.mods[i].Priority, e)
+		}
+	}
+	return nil
+}
+
+// applyLeaves sends every batch to its leaf (one write of its flow-mods and
+// one barrier), the leaves in parallel, and waits for every barrier.
+func (s *Server) applyLeaves(ctx context.Context, batches []leafBatch) {
+	var wg sync.WaitGroup
+	for i := range batches {
+		b := &batches[i]
+		if len(b.mods) == 0 {
+			continue
+		}
+		st := s.leafState(b.leaf)
+		wg.Go(func() {
 			sess, err := st.session()
 			if err == nil {
-				err = sess.apply(ctx, mods)
+				b.errs, err = sess.applyMods(ctx, b.mods)
 			}
-			if err != nil {
-				errs[i] = fmt.Errorf("leaf %s: %w", st.name, err)
-			}
-		}()
+			b.err = err
+		})
 	}
 	wg.Wait()
-	return errs
 }
 
 func (s *Server) leafState(l int) *switchState { return s.order[len(s.cfg.Fabric.Aggs)+l] }

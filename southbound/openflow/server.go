@@ -24,6 +24,16 @@ var (
 	ErrDisconnected = errors.New("switch not connected")
 	// ErrServerClosed is the cause of sessions ended because Serve returned.
 	ErrServerClosed = errors.New("openflow server closed")
+	// ErrTableFull marks a flow-mod a switch refused because its flow table
+	// is full (OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL): a *ProtocolError
+	// with type 5, code 1 matches it with errors.Is.
+	ErrTableFull = errors.New("flow table full")
+)
+
+// OpenFlow 1.3 error type and code of a full flow table.
+const (
+	errTypeFlowModFailed = 5
+	errCodeTableFull     = 1
 )
 
 // ProtocolError is an OpenFlow error message a switch sent in reply to a
@@ -36,7 +46,16 @@ type ProtocolError struct {
 
 // Error formats the error with the switch and the OpenFlow type and code.
 func (e *ProtocolError) Error() string {
+	if e.Type == errTypeFlowModFailed && e.Code == errCodeTableFull {
+		return fmt.Sprintf("switch %s (%#x) replied %v: its flow table is full", e.Switch, e.DPID, ofwire.ErrorMsg{Type: e.Type, Code: e.Code})
+	}
 	return fmt.Sprintf("switch %s (%#x) replied %v", e.Switch, e.DPID, ofwire.ErrorMsg{Type: e.Type, Code: e.Code})
+}
+
+// Is reports whether target is ErrTableFull and e the error of a full flow
+// table.
+func (e *ProtocolError) Is(target error) bool {
+	return target == ErrTableFull && e.Type == errTypeFlowModFailed && e.Code == errCodeTableFull
 }
 
 // Server is the controller side of OpenFlow 1.3 for a ProFlow fabric.

@@ -206,6 +206,25 @@ func (s *session) roundTrip(ctx context.Context, msg *of.Request, want of.Type) 
 // apply sends flow-mods followed by a barrier and returns once the barrier
 // reply confirms them, or with the first error a switch reported for one.
 func (s *session) apply(ctx context.Context, mods []ofwire.FlowMod) error {
+	errs, err := s.applyMods(ctx, mods)
+	if err != nil {
+		return err
+	}
+	for i, e := range errs {
+		if e != nil {
+			return fmt.Errorf("flow-mod cookie %#x priority %d: %w", mods[i].Cookie, mods[i].Priority, e)
+		}
+	}
+	return nil
+}
+
+// applyMods sends flow-mods followed by one barrier, all in one write, and
+// returns once the barrier reply confirms them. errs[i] is the error message
+// the switch sent for mods[i] (nil: applied; a switch answers every message
+// before the barrier that follows it, so an error not seen by then will not
+// come). err is the failure of the batch as a whole (an encoding error, the
+// write, the barrier): then nothing is confirmed and errs is nil.
+func (s *session) applyMods(ctx context.Context, mods []ofwire.FlowMod) (errs []error, err error) {
 	msgs := make([]*of.Request, 0, len(mods)+1)
 	xids := make([]uint32, 0, len(mods)+1)
 	calls := make([]*call, len(mods))
@@ -214,7 +233,7 @@ func (s *session) apply(ctx context.Context, mods []ofwire.FlowMod) error {
 		xid := s.nextXID()
 		req, err := m.Encode(xid)
 		if err != nil {
-			return fmt.Errorf("flow-mod %d: %w", i, err)
+			return nil, fmt.Errorf("flow-mod %d: %w", i, err)
 		}
 		calls[i] = s.register(xid, errOnly)
 		msgs, xids = append(msgs, req), append(xids, xid)
@@ -223,24 +242,23 @@ func (s *session) apply(ctx context.Context, mods []ofwire.FlowMod) error {
 	barrier := s.register(bx, ofwire.TypeBarrierReply)
 	msgs, xids = append(msgs, ofwire.NewMessage(ofwire.TypeBarrierRequest, bx, nil)), append(xids, bx)
 	if err := s.write(msgs...); err != nil {
-		return err
+		return nil, err
 	}
 	if m := s.srv.m; m != nil {
 		m.flowMods.Add(float64(len(mods)))
 	}
 	if err := s.wait(ctx, barrier); err != nil {
-		return fmt.Errorf("barrier: %w", err)
+		return nil, fmt.Errorf("barrier: %w", err)
 	}
+	errs = make([]error, len(mods))
 	for i, c := range calls {
 		select {
 		case <-c.done:
-			if c.err != nil {
-				return fmt.Errorf("flow-mod cookie %#x priority %d: %w", mods[i].Cookie, mods[i].Priority, c.err)
-			}
+			errs[i] = c.err
 		default:
 		}
 	}
-	return nil
+	return errs, nil
 }
 
 // readLoop runs until the connection fails or is closed.

@@ -10,6 +10,7 @@ package fakeswitch
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/netip"
@@ -59,6 +60,11 @@ type Switch struct {
 	// RejectDeleteCookie answers delete flow-mods with this cookie with an
 	// error and keeps the rules (0 = none).
 	RejectDeleteCookie atomic.Uint64
+	// MaxFlows is the flow table's capacity (0 = unlimited). An add that
+	// would create an entry beyond it is refused with OFPET_FLOW_MOD_FAILED,
+	// OFPFMFC_TABLE_FULL and the table is unchanged; an add that replaces an
+	// entry of the same match and priority always succeeds, as in OpenFlow.
+	MaxFlows atomic.Int64
 
 	mu       sync.Mutex
 	now      func() time.Time // the time of hard timeouts; nil: time.Now
@@ -265,6 +271,18 @@ func (s *Switch) sendError(conn of.Conn, xid uint32, typ, code uint16) error {
 	return s.send(conn, ofwire.NewMessage(ofwire.TypeError, xid, ofwire.Body(ofwire.AppendError(nil, typ, code, nil))))
 }
 
+// sendErrorData sends an error message whose data is (the start of) the
+// refused request, at least 64 bytes of it as OpenFlow 1.3 asks. body is
+// the request without its header, which is rebuilt here.
+func (s *Switch) sendErrorData(conn of.Conn, xid uint32, typ, code uint16, body []byte) error {
+	req := make([]byte, 8, 8+len(body))
+	req[0], req[1] = ofwire.Version, uint8(ofwire.TypeFlowMod)
+	binary.BigEndian.PutUint16(req[2:], uint16(8+len(body)))
+	binary.BigEndian.PutUint32(req[4:], xid)
+	req = append(req, body...)
+	return s.send(conn, ofwire.NewMessage(ofwire.TypeError, xid, ofwire.Body(ofwire.AppendError(nil, typ, code, req[:min(len(req), 64)]))))
+}
+
 // Drop closes the current controller connection (Run reconnects).
 func (s *Switch) Drop() {
 	s.mu.Lock()
@@ -313,6 +331,10 @@ func (s *Switch) flowMod(conn of.Conn, xid uint32, body []byte) error {
 				e.Cookie, e.OutPort, e.HardTimeout, e.Installed = fm.Cookie, fm.OutPort, fm.HardTimeout, now
 				return nil
 			}
+		}
+		if capacity := s.MaxFlows.Load(); capacity > 0 && int64(len(s.flows)) >= capacity {
+			s.ops = s.ops[:len(s.ops)-1]                  // not applied
+			return s.sendErrorData(conn, xid, 5, 1, body) // flow-mod failed: table full
 		}
 		s.flows = append(s.flows, &Entry{Cookie: fm.Cookie, Priority: fm.Priority, Match: fm.Match, OutPort: fm.OutPort, HardTimeout: fm.HardTimeout, Installed: now})
 	case ofwire.FlowDelete, ofwire.FlowDeleteStrict:
