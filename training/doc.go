@@ -249,21 +249,31 @@
 // The drain term (RewardConfig.Kappa, RewardInputs.Drain; proflow's, off by
 // default) charges −κ·δ_k* for staying where the switch's transmit rate is
 // above the bucket rate — where a token reserve is draining, however large
-// the crowd. Measured on the testbed (a new 779-episode corpus, seed 1,
-// β = −1.5, the 16-vote gate): with κ = 0.5 the agent leaves every crowd at
-// 8–9 s, before the collapse, in S1–S11 — S5, S8 and S11 included, which
-// the committed model leaves only after it (S1–S10: 22.75 MB/s, 1.83×) —
-// but in S12, after moving correctly to agg3, it moved on into the
-// elephant's agg2 on one repeat of three (seed 1) and one of six (seed
-// 1000), where the committed model never does, and the probe's crowd sweep
-// flips at 9, 7, 7, 9 flows. κ = 0.3 left S8 and S11 late again; β = −1.0
-// with κ = 0.5 kept S12 clean but left S8 and S11 late and flipped at 9–14
-// flows. The same κ in the synthetic reward (the destination's rate above
-// C for a reroute) changed nothing measurable: once the elephant has
-// drained the uncounted reserve, its switch sends at 1.05 C, so δ reads
-// 0.05 there. What tells S12's trap apart on the testbed is the elephant
-// rate e_k of the destination, which no reward term reads yet. The
-// committed model therefore keeps κ = 0.
+// the crowd. Measured on the testbed (the 779-episode corpus of make model,
+// seed 1, β = −1.5, the 16-vote gate): with κ = 0.5 the agent leaves every
+// crowd at 8–9 s, before the collapse, in S1–S11 — S5, S8 and S11 included,
+// which the κ = 0 model left only after it (S11 at 18.8 s, onset 11.5 s) —
+// but in S12, after moving correctly to agg3, it walked on into the
+// elephant's agg2 on 11 of 36 repeats (12 each at base seeds 1, 1000 and
+// 2000). With the flow and agg3's capped host together just under the
+// bucket rate, agg3 reads as draining while agg2 — whose elephant has
+// exhausted the uncounted reserve, so that it sends at 1.05 C with no
+// overflow and a flow count of 2 — looks no worse by crowd or overflow.
+// κ = 0.3 left S8 and S11 late again; β = −1.0 with κ = 0.5 kept S12 clean
+// but left S8 and S11 late and flipped at 9–14 flows. The same κ in the
+// synthetic reward changes nothing: it reads the state's transmit rate,
+// which the encoder clips at Cρ.
+//
+// What tells S12's trap apart is the destination's elephant rate ẽ_k, so
+// the synthetic reward of a reroute has a proflow term −μ5·ẽ_k(now)
+// (RewardConfig.Mu5, 0 by default). Measured on the same corpus and seed
+// (S5, S8, S11, S12 × 6 repeats at base seed 1000): μ5 = 0.5 with κ = 0.5
+// kept S12 clean (6 of 6) but left S8 and S11 after the collapse again
+// (21.2 s, 20.2 s), as did μ5 = 0.2; μ5 = 0.5 with κ = 0.7 leaves S5, S8 and
+// S11 at 8–9 s and S12 only for agg3, on every repeat (36 of 36 over base
+// seeds 1, 1000 and 2000). The testbed model is trained with κ = 0.7 and μ5
+// = 0.5 (models/train-testbed.json); "kappa": 0 and "mu5": 0 there turn
+// both off, and models/README.md has what the model does with them.
 //
 // A model records the stability gate it is meant to run behind (proflow
 // train -gate; policy/eval.ModelGate), because the right gate depends on
