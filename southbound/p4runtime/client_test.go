@@ -32,6 +32,8 @@ func TestEnforcerConformance(t *testing.T) {
 			Topology: c.cfg.Topology,
 			Flow:     testFlow,
 			Where:    func(context.Context) (int, error) { return f.where(testFlow) },
+			// ManyFlows: 64 flows between 10.0.1.1 and 10.0.4.1, one PlaceBatch per step.
+			WhereFlow: func(_ context.Context, flow proflow.FlowID) (int, error) { return f.where(flow) },
 		}
 	})
 }

@@ -259,22 +259,26 @@ func (c *Client) readPath(ctx context.Context, d direction) (pathState, error) {
 		return pathState{}, err
 	}
 	for _, e := range ents {
-		te := e.GetTableEntry()
-		if te == nil {
-			continue
+		if te := e.GetTableEntry(); te != nil {
+			return c.pathStateOf(d.s, d.flow, te)
 		}
-		if string(te.GetMetadata()) != string(c.cfg.Owner) {
-			return pathState{}, &DeviceError{Leaf: d.s.leaf.Name, Device: d.s.leaf.DeviceID, Op: "read path entry " + d.flow.String(),
-				Code: codes.FailedPrecondition, Message: fmt.Sprintf("entry has metadata %q, not this client's %q", te.GetMetadata(), c.cfg.Owner), Err: ErrForeignEntry}
-		}
-		port, ok := c.uplinkPort(te)
-		if !ok {
-			return pathState{}, &DeviceError{Leaf: d.s.leaf.Name, Device: d.s.leaf.DeviceID, Op: "read path entry " + d.flow.String(),
-				Code: codes.FailedPrecondition, Message: fmt.Sprintf("entry's action is %v, want %s(port)", te.GetAction(), p4.SetUplinkAction)}
-		}
-		return pathState{present: true, port: port}, nil
 	}
 	return pathState{}, nil
+}
+
+// pathStateOf checks a path_select entry read back for flow (this client's
+// owner mark, a set_uplink action) and returns its state.
+func (c *Client) pathStateOf(s *session, flow proflow.FlowID, te *p4v1.TableEntry) (pathState, error) {
+	if string(te.GetMetadata()) != string(c.cfg.Owner) {
+		return pathState{}, &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: "read path entry " + flow.String(),
+			Code: codes.FailedPrecondition, Message: fmt.Sprintf("entry has metadata %q, not this client's %q", te.GetMetadata(), c.cfg.Owner), Err: ErrForeignEntry}
+	}
+	port, ok := c.uplinkPort(te)
+	if !ok {
+		return pathState{}, &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: "read path entry " + flow.String(),
+			Code: codes.FailedPrecondition, Message: fmt.Sprintf("entry's action is %v, want %s(port)", te.GetAction(), p4.SetUplinkAction)}
+	}
+	return pathState{present: true, port: port}, nil
 }
 
 // uplinkPort returns the port of a set_uplink entry.
