@@ -73,22 +73,8 @@ func (s *MultiSummary) modeBars(sc, what string) (*plot.Plot, error) {
 			eb.XYs = append(eb.XYs, plotter.XY{X: float64(i), Y: v / 1e6})
 			eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{(v - lo) / 1e6, (hi - v) / 1e6})
 		}
-		bars, err := plotter.NewBarChart(vals, width)
-		if err != nil {
+		if err := addBars(p, m, vals, eb, width, vg.Length(float64(j)-(n-1)/2)*width, modeColor(m, j)); err != nil {
 			return nil, err
-		}
-		bars.Color = modeColor(m, j)
-		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(float64(j)-(n-1)/2) * width
-		p.Add(bars)
-		p.Legend.Add(m, bars)
-		if len(eb.XYs) > 0 {
-			yerr, err := plotter.NewYErrorBars(eb)
-			if err != nil {
-				return nil, err
-			}
-			yerr.LineStyle.Width = vg.Points(0.8)
-			p.Add(offsetErrors{yerr, bars.Offset})
 		}
 	}
 	p.NominalX(s.Policies...)

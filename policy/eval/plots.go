@@ -254,30 +254,39 @@ func (s *Summary) groupedBars(title, ylabel string, value func(Cell) (v, lo, hi 
 				eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{v - lo, hi - v})
 			}
 		}
-		bars, err := plotter.NewBarChart(vals, width)
-		if err != nil {
+		if err := addBars(p, pol, vals, eb, width, vg.Length(float64(j)-(n-1)/2)*width, policyColor(pol, j)); err != nil {
 			return nil, err
-		}
-		bars.Color = policyColor(pol, j)
-		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(float64(j)-(n-1)/2) * width
-		p.Add(bars)
-		p.Legend.Add(pol, bars)
-		if len(eb.XYs) > 0 {
-			// Shift the error bars onto their bar: bar offsets are in
-			// canvas units, so place them through a matching offset.
-			yerr, err := plotter.NewYErrorBars(eb)
-			if err != nil {
-				return nil, err
-			}
-			yerr.LineStyle.Width = vg.Points(0.8)
-			p.Add(offsetErrors{yerr, bars.Offset})
 		}
 	}
 	p.NominalX(s.Scenarios...)
 	p.Legend.Top = true
 	p.Legend.Left = true
 	return p, nil
+}
+
+// addBars adds one series of grouped bars at offset, with a legend entry
+// and its error bars when eb has any.
+func addBars(p *plot.Plot, name string, vals plotter.Values, eb errBars, width, offset vg.Length, c color.Color) error {
+	bars, err := plotter.NewBarChart(vals, width)
+	if err != nil {
+		return err
+	}
+	bars.Color = c
+	bars.LineStyle.Width = 0
+	bars.Offset = offset
+	p.Add(bars)
+	p.Legend.Add(name, bars)
+	if len(eb.XYs) > 0 {
+		// Shift the error bars onto their bar: bar offsets are in
+		// canvas units, so place them through a matching offset.
+		yerr, err := plotter.NewYErrorBars(eb)
+		if err != nil {
+			return err
+		}
+		yerr.LineStyle.Width = vg.Points(0.8)
+		p.Add(offsetErrors{yerr, bars.Offset})
+	}
+	return nil
 }
 
 // offsetErrors draws error bars shifted horizontally by a canvas offset,
