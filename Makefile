@@ -73,5 +73,6 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./policy/... ./telemetry
 	$(GO) test -run '^$$' -bench 'EpisodeS1' -benchtime 20x ./southbound/sim/
 	$(GO) test -run '^$$' -bench 'Sweep' -benchtime 1x ./southbound/sim/
-	$(GO) test -run '^$$' -bench . -benchtime 2000x ./southbound/p4runtime/
-	$(GO) test -run '^$$' -bench . -benchtime 300x ./southbound/openflow/
+	$(GO) test -run '^$$' -bench '^Benchmark(Reroute|Collect)$$' -benchtime 2000x ./southbound/p4runtime/
+	$(GO) test -run '^$$' -bench '^Benchmark(Place|Collect)$$' -benchtime 300x ./southbound/openflow/
+	$(GO) test -run '^$$' -bench 'Place1000' -benchtime 5x ./southbound/p4runtime/ ./southbound/openflow/

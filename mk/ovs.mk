@@ -38,7 +38,7 @@ ovs-test: ovs-deps
 ## against OVS.
 ovs-measure: ovs-deps
 	PROFLOW_MEASURE=1 $(GO) test -count=1 -v -run 'TestMeasure$$' ./southbound/openflow/ovsfabric/
-	$(GO) test -run '^$$' -bench . -benchtime 300x ./southbound/openflow/
+	$(GO) test -run '^$$' -bench '^Benchmark(Place|Collect)$$' -benchtime 300x ./southbound/openflow/
 
 ## ovs-down: remove every namespace, link, qdisc and OVS process the example
 ## (prefix pf-) and the tests (prefix pt-) may have left after a crash.

@@ -1,7 +1,8 @@
 // Package openflow is the OpenFlow 1.3 southbound of proflow: the controller
 // side that Open vSwitch (or any OpenFlow 1.3 switch) connects to. A Server
-// implements proflow.Telemetry, proflow.Enforcer and proflow.Locator for a
-// two-tier leaf/aggregation fabric described by a Fabric.
+// implements proflow.Telemetry, proflow.Enforcer, proflow.BatchEnforcer and
+// proflow.Locator for a two-tier leaf/aggregation fabric described by a
+// Fabric.
 //
 // # Connections
 //
@@ -39,6 +40,30 @@
 // even when overrides are permanent. Locate reads the overrides back by
 // cookie, so a restarted controller resumes where the last one left off.
 //
+// # Many flows in one step
+//
+// The Server places any number of flows, one override pair each (forward
+// on the source leaf, reverse on the destination leaf), and is a
+// proflow.BatchEnforcer: PlaceBatch applies a MultiController's step with
+// one write of flow-mods and one barrier per leaf and phase. Phase one adds
+// the new rules of every moving flow on every leaf involved (in parallel)
+// and waits for each leaf's barrier; phase two deletes the old rules of the
+// flows whose new rules were all confirmed, and rolls back the new rules of
+// the others. No old rule goes before its flow's new rules are confirmed in
+// both directions, so the batch is make-before-break for every flow.
+// Errors are per flow: a flow-mod the switch refuses (a full table:
+// errors.Is(err, ErrTableFull), OFPET_FLOW_MOD_FAILED/OFPFMFC_TABLE_FULL)
+// fails that flow's slot and the others proceed; a leaf that fails as a
+// whole (no barrier reply within Config.RequestTimeout, disconnected) fails
+// the flows with rules there and the batch. The batch is not an OpenFlow
+// bundle: a bundle commits atomically, so one flow refused for a full table
+// would fail every flow of its leaf, and one move spans two leaves, which
+// no bundle covers; one write and one barrier per leaf costs the same round
+// trips. Each phase has Config.RequestTimeout, so size it for the largest
+// step a switch must take in.
+// BenchmarkPlace1000Batch and BenchmarkPlace1000OneByOne compare one step of
+// 1,000 flows both ways (make bench).
+//
 // # Telemetry
 //
 // Collect polls port and flow statistics of every switch (one multipart
@@ -70,8 +95,9 @@
 // connected_switches, disconnects_total, errors_total{type} (the OpenFlow
 // error type number), flow_mods_total, polls_total{result} (ok, error,
 // joined), poll_duration_seconds, placements_total{result} (ok, error) and
-// placement_duration_seconds. placements_total counts Place calls that
-// wrote a flow's rules, whoever asked; the controller's
+// placement_duration_seconds. placements_total counts the flows Place and
+// PlaceBatch moved or failed to move, whoever asked (a batch observes its
+// duration once); the controller's
 // proflow_reroutes_total counts its own decisions to reroute that were
 // carried out. Every label value above is exported, at zero, from the
 // start.

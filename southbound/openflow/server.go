@@ -62,7 +62,8 @@ func (e *ProtocolError) Is(target error) bool {
 // Switches connect to it (Serve); it installs permanent base forwarding on
 // each, polls port and flow statistics, and moves flows between aggregation
 // switches with per-flow override rules. It implements proflow.Telemetry,
-// proflow.Enforcer, proflow.Locator and proflow.FlowValidator.
+// proflow.Enforcer, proflow.BatchEnforcer, proflow.Locator and
+// proflow.FlowValidator.
 //
 // A Server is safe for concurrent use. Telemetry assumes one consumer: rates
 // are computed between the two latest polls of each switch.

@@ -97,8 +97,9 @@ func TestPlaceBatchOneWritePerLeaf(t *testing.T) {
 	}
 }
 
-// smallTable returns leaf.p4's pipeline with room for size path entries.
-func smallTable(t *testing.T, size int64) Pipeline {
+// smallTable returns leaf.p4's pipeline with room for size path entries
+// (leaf.p4 has 256).
+func smallTable(t testing.TB, size int64) Pipeline {
 	t.Helper()
 	pipe, err := LeafPipeline(nil)
 	if err != nil {

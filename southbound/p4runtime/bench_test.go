@@ -72,3 +72,53 @@ func BenchmarkCollect(b *testing.B) {
 	b.StopTimer()
 	reportQuantiles(b, lat)
 }
+
+// benchFlows is how many flows the many-flow benchmarks move per step.
+const benchFlows = 1000
+
+// BenchmarkPlace1000Batch measures one step that moves 1,000 flows (leaf1
+// to leaf4, one path_select entry per direction) to the next switch with
+// one PlaceBatch: one Write of 1,000 MODIFYs per leaf over loopback gRPC.
+// BenchmarkPlace1000OneByOne is the same step as 1,000 Place calls.
+func BenchmarkPlace1000Batch(b *testing.B) { benchPlace1000(b, true) }
+
+// BenchmarkPlace1000OneByOne: see BenchmarkPlace1000Batch.
+func BenchmarkPlace1000OneByOne(b *testing.B) { benchPlace1000(b, false) }
+
+func benchPlace1000(b *testing.B, batch bool) {
+	f := newFabric(b, nil)
+	cfg := f.config(10)
+	cfg.Pipeline = smallTable(b, 2*benchFlows) // leaf.p4's path_select holds 256
+	c := dial(b, cfg)
+	ctx := context.Background()
+	ps := make([]proflow.Placement, benchFlows)
+	errs := make([]error, benchFlows)
+	step := func(k int) {
+		for i := range ps {
+			ps[i] = proflow.Placement{Flow: flowN(i), Switch: (i + k) % 4}
+		}
+		if batch {
+			if err := c.PlaceBatch(ctx, ps, errs); err != nil {
+				b.Fatal(err)
+			}
+			for i, err := range errs {
+				if err != nil {
+					b.Fatalf("flow %d: %v", i, err)
+				}
+			}
+			return
+		}
+		for _, p := range ps {
+			if err := c.Place(ctx, p.Flow, p.Switch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	step(0) // every flow placed once: the steps below move them
+	b.ResetTimer()
+	for i := range b.N {
+		step(i + 1)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*benchFlows), "µs/flow")
+}

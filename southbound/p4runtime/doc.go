@@ -16,6 +16,24 @@
 // restarted or newly promoted controller resumes from the switches' real
 // state (and repairs a half-placed flow).
 //
+// # Many flows in one step
+//
+// Client places any number of flows, one path_select entry per direction,
+// and is a proflow.BatchEnforcer: PlaceBatch applies a MultiController's
+// step as one multi-update Write RPC per leaf (CONTINUE_ON_ERROR), the
+// leaves in parallel, after one multi-entity Read per leaf of the entries
+// it has not cached yet. Each update is the same atomic INSERT or MODIFY as
+// in Place, so every flow is make-before-break. The per-update errors of a
+// Write (status UNKNOWN, one p4.v1.Error per update in the details, §12.3)
+// go to their flows' error slots as *DeviceError — a full table is
+// RESOURCE_EXHAUSTED — and the other updates stand; a flow with one
+// direction written and the other refused is restored. A Write or Read
+// that fails as a whole fails the flows with a direction on that leaf and
+// the batch. leaf.p4's path_select holds 256 entries: at most 256 flow
+// directions enter the fabric at one leaf. BenchmarkPlace1000Batch and
+// BenchmarkPlace1000OneByOne compare one step of 1,000 flows both ways
+// (make bench), on a pipeline with a larger table.
+//
 // # Telemetry
 //
 // Client is a proflow.Telemetry: Collect reads per-port counters and the
@@ -59,8 +77,8 @@
 // OpenFlow server's families where they apply: connected_devices,
 // disconnects_total, errors_total{code} (gRPC canonical code names),
 // write_updates_total, polls_total{result} (ok, error: one leaf's counter
-// read), poll_duration_seconds, placements_total{result} (ok, error: Place
-// calls that wrote) and placement_duration_seconds. Every label value is
+// read), poll_duration_seconds, placements_total{result} (ok, error: the
+// flows Place and PlaceBatch wrote) and placement_duration_seconds. Every label value is
 // exported, at zero, from Dial on; Close unregisters them.
 //
 // # Concurrency
