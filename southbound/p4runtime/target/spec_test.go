@@ -181,3 +181,46 @@ func TestReadRole(t *testing.T) {
 		}
 	}
 }
+
+// A batch that overfills path_select (size 256 in leaf.p4's P4Info) fails
+// just the updates beyond the table, each with RESOURCE_EXHAUSTED in its
+// p4.v1.Error, and applies the others; a MODIFY of an entry in a full
+// table is fine, and a DELETE makes room for an INSERT later in the same
+// batch (updates apply in order).
+func TestBatchTableFull(t *testing.T) {
+	_, dp, c := newServer(t, nil)
+	p := open(t, c, 1, 10)
+	p.next(t)
+	const size = 256
+	entry := func(i int, port byte) *p4v1.TableEntry {
+		te := pathEntry(port)
+		sport := 256 + i // two canonical bytes
+		te.Match[3].GetTernary().Value = []byte{byte(sport >> 8), byte(sport)}
+		return te
+	}
+	var ups []*p4v1.Update
+	for i := 1; i <= size+2; i++ {
+		ups = append(ups, update(p4v1.Update_INSERT, entry(i, 3)))
+	}
+	got := details(t, write(c, 1, p.eid, ups...))
+	if len(got) != size+2 {
+		t.Fatalf("%d details for %d updates", len(got), size+2)
+	}
+	for i, code := range got {
+		want := codes.OK
+		if i >= size {
+			want = codes.ResourceExhausted
+		}
+		if code != want {
+			t.Errorf("update %d: %v, want %v", i, code, want)
+		}
+	}
+	if n := dp.Paths(1); n != size {
+		t.Errorf("data plane has %d paths, want %d", n, size)
+	}
+	err := write(c, 1, p.eid, update(p4v1.Update_MODIFY, entry(1, 4)), update(p4v1.Update_DELETE, entry(2, 3)), update(p4v1.Update_INSERT, entry(size+1, 3)))
+	if err != nil {
+		t.Errorf("MODIFY, DELETE, then INSERT in a full table: %v, want all applied", err)
+	}
+}
+
