@@ -223,4 +223,3 @@ func TestBatchTableFull(t *testing.T) {
 		t.Errorf("MODIFY, DELETE, then INSERT in a full table: %v, want all applied", err)
 	}
 }
-
