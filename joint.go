@@ -99,31 +99,41 @@ func (Independent) Assign(dst []int, in *JointInput) error {
 // Weight); equal priorities go in increasing flow index (the flow added
 // first goes first).
 //
-// Assignment: a wish goes to its gate's Target when budget_Target > 0. Else
-// it falls to its next-best switch by score: the highest-scoring switch k,
-// other than Current and Target, with budget_k > 0 and Scores[k] strictly
-// above Scores[Current]; equal scores go to the lower switch index. With
-// no such switch the flow holds (ReasonJoint). The switch that receives a
-// flow loses its demand from its budget (which may go negative).
+// Open: a switch is open to a wish when budget_k > 0 or when no protected
+// flow has been assigned to it yet in this step. One flow moved onto a
+// switch does not herd, so the first one is never held for want of
+// headroom: when a crowd has filled every switch to its bucket rate (ρ_k ≥ C
+// everywhere, as congester TCP does), a budget rule alone would hold a flow
+// on its collapsed switch that Independent moves.
 //
-// A switch with any headroom thus takes at least the first protected flow
-// that wants it — Greedy never stops a lone flow that Independent would
-// move — and the budget bounds how many follow: herding onto k stops once
-// the protected load moved there fills its headroom.
+// Assignment: a wish goes to its gate's Target when Target is open. Else
+// it falls to its next-best switch by score: the highest-scoring open
+// switch k, other than Current and Target, with Scores[k] strictly above
+// Scores[Current]; equal scores go to the lower switch index. With no such
+// switch the flow holds (ReasonJoint). The switch that receives a flow
+// loses its demand from its budget (which may go negative).
+//
+// Every switch thus takes at least the first protected flow that wants it
+// in a step — Greedy never stops a lone flow that Independent would move —
+// and the budget bounds how many follow: herding onto k stops once the
+// protected load moved there fills its headroom.
 //
 // The zero value is ready to use. It keeps scratch space between calls, so
 // a Greedy must not be shared by controllers that step concurrently.
 type Greedy struct {
 	order  []int     // wish indexes in the order they are taken
 	budget []float64 // by switch
+	taken  []int     // flows assigned to each switch in this step
 }
 
 // Assign applies the rule above.
 func (g *Greedy) Assign(dst []int, in *JointInput) error {
 	n := in.Topology.NumSwitches()
 	g.budget = slices.Grow(g.budget[:0], n)[:n]
+	g.taken = slices.Grow(g.taken[:0], n)[:n]
 	for k := range g.budget {
 		g.budget[k] = in.Topology.BucketRate - in.Obs.Switches[k].TxRate
+		g.taken[k] = 0
 	}
 	g.order = g.order[:0]
 	for j := range in.Wishes {
@@ -141,19 +151,23 @@ func (g *Greedy) Assign(dst []int, in *JointInput) error {
 		dst[j] = g.destination(w)
 		if dst[j] >= 0 {
 			g.budget[dst[j]] -= max(w.Throughput, w.Baseline)
+			g.taken[dst[j]]++
 		}
 	}
 	return nil
 }
 
+// open reports whether switch k may take another flow in this step.
+func (g *Greedy) open(k int) bool { return g.budget[k] > 0 || g.taken[k] == 0 }
+
 // destination returns the switch w goes to under the current budgets, or -1.
 func (g *Greedy) destination(w *Wish) int {
-	if w.Target >= 0 && w.Target < len(g.budget) && g.budget[w.Target] > 0 {
+	if w.Target >= 0 && w.Target < len(g.budget) && g.open(w.Target) {
 		return w.Target
 	}
 	best := -1
 	for k, s := range w.Scores {
-		if k == w.Current || k == w.Target || k >= len(g.budget) || g.budget[k] <= 0 || !(s > w.Scores[w.Current]) {
+		if k == w.Current || k == w.Target || k >= len(g.budget) || !g.open(k) || !(s > w.Scores[w.Current]) {
 			continue
 		}
 		if best < 0 || s > w.Scores[best] {

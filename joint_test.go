@@ -72,24 +72,35 @@ func TestGreedyAssign(t *testing.T) {
 			want: []int{-1, 1},
 		},
 		{
-			// The fallback: switches 2 and 3 score the same; the lower index wins.
+			// The fallback: flow 9 (first by priority) fills switch 1;
+			// switches 2 and 3 score the same for flow 0; the lower index wins.
 			name: "tie on score",
-			in:   jointInput([]float64{c, c, 0, 0}, wish(0, 1, 2, 0, 2, 1, 1)),
-			want: []int{2},
+			in:   jointInput([]float64{c, c, 0, 0}, wish(0, 1, 2, 0, 2, 1, 1), wish(9, 1, 5, 0, 2, 0, 0)),
+			want: []int{2, 1},
 		},
 		{
 			// A fallback must beat the current switch strictly.
 			name: "no fallback above current",
-			in:   jointInput([]float64{c, c, 0, 0}, wish(0, 1, 2, 1, 3, 1, 0.5)),
-			want: []int{-1},
+			in:   jointInput([]float64{c, c, 0, 0}, wish(0, 1, 2, 1, 3, 1, 0.5), wish(9, 1, 5, 0, 2, 0, 0)),
+			want: []int{-1, 1},
 		},
 		{
-			// A lone flow goes to any switch with headroom left, even less
-			// than its demand; an over-full switch takes none.
+			// A lone flow goes where it wants, even to a switch with no
+			// headroom (every switch at its bucket rate in a crowd): one
+			// flow does not herd.
 			name: "lone flow",
 			in: jointInput([]float64{c, c - 1, c + 1, c},
 				wish(0, 1, 1, 0, 1, 0, 0), proflow.Wish{Flow: 1, Weight: 1, Current: 3, Target: 2, Scores: []float64{0, 0, 1, 0}, Margin: 1}),
-			want: []int{1, -1},
+			want: []int{1, 2},
+		},
+		{
+			// With no headroom anywhere, the first flow onto each switch
+			// goes; the second wanting an over-full switch falls to an
+			// untaken one that beats its current, the third holds.
+			name: "no headroom anywhere",
+			in: jointInput([]float64{c + 1, c + 1, c + 1, c + 1},
+				wish(0, 1, 3, 0, 3, 2, 0), wish(1, 1, 2, 0, 3, 2, 0), wish(2, 1, 1, 0, 3, 2, 0)),
+			want: []int{1, 2, -1},
 		},
 		{
 			// Demand is the larger of throughput and baseline: flow 0 runs
