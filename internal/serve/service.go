@@ -1,0 +1,442 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// Options are the collaborators of a Service that do not come from its
+// config.
+type Options struct {
+	// LogOutput receives the log (text, at the config's log_level;
+	// default os.Stderr).
+	LogOutput io.Writer
+}
+
+// Service is proflow run as a service: one MultiController protecting the
+// configured flows on the configured southbound, with Prometheus metrics,
+// a health check and live reloads of the flow set.
+//
+// New builds it (and binds its listeners, so a taken port fails the
+// start), Run runs it until its context ends, Reload applies a changed
+// config while it runs. Reload is safe to call from any goroutine while
+// Run runs.
+type Service struct {
+	cfg   Config // with defaults
+	level *slog.LevelVar
+	log   *slog.Logger
+	reg   *prometheus.Registry
+	sb    *southbound
+	ctrl  *proflow.MultiController
+
+	metricsLn net.Listener
+
+	mu    sync.Mutex                               // guards flows and cfg's reloadable parts
+	flows map[proflow.FlowID]proflow.ProtectedFlow // the protected set as configured
+
+	lastStep atomic.Int64 // wall-clock unix nanoseconds of the latest step
+	steps    atomic.Uint64
+	reloads  *prometheus.CounterVec
+	cfgFlows prometheus.Gauge
+}
+
+// New builds the service of cfg (which Load has validated): the
+// southbound, the telemetry, every flow's policy and the controller, with
+// the configured flows added. It refuses, with the config field named,
+// every value that only building can check: a model for another topology,
+// a scenario that does not load, a flow the southbound cannot carry.
+func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	c := cfg.WithDefaults()
+	c.Dir = cfg.Dir
+	if c.Cluster != nil {
+		return nil, fmt.Errorf("serve: %w", &FieldError{Path: "cluster", Problem: "replica mode needs the etcd coordinator (internal/cluster), which this build does not have yet; remove the section to run one process"})
+	}
+	if c.Flows.EtcdPrefix != "" {
+		return nil, fmt.Errorf("serve: %w", &FieldError{Path: "flows.etcd_prefix", Problem: "flows in etcd need the etcd coordinator (internal/cluster), which this build does not have yet"})
+	}
+	out := opts.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	s := &Service{cfg: c, level: new(slog.LevelVar), reg: prometheus.NewRegistry(), flows: map[proflow.FlowID]proflow.ProtectedFlow{}}
+	s.level.Set(parseLevel(c.LogLevel))
+	s.log = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: s.level}))
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "proflow", Subsystem: "serve", Name: "reloads_total",
+		Help: "Config reloads (SIGHUP), by result: ok (applied), error (the new config was refused or a flow could not be added)."}, []string{"result"})
+	s.cfgFlows = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "proflow", Subsystem: "serve", Name: "configured_flows",
+		Help: "Protected flows in the service's current config."})
+	for _, r := range []string{"ok", "error"} {
+		s.reloads.WithLabelValues(r)
+	}
+	s.reg.MustRegister(s.reloads, s.cfgFlows)
+
+	var err error
+	var start []FlowConfig
+	if c.Southbound.Sim == nil { // a real southbound measures the first configured flow
+		if start, err = s.configuredFlows(&c, nil); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
+	if s.sb, err = buildSouthbound(ctx, &c, start, s.reg, s.log); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeAll()
+		}
+	}()
+	parts, err := flowParts(&c, s.sb.topo)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	tel := s.sb.tel
+	if s.sb.kind != "sim" {
+		tel = flowSamples{tel: tel, measured: s.sb.measured}
+	}
+	mc := proflow.DefaultMultiConfig()
+	mc.Topology, mc.Interval, mc.Clock = s.sb.topo, c.Interval, s.sb.clock
+	if s.sb.kind == "sim" {
+		if iv := s.sb.fab.Config().Interval; cfg.Interval != 0 && cfg.Interval != iv {
+			return nil, fmt.Errorf("serve: %w", &FieldError{Path: "interval", Problem: fmt.Sprintf("%v, want the sim profile's sampling interval %v (or absent)", cfg.Interval, iv)})
+		}
+		mc.Interval = s.sb.fab.Config().Interval // the simulator samples at its own interval
+		// Virtual time may run faster than the wall clock: bound a step's
+		// calls in wall time by one wall-clock interval at least.
+		mc.StepTimeout = max(c.Interval, time.Second)
+	}
+	mc.BaselineWarmup, mc.BaselineSamples = c.Baseline.Warmup, c.Baseline.Samples
+	mc.Logger, mc.Registerer, mc.Joint = s.log, s.reg, jointPlacer(c.Joint)
+	if s.ctrl, err = proflow.NewMultiController(mc, tel, parts, s.sb.enf); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	fs, err := s.configuredFlows(&c, s.sb)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if err := s.applyFlows(ctx, fs); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if c.Metrics.Listen != "off" {
+		if s.metricsLn, err = net.Listen("tcp", c.Metrics.Listen); err != nil {
+			return nil, fmt.Errorf("serve: %w", &FieldError{Path: "metrics.listen", Problem: err.Error()})
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+func parseLevel(s string) slog.Level {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(s)) // validated
+	return l
+}
+
+// MetricsAddr returns the address /metrics is served on, or "" when off.
+func (s *Service) MetricsAddr() string {
+	if s.metricsLn == nil {
+		return ""
+	}
+	return s.metricsLn.Addr().String()
+}
+
+// Flows returns the flows the controller protects.
+func (s *Service) Flows() []proflow.ProtectedFlow { return s.ctrl.Flows() }
+
+// Run runs the controller loop, the southbound and the HTTP endpoint until
+// ctx ends, then stops them: the loop first, so nothing is written after
+// it; placements stay as they are (no rule is removed; an OpenFlow
+// override expires by its lease unless another controller refreshes it);
+// connections are closed. It returns nil after a clean stop, or the error
+// that stopped a part early.
+func (s *Service) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	fail := func(part string, err error) {
+		if err != nil && ctx.Err() == nil {
+			cancel(fmt.Errorf("serve: %s: %w", part, err))
+		}
+	}
+	var srv *http.Server
+	if s.metricsLn != nil {
+		srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+		wg.Go(func() {
+			if err := srv.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				fail("metrics", err)
+			}
+		})
+	}
+	if s.sb.run != nil {
+		wg.Go(func() { fail(s.sb.kind, s.sb.run(ctx)) })
+	}
+	loopDone := make(chan struct{})
+	go func() { defer close(loopDone); s.loop(ctx) }()
+	s.log.Info("proflow serve running", "southbound", s.sb.kind, "flows", len(s.ctrl.Flows()),
+		"policy", s.cfg.Policy.Kind, "joint", s.cfg.Joint, "metrics", s.MetricsAddr())
+
+	<-ctx.Done()
+	<-loopDone
+	if srv != nil {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		scancel()
+	}
+	wg.Wait()
+	s.closeAll()
+	err := context.Cause(ctx)
+	if errors.Is(err, context.Canceled) {
+		s.log.Info("proflow serve stopped; placements left as they are")
+		return nil
+	}
+	return err
+}
+
+// loop reconciles, then steps once per interval on the southbound's clock
+// until ctx ends (MultiController.Run, with a record of every step for
+// /healthz).
+func (s *Service) loop(ctx context.Context) {
+	if err := s.ctrl.Reconcile(ctx); err != nil {
+		s.log.Warn("reconcile failed; keeping the configured placements", "error", err)
+	}
+	t := s.sb.clock.NewTicker(s.interval())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			sum := s.ctrl.Step(ctx)
+			s.steps.Add(1)
+			s.lastStep.Store(time.Now().UnixNano())
+			if sum.Hold != "" {
+				s.log.Debug("step held", "reason", sum.Hold, "error", sum.Err)
+			}
+		}
+	}
+}
+
+func (s *Service) interval() time.Duration {
+	if s.sb.kind == "sim" {
+		return s.sb.fab.Config().Interval
+	}
+	return s.cfg.Interval
+}
+
+// wallInterval is the wall time between steps.
+func (s *Service) wallInterval() time.Duration {
+	if s.sb.kind == "sim" {
+		return time.Duration(float64(s.interval()) / s.cfg.Southbound.Sim.Speed)
+	}
+	return s.cfg.Interval
+}
+
+func (s *Service) closeAll() {
+	if s.metricsLn != nil {
+		s.metricsLn.Close()
+	}
+	if s.sb != nil && s.sb.close != nil {
+		if err := s.sb.close(); err != nil {
+			s.log.Warn("close southbound", "error", err)
+		}
+	}
+}
+
+// handler serves /metrics and /healthz: 200 while the loop has stepped
+// within the last three intervals, 503 before the first step and after
+// the loop stalled.
+func (s *Service) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		last := s.lastStep.Load()
+		if last == 0 {
+			http.Error(w, "starting: no step yet", http.StatusServiceUnavailable)
+			return
+		}
+		if age := time.Since(time.Unix(0, last)); age > 3*s.wallInterval()+time.Second {
+			http.Error(w, fmt.Sprintf("stalled: last step %v ago", age.Round(time.Millisecond)), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, "ok: %d steps, %d flows\n", s.steps.Load(), len(s.ctrl.Flows()))
+	})
+	return mux
+}
+
+// configuredFlows returns the flow list of c: its list, its file, or with
+// the sim southbound and neither, every protected flow of the scenario.
+func (s *Service) configuredFlows(c *Config, sb *southbound) ([]FlowConfig, error) {
+	f := c.Flows
+	needSwitch := c.Southbound.Sim == nil
+	switch {
+	case len(f.List) > 0:
+		return f.List, nil
+	case f.File != "":
+		return ReadFlowsFile(c.Path(f.File), needSwitch, c.Topology)
+	case sb != nil && sb.fab != nil:
+		var fs []FlowConfig
+		for _, p := range sb.fab.Protected() {
+			fs = append(fs, FlowConfig{ID: p.ID.String(), Weight: p.Weight})
+		}
+		return fs, nil
+	}
+	return nil, nil
+}
+
+// applyFlows makes the controller protect exactly fs: it removes the flows
+// not in fs, adds the new ones (at the switch the southbound locates them
+// on, else the configured one), and re-adds a flow whose weight changed
+// (it learns its baseline again). It applies what it can and returns the
+// failures joined.
+func (s *Service) applyFlows(ctx context.Context, fs []FlowConfig) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := make(map[proflow.FlowID]FlowConfig, len(fs))
+	var order []proflow.FlowID
+	for _, f := range fs {
+		id, err := proflow.ParseFlowID(f.ID)
+		if err != nil {
+			return err // checked by Validate
+		}
+		want[id] = f
+		order = append(order, id)
+	}
+	var errs []error
+	removed, added := 0, 0
+	for id, pf := range s.flows {
+		f, keep := want[id]
+		if keep && f.Weight == pf.Weight {
+			continue
+		}
+		if err := s.ctrl.RemoveFlow(id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(s.flows, id)
+		removed++
+		if keep {
+			s.log.Info("flow weight changed; re-adding it (it learns its baseline again)", "flow", id.String(), "weight", f.Weight)
+		}
+	}
+	for _, id := range order {
+		if _, have := s.flows[id]; have {
+			continue
+		}
+		f := want[id]
+		pf := proflow.ProtectedFlow{ID: id, Weight: f.Weight}
+		cur, err := s.startSwitch(ctx, f, id)
+		if err == nil {
+			err = s.ctrl.AddFlow(pf, cur)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("flow %v: %w", id, err))
+			continue
+		}
+		s.flows[id] = pf
+		added++
+	}
+	s.cfgFlows.Set(float64(len(s.flows)))
+	if added+removed > 0 {
+		s.log.Info("flow set applied", "added", added, "removed", removed, "flows", len(s.flows))
+	}
+	return errors.Join(errs...)
+}
+
+// startSwitch returns where the fabric carries a flow now: where the
+// southbound locates it, else the configured switch.
+func (s *Service) startSwitch(ctx context.Context, f FlowConfig, id proflow.FlowID) (int, error) {
+	if loc, ok := s.sb.enf.(proflow.Locator); ok {
+		lctx, cancel := context.WithTimeout(ctx, time.Second)
+		sw, err := loc.Locate(lctx, id)
+		cancel()
+		if err == nil && sw >= 0 && sw < s.sb.topo.NumSwitches() {
+			return sw, nil
+		}
+	}
+	if f.Switch == "" {
+		return 0, fmt.Errorf("the southbound cannot locate it and it has no switch, want flows[].switch")
+	}
+	return s.sb.topo.SwitchIndex(f.Switch)
+}
+
+// Reload applies cfg, a re-read config, while the service runs: the flow
+// set (added and removed flows, changed weights) and the log level.
+// Other changes need a restart: they are logged and ignored. A refused
+// flow is reported and the others are applied.
+func (s *Service) Reload(ctx context.Context, cfg *Config) error {
+	err := s.reload(ctx, cfg)
+	if err != nil {
+		s.reloads.WithLabelValues("error").Inc()
+		s.log.Error("reload", "error", err)
+		return err
+	}
+	s.reloads.WithLabelValues("ok").Inc()
+	return nil
+}
+
+func (s *Service) reload(ctx context.Context, cfg *Config) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("serve: reload: %w", err)
+	}
+	c := cfg.WithDefaults()
+	c.Dir = cfg.Dir
+	if changed := restartFields(s.cfg, c); len(changed) > 0 {
+		s.log.Warn("reload: these settings need a restart; kept as they were", "fields", strings.Join(changed, ", "))
+	}
+	if c.LogLevel != s.cfg.LogLevel {
+		s.level.Set(parseLevel(c.LogLevel))
+		s.log.Info("reload: log level", "level", c.LogLevel)
+	}
+	s.mu.Lock()
+	s.cfg.LogLevel, s.cfg.Flows = c.LogLevel, c.Flows
+	s.mu.Unlock()
+	fs, err := s.configuredFlows(&c, s.sb)
+	if err != nil {
+		return fmt.Errorf("serve: reload: %w", err)
+	}
+	if err := s.applyFlows(ctx, fs); err != nil {
+		return fmt.Errorf("serve: reload: %w", err)
+	}
+	return nil
+}
+
+// restartFields lists the top-level settings that differ between a and b
+// and that only a restart applies (all but flows and log_level).
+func restartFields(a, b Config) []string {
+	var changed []string
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" || name == "flows" || name == "log_level" {
+			continue
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			changed = append(changed, name)
+		}
+	}
+	slices.Sort(changed)
+	return changed
+}
