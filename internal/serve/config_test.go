@@ -1,0 +1,183 @@
+package serve
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// validSim is a minimal valid config on the simulated fabric.
+const validSim = `
+southbound:
+  sim: {scenario: M2, speed: 4}
+flows:
+  list:
+    - {id: "tcp 10.0.0.1:5001->10.0.0.8:5201", weight: 2}
+policy: {kind: crowd}
+`
+
+// validOF is a minimal valid config on the OpenFlow southbound.
+const validOF = `
+topology: {switches: [agg1, agg2], leaves: [leaf1], bucket_rate_bytes_per_sec: 1.25e6}
+southbound:
+  openflow: {listen: "127.0.0.1:6653"}
+flows:
+  list: [{id: "tcp 10.0.0.1:5001->10.0.0.8:5201", switch: agg1}]
+policy: {kind: static}
+`
+
+func TestParseValid(t *testing.T) {
+	for name, src := range map[string]string{"sim": validSim, "openflow": validOF} {
+		c, err := Parse([]byte(src))
+		if err != nil {
+			t.Fatalf("%s: Parse: %v", name, err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: Validate: %v", name, err)
+		}
+	}
+}
+
+// Every bad value is refused with its field path and what was expected.
+func TestConfigErrorsNameTheField(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		src  string
+		// want are substrings of the error: "path: problem".
+		want []string
+	}{
+		{"unknown top-level key", validSim + "polcy: {kind: static}\n", []string{"polcy: unknown field, want one of baseline, cluster,"}},
+		{"unknown nested key", strings.Replace(validSim, "speed: 4", "sped: 4", 1), []string{"southbound.sim.sped: unknown field, want one of profile, scenario, seed, speed"}},
+		{"unknown key in a list", strings.Replace(validSim, "weight: 2", "wieght: 2", 1), []string{"flows.list[0].wieght: unknown field, want one of id, switch, weight"}},
+		{"key twice", validSim + "joint: greedy\njoint: independent\n", []string{"joint: given twice"}},
+		{"wrong type", strings.Replace(validSim, "speed: 4", "speed: fast", 1), []string{"southbound.sim.speed: cannot unmarshal !!str `fast` into float64 (line 3)"}},
+		{"bad duration", validSim + "interval: soon\n", []string{"interval: cannot unmarshal !!str `soon` into time.Duration"}},
+		{"mapping for a list", "southbound: {sim: {scenario: M2}}\nflows: {list: {a: 1}}\npolicy: {kind: static}\n", []string{"flows.list: a mapping, want a list"}},
+		{"empty", "", []string{"(document): empty, want a YAML mapping"}},
+		{"no southbound", "policy: {kind: static}\n", []string{"southbound: none set, want exactly one of sim, openflow, p4runtime"}},
+		{"two southbounds", strings.Replace(validSim, "sim: {scenario: M2, speed: 4}", "sim: {scenario: M2}\n  openflow: {}", 1), []string{"southbound: sim and openflow set, want exactly one"}},
+		{"no scenario", strings.Replace(validSim, "scenario: M2, ", "", 1), []string{"southbound.sim.scenario: missing, want a built-in scenario name"}},
+		{"speed", strings.Replace(validSim, "speed: 4", "speed: -1", 1), []string{"southbound.sim.speed: -1, want a number in (0, 1000]"}},
+		{"scenario file missing", strings.Replace(validSim, "scenario: M2", "scenario: nope.json", 1), []string{`southbound.sim.scenario: "nope.json": no such file or directory, want a readable file`}},
+		{"log level", validSim + "log_level: loud\n", []string{`log_level: "loud", want one of debug, info, warn, error`}},
+		{"metrics listen", validSim + "metrics: {listen: 9464}\n", []string{`metrics.listen: "9464", want host:port`}},
+		{"interval", validSim + "interval: 1ms\n", []string{"interval: 1ms, want at least 10ms"}},
+		{"joint", validSim + "joint: herd\n", []string{`joint: "herd", want one of independent, greedy`}},
+		{"policy kind", strings.Replace(validSim, "kind: crowd", "kind: oracle", 1), []string{`policy.kind: "oracle", want one of agent, reactive, crowd, static`}},
+		{"policy missing", strings.Replace(validSim, "policy: {kind: crowd}", "", 1), []string{"policy.kind: missing, want one of"}},
+		{"model missing", strings.Replace(validSim, "kind: crowd", "kind: agent, model: none.safetensors", 1), []string{`policy.model: "none.safetensors": no such file or directory`}},
+		{"model without agent", strings.Replace(validSim, "kind: crowd", "kind: crowd, model: m", 1), []string{"policy.model: set with policy.kind crowd, want it only with agent"}},
+		{"valid", validSim, nil},
+		{"crowd threshold", strings.Replace(validSim, "kind: crowd", "kind: crowd, crowd: {threshold_flows: -1, consecutive: -2}", 1), []string{"policy.crowd.threshold_flows: -1, want a finite number > 0", "policy.crowd.consecutive: -2, want at least 1"}},
+		{"reactive on crowd", strings.Replace(validSim, "kind: crowd", "kind: crowd, reactive: {consecutive: 3}", 1), []string{"policy.reactive: set with policy.kind crowd, want it only with reactive"}},
+		{"gate without agent", validSim + "gate: {margin: 0.1, votes: 2, cooldown: 5s}\n", []string{"gate: set with policy.kind crowd, want it only with agent"}},
+		{"gate votes", validSim + "gate: {margin: -1, votes: 0, cooldown: -1s}\n", []string{"gate.margin: -1, want a finite number >= 0", "gate.votes: 0, want at least 1", "gate.cooldown: -1s, want a duration >= 0"}},
+		{"flow id", strings.Replace(validSim, "tcp 10.0.0.1:5001->10.0.0.8:5201", "tcp 10.0.0.1:5001", 1), []string{`flows.list[0].id: "tcp 10.0.0.1:5001": parse flow`}},
+		{"flow twice", strings.Replace(validSim, "weight: 2}", "weight: 2}\n    - {id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\"}", 1), []string{"flows.list[1].id: tcp 10.0.0.1:5001->10.0.0.8:5201 is also flows.list[0], want every flow once"}},
+		{"flow weight", strings.Replace(validSim, "weight: 2", "weight: -2", 1), []string{"flows.list[0].weight: -2, want a finite number > 0"}},
+		{"flow list and file", strings.Replace(validSim, "flows:\n", "flows:\n  file: f.yaml\n", 1), []string{"flows: more than one of list, file and etcd_prefix set, want one", `flows.file: "f.yaml": no such file`}},
+		{"etcd prefix without cluster", strings.Replace(validSim, "flows:\n  list:\n    - {id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", weight: 2}", "flows: {etcd_prefix: /f}", 1), []string{"flows.etcd_prefix: set without cluster"}},
+		{"openflow needs topology", strings.Replace(validOF, "topology: {switches: [agg1, agg2], leaves: [leaf1], bucket_rate_bytes_per_sec: 1.25e6}", "", 1), []string{"topology: missing, want switches, leaves and bucket_rate_bytes_per_sec (required with the openflow southbound)"}},
+		{"topology bucket", strings.Replace(validOF, "1.25e6", "0", 1), []string{"topology: "}},
+		{"openflow flow switch", strings.Replace(validOF, ", switch: agg1", "", 1), []string{"flows.list[0].switch: missing, want the aggregation switch carrying the flow now"}},
+		{"openflow unknown switch", strings.Replace(validOF, "switch: agg1", "switch: agg9", 1), []string{`flows.list[0].switch: "agg9", want one of the topology's switches agg1, agg2`}},
+		{"openflow no flows", strings.Replace(validOF, "flows:\n  list: [{id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", switch: agg1}]", "", 1), []string{"flows: none, want list, file or etcd_prefix"}},
+		{"openflow listen", strings.Replace(validOF, `"127.0.0.1:6653"`, `"6653"`, 1), []string{`southbound.openflow.listen: "6653", want host:port`}},
+		{"openflow tls", strings.Replace(validOF, `listen: "127.0.0.1:6653"`, `tls: {ca_file: ca.pem}`, 1), []string{"southbound.openflow.tls: want cert_file and key_file", `southbound.openflow.tls.ca_file: "ca.pem": no such file`}},
+		{"p4runtime", strings.Replace(validOF, `openflow: {listen: "127.0.0.1:6653"}`, `p4runtime:
+    targets:
+      - {name: leaf1, address: "127.0.0.1", device_id: 1, hosts: [10.0.0.1], host_ports: [1], uplinks: [3]}
+      - {name: leaf1, address: "127.0.0.1:9559", device_id: 2, hosts: [10.0.0.2/32], uplinks: [3, 4]}`, 1), []string{
+			"southbound.p4runtime.election_id: 0, want a non-zero election ID",
+			`southbound.p4runtime.targets[0].address: "127.0.0.1", want host:port`,
+			`southbound.p4runtime.targets[0].hosts[0]: "10.0.0.1", want an IP prefix`,
+			"southbound.p4runtime.targets[0].uplinks: 1 ports, want one per topology switch (2)",
+			`southbound.p4runtime.targets[1].name: "leaf1" also names targets[0], want a unique name`,
+			"southbound.p4runtime.targets[1].host_ports: empty"}},
+		{"tcstat", validOF + "telemetry:\n  tcstat: {format: xml, switches: [{agent: 127.0.0.1:9101, interfaces: []}]}\n", []string{
+			`telemetry.tcstat.format: "xml", want json or prometheus`,
+			"telemetry.tcstat.switches: 1 sources, want one per topology switch (2)",
+			`telemetry.tcstat.switches[0].agent: "127.0.0.1:9101", want an http:// or https:// URL`,
+			"telemetry.tcstat.switches[0].interfaces: empty"}},
+		{"cluster", validSim + "cluster: {endpoints: [127.0.0.1:2379], prefix: proflow, replica: 'a/b', lease_ttl: 100ms}\n", []string{
+			`cluster.endpoints[0]: "127.0.0.1:2379", want an http:// or https:// URL`,
+			`cluster.prefix: "proflow", want a key prefix starting with /`,
+			`cluster.replica: "a/b", want a name without / or spaces`,
+			"cluster.lease_ttl: 100ms, want at least 1s"}},
+		{"baseline", validSim + "baseline: {warmup: -1, samples: -1}\n", []string{"baseline.warmup: -1", "baseline.samples: -1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "c.yaml")
+			if err := os.WriteFile(path, []byte(tt.src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Load: %v, want no error", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load succeeded, want errors %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n%v\nlacks %q", err, w)
+				}
+			}
+			if _, ok := errors.AsType[*FieldError](err); !ok && !strings.Contains(err.Error(), "YAML:") {
+				t.Errorf("error %v holds no *FieldError", err)
+			}
+		})
+	}
+}
+
+// Effective prints the config with its defaults, and reads back to the
+// same config.
+func TestEffectiveRoundTrip(t *testing.T) {
+	c, err := Parse([]byte(validSim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Effective()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"log_level: info", "listen: 127.0.0.1:9464", "interval: 500ms", "profile: testbed", "joint: independent", "samples: 10"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("effective config lacks %q:\n%s", want, out)
+		}
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatalf("Parse(Effective): %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(c.WithDefaults(), *back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestFlowsFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "flows.yaml")
+	os.WriteFile(path, []byte("- {id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", weight: 3}\n- {id: \"udp 10.0.0.2:1->10.0.0.8:2\", wieght: 1}\n"), 0o600)
+	_, err := ReadFlowsFile(path, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "[1].wieght: unknown field") {
+		t.Fatalf("ReadFlowsFile = %v, want the unknown field of the second flow", err)
+	}
+	os.WriteFile(path, []byte("- {id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", weight: 3}\n"), 0o600)
+	fs, err := ReadFlowsFile(path, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]FlowConfig{{ID: "tcp 10.0.0.1:5001->10.0.0.8:5201", Weight: 3}}, fs); diff != "" {
+		t.Errorf("flows (-want +got):\n%s", diff)
+	}
+}
