@@ -13,7 +13,9 @@ OUT ?= out
 include mk/torch.mk
 include mk/ovs.mk
 include mk/model.mk
+include mk/etcd.mk
 DEPS_TARGETS += ovs-deps
+DEPS_TARGETS += etcd-deps
 
 .PHONY: all build vet fmt-check test test-go test-fuzz demo bench deps
 
