@@ -10,6 +10,10 @@
 //   - Static: never reroutes.
 //   - Reactive: reroutes once the overflow rate of the flow's switch has
 //     exceeded a threshold (27,000 B/s) for three consecutive samples.
+//     The threshold is App. E's at the paper's 200 Mbit/s buckets; on
+//     buckets of another rate C use ReactiveConfigFor(C), which scales it
+//     by C / 200 Mbit/s (1,350 at 10 Mbit/s), as proflow evaluate, fabric
+//     run and fabric evaluate do.
 //   - Crowd: reroutes once the flow count of the flow's switch exceeds a
 //     threshold (5 flow-table entries).
 //

@@ -31,6 +31,32 @@ func DefaultReactiveConfig() ReactiveConfig {
 	return ReactiveConfig{Threshold: 27000, Consecutive: 3, Cooldown: 30 * time.Second}
 }
 
+// PaperBucketRate is the token-bucket rate C of the paper's testbed, in
+// bytes/s (200 Mbit/s): the rate App. E calibrated the reactive threshold
+// at.
+const PaperBucketRate = 200e6 / 8
+
+// ReactiveConfigFor returns DefaultReactiveConfig for a fabric whose
+// buckets run at bucketRate bytes/s: the threshold scaled by the bucket
+// rate, ξ_th = 27,000 × bucketRate / PaperBucketRate, the rest unchanged.
+//
+// Why: ξ counts tc overlimits, about a fixed number per packet a dry bucket
+// holds back, so a bucket's overlimits per second scale with the packets
+// per second it passes, i.e. with its rate. App. E's 27,000 at 200 Mbit/s
+// is 1,350 at 10 Mbit/s (the Open vSwitch fabric and the simulator's ovs
+// profile, where a dry bucket counts ~2,900 and ~1,700 overlimits/s, far
+// below 27,000). The grid proflow calibrate searches is scaled by the same
+// ratio. At the paper's rate (the testbed and datacenter profiles) the
+// result is DefaultReactiveConfig exactly; a bucketRate that is not a
+// positive finite rate also gives it.
+func ReactiveConfigFor(bucketRate float64) ReactiveConfig {
+	c := DefaultReactiveConfig()
+	if bucketRate > 0 && !math.IsInf(bucketRate, 0) && bucketRate != PaperBucketRate {
+		c.Threshold *= bucketRate / PaperBucketRate
+	}
+	return c
+}
+
 // Validate reports every problem of the configuration at once.
 func (c ReactiveConfig) Validate() error {
 	var errs []error
@@ -79,7 +105,9 @@ func (c ReactiveConfig) Validate() error {
 //
 // # Parameters
 //
-//	Threshold    ξ_th, bytes/s, strict               default 27000
+//	Threshold    ξ_th, bytes/s, strict               default 27000 at the
+//	             paper's 200 Mbit/s buckets; ReactiveConfigFor scales it
+//	             by the bucket rate (1,350 at 10 Mbit/s)
 //	Consecutive  samples in a row above ξ_th         default 3 (1.5 s at 500 ms)
 //	Cooldown     no second reroute before this       default 30 s
 //

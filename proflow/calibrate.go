@@ -12,6 +12,7 @@ import (
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/progress"
+	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
@@ -126,17 +127,14 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// paperBucketRate is the bucket rate App. E's thresholds were calibrated
-// at (200 Mbit/s, bytes/s).
-const paperBucketRate = 200e6 / 8
-
 // thresholdOptions returns App. E's options with the candidate thresholds
 // scaled to cfg's bucket rate: overlimits per second scale with the
 // packets per second a bucket passes (the same grid at 200 Mbit/s; 1,000
-// to 1,750 by 25 at 10 Mbit/s).
+// to 1,750 by 25 at 10 Mbit/s), the rule policy.ReactiveConfigFor scales
+// the reactive baseline's threshold by.
 func thresholdOptions(cfg sim.Config) eval.ThresholdOptions {
 	o := eval.DefaultThresholdOptions()
-	r := cfg.BucketRate / paperBucketRate
+	r := cfg.BucketRate / policy.PaperBucketRate
 	o.From, o.To, o.Step = o.From*r, o.To*r, o.Step*r
 	return o
 }

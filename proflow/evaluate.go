@@ -159,6 +159,9 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	opt := eval.DefaultOptions()
 	opt.Baseline, opt.Seed = *baseline, *seed
 	notes = append([]string{fmt.Sprintf("Simulator profile %s (%s).", cfg.Name, cfg.Digest())}, notes...)
+	if note := reactiveNote(names, cfg.BucketRate); note != "" {
+		notes = append(notes, note)
+	}
 	start := time.Now()
 	var msum *eval.MultiSummary
 	if len(multi) > 0 {
@@ -200,7 +203,11 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return fmt.Errorf("evaluate: run %d episodes: %w", total, err)
 	}
-	sum, err := eval.Summarize(eps, opt)
+	// The window is the scenarios' own (a scaled scenario's is 40 or 60 s),
+	// not the paper's 120 s.
+	sopt := opt
+	sopt.Window, sopt.Windows = scenarioWindows(scs)
+	sum, err := eval.Summarize(eps, sopt)
 	if err != nil {
 		return fmt.Errorf("evaluate: summarize: %w", err)
 	}
@@ -293,6 +300,35 @@ func writeMultiData(dir string, msum *eval.MultiSummary) error {
 		return fmt.Errorf("write figures: %w", err)
 	}
 	return nil
+}
+
+// scenarioWindows returns the longest evaluation window of scs in seconds
+// and, when their windows differ, each scenario's by name.
+func scenarioWindows(scs []*sim.Scenario) (float64, map[string]float64) {
+	longest, all := 0.0, map[string]float64{}
+	for _, sc := range scs {
+		w := (sc.Length() - sc.Start()).Seconds()
+		all[sc.Name] = w
+		longest = max(longest, w)
+	}
+	for _, w := range all {
+		if w != longest {
+			return longest, all
+		}
+	}
+	return longest, nil
+}
+
+// reactiveNote returns the report's note on the reactive threshold when
+// reactive is among names and the buckets do not run at the paper's rate
+// (where the threshold is App. E's 27,000 and no note is needed), else "".
+func reactiveNote(names []string, bucketRate float64) string {
+	th := policy.ReactiveConfigFor(bucketRate).Threshold
+	if !slices.Contains(names, "reactive") || th == policy.DefaultReactiveConfig().Threshold {
+		return ""
+	}
+	return fmt.Sprintf("Reactive threshold ξ_th = %.0f overlimits/s: App. E's 27,000 at 200 Mbit/s scaled by the bucket rate (%g Mbit/s; policy.ReactiveConfigFor).",
+		th, bucketRate*8/1e6)
 }
 
 // evalPolicies are the policies evaluate accepts in -policies.

@@ -206,6 +206,9 @@ func fabricEvaluate(ctx context.Context, e *env, args []string, given map[string
 	}
 	sum.Notes = append(sum.Notes, fmt.Sprintf("Open vSwitch fabric: bucket %s, tbf burst %.0f B, queue %.0f B; scenarios of simulator profile %s (%s) with times ÷ %g (window %v) and rates × %g (ovsfabric.Scale).",
 		fcfg.BucketRate, scale.BucketBurstBytes(), scale.BucketLimitBytes(), scale.Sim.Name, scale.Sim.Digest(), scale.TimeFactor, window, scale.RateRatio()))
+	if note := reactiveNote(names, scale.Topology().BucketRate); note != "" {
+		sum.Notes = append(sum.Notes, note)
+	}
 	report, err := writeReport(ev.out, "proflow fabric evaluate "+strings.Join(args, " "), ev.title, sum)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmdName, err)

@@ -35,6 +35,35 @@ func bps(v float64) string {
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
+// windowText describes the evaluation window for the report header: "40 s",
+// or with o.Windows holding different windows each scenario's own, in the
+// order of scenarios ("each scenario's own (S1, S5: 40 s; mine: 60 s)").
+func windowText(o Options, scenarios []string) string {
+	var order []float64
+	names := map[float64][]string{}
+	for _, sc := range scenarios {
+		w, ok := o.Windows[sc]
+		if !ok {
+			w = o.Window
+		}
+		if _, seen := names[w]; !seen {
+			order = append(order, w)
+		}
+		names[w] = append(names[w], sc)
+	}
+	if len(order) < 2 {
+		if len(order) == 1 {
+			return fmt.Sprintf("%g s", order[0])
+		}
+		return fmt.Sprintf("%g s", o.Window)
+	}
+	parts := make([]string, len(order))
+	for i, w := range order {
+		parts[i] = fmt.Sprintf("%s: %g s", strings.Join(names[w], ", "), w)
+	}
+	return "each scenario's own (" + strings.Join(parts, "; ") + ")"
+}
+
 // WriteMarkdown writes the report: the per-scenario throughput table (the
 // paper's Table V), reroute timing and overflow at reroute, and the
 // dataset-wide comparison with the baseline (Table IV).
@@ -42,8 +71,8 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	var b strings.Builder
 	o := s.Options
 	fmt.Fprintf(&b, "# %s\n\n", title)
-	fmt.Fprintf(&b, "Window: %g s after congestion start. Throughput in MB/s (10^6 bytes/s), times in seconds since congestion start, "+
-		"overflow ξ in tc overlimits/s (printed by the paper as bytes/s). ", o.Window)
+	fmt.Fprintf(&b, "Window: %s after congestion start. Throughput in MB/s (10^6 bytes/s), times in seconds since congestion start, "+
+		"overflow ξ in tc overlimits/s (printed by the paper as bytes/s). ", windowText(o, s.Scenarios))
 	if len(s.Comparisons) > 0 {
 		fmt.Fprintf(&b, "Baseline policy: %s. ", o.Baseline)
 	}

@@ -12,7 +12,13 @@ import (
 // Options controls how episodes are summarised. Start from DefaultOptions.
 type Options struct {
 	// Window is the evaluation window after congestion start, seconds (120).
+	// For scenarios with different windows it is the longest: an episode
+	// has no sample past its own window.
 	Window float64 `json:"window"`
+	// Windows, when set, holds each scenario's own window in seconds by
+	// name, for the report's header; callers set it when the scenarios'
+	// windows differ.
+	Windows map[string]float64 `json:"windows,omitempty"`
 	// DegradationFraction: an episode is degraded from the first sample whose
 	// throughput is below this fraction of its baseline (0.5).
 	DegradationFraction float64 `json:"degradation_fraction"`

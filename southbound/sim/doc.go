@@ -471,7 +471,14 @@
 // gone. (iii) A dry bucket counts ~2,900 overlimits/s on the fabric and
 // ~1,700/s here (tc counts a packet once per dequeue attempt). App. E's
 // reactive threshold (27,000/s, calibrated at 200 Mbit/s) is above both,
-// so the reactive rule never fires at this scale, on the fabric or here.
+// so the paper's rule as printed would never fire at this scale. The
+// reactive baseline therefore scales ξ_th by the bucket rate
+// (policy.ReactiveConfigFor: 27,000 × C / 25 MB/s, 1,350/s at 10 Mbit/s),
+// the same ratio proflow calibrate scales App. E's grid by; proflow
+// evaluate on this profile and proflow fabric run and evaluate on the
+// fabric use it, the testbed and datacenter profiles keep 27,000. The
+// lone flow never overflows on either (calibrate: 0/s), so 1,350 raises no
+// false alarm; a dry bucket exceeds it on both.
 //
 // The gate the ovs model runs behind (models/gate-ovs.json) is 4 votes: the
 // move must come within half the protected flow's measured precursor on the
