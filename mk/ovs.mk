@@ -41,10 +41,17 @@ ovs-measure: ovs-deps
 	$(GO) test -run '^$$' -bench '^Benchmark(Place|Collect)$$' -benchtime 300x ./southbound/openflow/
 
 ## ovs-down: remove every namespace, link, qdisc and OVS process the example
-## (prefix pf-) and the tests (prefix pt-) may have left after a crash.
+## (prefix pf-) and the tests may have left after a crash. Each test process
+## has its own prefix tXY- (from its PID, so that two runs of the tests at
+## once do not collide) and run directory /tmp/proflow-ovs-test/tXY-, which
+## is how a crashed one is found.
 ovs-down:
 	$(GO) run ./examples/ovsfabric down -prefix pf- -rundir /tmp/proflow-ovs
-	$(GO) run ./examples/ovsfabric down -prefix pt- -rundir /tmp/proflow-ovs-test
+	@for d in /tmp/proflow-ovs-test/t??-; do \
+	  [ -d "$$d" ] || continue; \
+	  echo "ovs-down: $$d"; \
+	  $(GO) run ./examples/ovsfabric down -prefix "$$(basename "$$d")" -rundir "$$d" || exit 1; \
+	done
 
 # ovs-eval: the learned agent of the ovs profile against the reference
 # policies on the real fabric, and the same cells simulated on the ovs

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,10 +26,26 @@ import (
 	"github.com/proflow-sdn/proflow/telemetry"
 )
 
-const (
-	testPrefix = "pt-"
-	testRunDir = "/tmp/proflow-ovs-test"
+// testRunRoot holds the run directory of every test process (make ovs-down
+// cleans up after each one it finds there).
+const testRunRoot = "/tmp/proflow-ovs-test"
+
+// testPrefix and testRunDir are this test process's own, from its PID, so
+// that two go test runs of the package at once build separate fabrics.
+var (
+	testPrefix = processPrefix(os.Getpid())
+	testRunDir = filepath.Join(testRunRoot, testPrefix)
 )
+
+// processPrefix returns "t", two base-36 digits of pid modulo 1,296, and
+// "-": 4 characters, the longest prefix Up takes (interface names stay
+// within 15 characters). Two runs collide only when their PIDs are equal
+// modulo 1,296; the dash keeps the prefix off system names such as tun0.
+func processPrefix(pid int) string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	n := pid % (36 * 36)
+	return string([]byte{'t', digits[n/36], digits[n%36], '-'})
+}
 
 var (
 	h1 = netip.MustParseAddr("10.0.0.1")
@@ -407,7 +424,7 @@ func TestOVSFabric(t *testing.T) {
 			}
 		}
 		t.Logf("reasons: %v", reasons)
-		for _, br := range []string{"pt-agg1", "pt-agg2", "pt-leaf4"} {
+		for _, br := range []string{testPrefix + "agg1", testPrefix + "agg2", testPrefix + "leaf4"} {
 			dump, _ := b.f.DumpFlows(ctx, br)
 			var busy []string
 			for _, l := range strings.Split(dump, "\n") {

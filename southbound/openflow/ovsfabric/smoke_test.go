@@ -61,8 +61,8 @@ func TestSmoke(t *testing.T) {
 	if received == 0 {
 		t.Error("h8's sink received nothing from h1 in 4 reports: no traffic crosses the fabric")
 	}
-	q, _ := f.Output(ctx, "tc", "-s", "qdisc", "show", "dev", "pt-a4l4")
+	q, _ := f.Output(ctx, "tc", "-s", "qdisc", "show", "dev", testPrefix+"a4l4")
 	t.Logf("qdisc: %s", q)
-	flows, _ := f.DumpFlows(ctx, "pt-leaf1")
+	flows, _ := f.DumpFlows(ctx, testPrefix+"leaf1")
 	t.Logf("leaf1 flows: %d lines", strings.Count(flows, "\n"))
 }
