@@ -219,3 +219,45 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The OVS example builds (its model fits its topology) and, with no switch
+// connected and no tc agent, keeps running: every step holds on the
+// telemetry error, nothing is placed, and it still stops cleanly.
+func TestOVSExampleKeepsRunningWithoutTelemetry(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	src, err := os.ReadFile("../../examples/serve/ovs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	model, _ := filepath.Abs("../../models/ovs.safetensors")
+	s := strings.NewReplacer("127.0.0.1:9464", "127.0.0.1:0", "127.0.0.1:6653", "127.0.0.1:0",
+		"http://127.0.0.1:9101", "http://127.0.0.1:1", "../../models/ovs.safetensors", model, "interval: 500ms", "interval: 50ms").Replace(string(src))
+	path := filepath.Join(dir, "ovs.yaml")
+	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc, err := New(ctx, c, Options{LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	base := "http://" + svc.MetricsAddr()
+	waitFor(t, func() bool {
+		return strings.Contains(get(t, base+"/metrics"), `proflow_multi_telemetry_errors_total 5`)
+	})
+	if h := get(t, base+"/healthz"); !strings.HasPrefix(h, "ok:") {
+		t.Errorf("/healthz = %q, want ok while steps hold", h)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v, want nil", err)
+	}
+}
