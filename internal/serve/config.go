@@ -191,7 +191,8 @@ type FlowsConfig struct {
 	List []FlowConfig `yaml:"list,omitempty"`
 	// File is a YAML file holding a list of flows as in list.
 	File string `yaml:"file,omitempty"`
-	// EtcdPrefix reads the flows from etcd (cluster mode only).
+	// EtcdPrefix is refused at start: in cluster mode the shared set is
+	// under cluster.prefix; leave flows out to take it from etcd.
 	EtcdPrefix string `yaml:"etcd_prefix,omitempty"`
 }
 
@@ -249,7 +250,10 @@ type BaselineConfig struct {
 	Samples int `yaml:"samples,omitempty"`
 }
 
-// ClusterConfig makes the process a replica (see Coordinator).
+// ClusterConfig makes the process one replica of several that share the
+// protected flows through etcd (package internal/cluster): the shared set
+// lives under Prefix; flows.list or flows.file, when given, are added to it;
+// the replica protects the flows of the shards it owns.
 type ClusterConfig struct {
 	Endpoints []string      `yaml:"endpoints"`
 	Prefix    string        `yaml:"prefix,omitempty"`
@@ -593,7 +597,7 @@ func (c *Config) checkFlows(p *problems, sb string) {
 	switch {
 	case n > 1:
 		p.add("flows", "more than one of list, file and etcd_prefix set, want one")
-	case n == 0 && sb != "sim" && sb != "":
+	case n == 0 && sb != "sim" && sb != "" && c.Cluster == nil:
 		p.add("flows", "none, want list, file or etcd_prefix (only the sim southbound defaults to its scenario's flows)")
 	}
 	if f.File != "" {

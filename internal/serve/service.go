@@ -46,6 +46,8 @@ type Service struct {
 	reg   *prometheus.Registry
 	sb    *southbound
 	ctrl  *proflow.MultiController
+	rep   *replica     // cluster mode only
+	seeds []FlowConfig // cluster mode: the flows this config put in etcd
 
 	metricsLn net.Listener
 
@@ -69,11 +71,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	}
 	c := cfg.WithDefaults()
 	c.Dir = cfg.Dir
-	if c.Cluster != nil {
-		return nil, fmt.Errorf("serve: %w", &FieldError{Path: "cluster", Problem: "replica mode needs the etcd coordinator (internal/cluster), which this build does not have yet; remove the section to run one process"})
-	}
 	if c.Flows.EtcdPrefix != "" {
-		return nil, fmt.Errorf("serve: %w", &FieldError{Path: "flows.etcd_prefix", Problem: "flows in etcd need the etcd coordinator (internal/cluster), which this build does not have yet"})
+		return nil, fmt.Errorf("serve: %w", &FieldError{Path: "flows.etcd_prefix", Problem: "not supported: in cluster mode the shared flow set is under cluster.prefix (flows/); leave flows out to take it from etcd, or give list or file to add to it"})
 	}
 	out := opts.LogOutput
 	if out == nil {
@@ -112,6 +111,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	enf := s.sb.enf
+	if c.Cluster != nil {
+		if s.rep, err = joinCluster(ctx, &c, s.log); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		enf = newFenced(enf, s.rep.m.Owns)
+	}
 	tel := s.sb.tel
 	if s.sb.kind != "sim" {
 		tel = flowSamples{tel: tel, measured: s.sb.measured}
@@ -129,14 +135,19 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	}
 	mc.BaselineWarmup, mc.BaselineSamples = c.Baseline.Warmup, c.Baseline.Samples
 	mc.Logger, mc.Registerer, mc.Joint = s.log, s.reg, jointPlacer(c.Joint)
-	if s.ctrl, err = proflow.NewMultiController(mc, tel, parts, s.sb.enf); err != nil {
+	if s.ctrl, err = proflow.NewMultiController(mc, tel, parts, enf); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	fs, err := s.configuredFlows(&c, s.sb)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	if err := s.applyFlows(ctx, fs); err != nil {
+	if s.rep != nil {
+		if err := s.rep.seed(ctx, nil, fs); err != nil {
+			return nil, fmt.Errorf("serve: cluster: add the configured flows: %w", err)
+		}
+		s.seeds = fs
+	} else if err := s.applyFlows(ctx, fs); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if c.Metrics.Listen != "off" {
@@ -192,6 +203,9 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.sb.run != nil {
 		wg.Go(func() { fail(s.sb.kind, s.sb.run(ctx)) })
 	}
+	if s.rep != nil {
+		wg.Go(func() { s.rep.run(ctx, s) })
+	}
 	loopDone := make(chan struct{})
 	go func() { defer close(loopDone); s.loop(ctx) }()
 	s.log.Info("proflow serve running", "southbound", s.sb.kind, "flows", len(s.ctrl.Flows()),
@@ -234,6 +248,9 @@ func (s *Service) loop(ctx context.Context) {
 			if sum.Hold != "" {
 				s.log.Debug("step held", "reason", sum.Hold, "error", sum.Err)
 			}
+			if s.rep != nil {
+				s.rep.save(ctx, s, sum.Decisions)
+			}
 		}
 	}
 }
@@ -254,6 +271,11 @@ func (s *Service) wallInterval() time.Duration {
 }
 
 func (s *Service) closeAll() {
+	if s.rep != nil {
+		if err := s.rep.close(context.Background()); err != nil {
+			s.log.Warn("leave the cluster", "error", err)
+		}
+	}
 	if s.metricsLn != nil {
 		s.metricsLn.Close()
 	}
@@ -415,6 +437,16 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 	fs, err := s.configuredFlows(&c, s.sb)
 	if err != nil {
 		return fmt.Errorf("serve: reload: %w", err)
+	}
+	if s.rep != nil {
+		s.mu.Lock()
+		prev := s.seeds
+		s.seeds = fs
+		s.mu.Unlock()
+		if err := s.rep.seed(ctx, prev, fs); err != nil {
+			return fmt.Errorf("serve: reload: cluster: %w", err)
+		}
+		return nil
 	}
 	if err := s.applyFlows(ctx, fs); err != nil {
 		return fmt.Errorf("serve: reload: %w", err)

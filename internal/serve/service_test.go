@@ -151,11 +151,6 @@ func TestNewRefuses(t *testing.T) {
 	if _, err := New(context.Background(), c, Options{LogOutput: io.Discard}); err == nil || !strings.Contains(err.Error(), "interval: 1s, want the sim profile's sampling interval") {
 		t.Errorf("New with another interval = %v, want interval named", err)
 	}
-	c = simConfig(t, "")
-	c.Cluster = &ClusterConfig{Endpoints: []string{"http://127.0.0.1:2379"}, Replica: "a"}
-	if _, err := New(context.Background(), c, Options{LogOutput: io.Discard}); err == nil || !strings.Contains(err.Error(), "cluster: replica mode needs") {
-		t.Errorf("New with cluster = %v, want cluster named", err)
-	}
 }
 
 // Without a flow list the sim southbound protects every flow of its scenario.

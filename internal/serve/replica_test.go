@@ -1,0 +1,80 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// startEtcd starts a one-member etcd on loopback (Debian's etcd-server,
+// make etcd-deps) and returns its client URL.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		t.Skip("etcd not installed (make etcd-deps)")
+	}
+	client, peer := "http://"+freeAddr(t), "http://"+freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--name", "e0", "--data-dir", filepath.Join(t.TempDir(), "e0"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "e0="+peer, "--log-level", "error")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	return client
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Two replicas on one etcd split the scenario's flows, each protecting only
+// the flows of its shards; when one leaves, the other protects them all.
+func TestReplicasShareFlows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd")
+	}
+	etcd := startEtcd(t)
+	start := func(name string) (*Service, context.CancelFunc, chan error) {
+		c := simConfig(t, fmt.Sprintf("cluster: {endpoints: [%q], prefix: /t/, replica: %s, lease_ttl: 2s}\n", etcd, name))
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := New(ctx, c, Options{LogOutput: io.Discard})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		return s, cancel, done
+	}
+	a, stopA, doneA := start("a")
+	b, stopB, doneB := start("b")
+	defer func() { stopB(); <-doneB }()
+
+	split := func() bool {
+		fa, fb := ids(a.Flows()), ids(b.Flows())
+		all := append(slices.Clone(fa), fb...)
+		slices.Sort(all)
+		return len(fa) > 0 && len(fb) > 0 && len(slices.Compact(all)) == 8 && len(all) == 8
+	}
+	waitFor(t, split)
+
+	stopA()
+	if err := <-doneA; err != nil {
+		t.Fatalf("replica a: Run = %v", err)
+	}
+	waitFor(t, func() bool { return len(b.Flows()) == 8 })
+}
