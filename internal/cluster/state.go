@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -65,8 +66,9 @@ func (m *Member) SaveFlow(ctx context.Context, st FlowState) (bool, error) {
 
 // SaveFlows is SaveFlow for many flows: the changed states of each shard
 // are written in transactions of up to 128, each conditional on the
-// shard's epoch. It returns how many states it wrote and the errors of the
-// shards it could not write, joined.
+// shard's epoch, up to 8 shards at once. It returns how many states it
+// wrote and the errors of the shards it could not write, joined (in no
+// particular order).
 func (m *Member) SaveFlows(ctx context.Context, states []FlowState) (int, error) {
 	if m.closed.Load() {
 		return 0, ErrClosed
@@ -87,17 +89,33 @@ func (m *Member) SaveFlows(ctx context.Context, states []FlowState) (int, error)
 		shards = append(shards, s)
 	}
 	slices.Sort(shards)
-	written := 0
-	var errs []error
+	var (
+		mu      sync.Mutex
+		written int
+		errs    []error
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, saveParallel)
+	)
 	for _, s := range shards {
-		n, err := m.saveShard(ctx, s, byShard[s])
-		written += n
-		if err != nil {
-			errs = append(errs, err)
-		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			n, err := m.saveShard(ctx, s, byShard[s])
+			mu.Lock()
+			defer mu.Unlock()
+			written += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+		})
 	}
+	wg.Wait()
 	return written, errors.Join(errs...)
 }
+
+// saveParallel is how many shards SaveFlows writes at once: the round trips
+// of a tick's transactions overlap, one per shard with a change.
+const saveParallel = 8
 
 func (m *Member) heldEpoch(shard int) (uint64, bool) {
 	m.mu.Lock()
@@ -131,7 +149,9 @@ func (m *Member) saveShard(ctx context.Context, shard int, states []FlowState) (
 			}
 			ops[i] = clientv3.OpPut(m.stateKey(shard, st.Flow), string(b))
 		}
-		resp, err := m.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(m.ownerKey(shard)), "=", int64(ep))).
+		// A member that lost its leader fails the write at once instead
+		// of holding it until ctx ends; the next tick writes it again.
+		resp, err := m.cli.Txn(clientv3.WithRequireLeader(ctx)).If(clientv3.Compare(clientv3.CreateRevision(m.ownerKey(shard)), "=", int64(ep))).
 			Then(ops...).Commit()
 		if err != nil {
 			return written, fmt.Errorf("cluster: save %d states of shard %d: %w", len(chunk), shard, err)
