@@ -12,6 +12,13 @@
 // layers of 256 (34→256→256→4 for the paper's four switches and three
 // congestion leaves).
 //
+// # Many states at once
+//
+// ForwardBatch evaluates n states in one call (n×in in, n×out out,
+// row-major), as a blocked matrix product over packed weights: an AVX2/FMA
+// assembly kernel on amd64 CPUs that have it, a Go kernel elsewhere or under
+// the purego build tag. It does not allocate after its first call.
+//
 // # The model file
 //
 // A model file is a safetensors file (https://huggingface.co/docs/safetensors):
@@ -67,8 +74,9 @@
 //
 // # Concurrency
 //
-// A Model's weights never change, but Forward writes into activation buffers
-// the Model owns: one Model must not be used by two goroutines at once. Clone
+// A Model's weights never change, but Forward and ForwardBatch write into
+// activation buffers the Model owns: one Model must not be used by two
+// goroutines at once. Clone
 // is cheap (it shares the weights) and gives each goroutine its own buffers.
 // Read, Write, Load and Save are safe to call concurrently.
 package qnet

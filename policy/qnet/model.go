@@ -49,6 +49,9 @@ type Model struct {
 	sizes []int       // [input, hidden..., output]
 	w, b  [][]float32 // per layer
 	act   [][]float32 // activation buffer of each hidden layer
+
+	packed []packedLayer // the weights packed for ForwardBatch, shared by clones
+	bs     *batchScratch // ForwardBatch's buffers, allocated by its first call
 }
 
 // New returns a model with the given layer sizes (input, hidden..., output)
@@ -169,6 +172,7 @@ func build(sizes []int, layers []Layer) *Model {
 	for l, layer := range layers {
 		m.w[l], m.b[l] = layer.Weight, layer.Bias
 	}
+	m.packed = pack(m.sizes, m.w, m.b)
 	m.allocBuffers()
 	return m
 }
@@ -189,7 +193,7 @@ func (m *Model) Clone() *Model {
 	if m == nil {
 		return nil
 	}
-	c := &Model{sizes: m.sizes, w: m.w, b: m.b}
+	c := &Model{sizes: m.sizes, w: m.w, b: m.b, packed: m.packed}
 	c.allocBuffers()
 	return c
 }
