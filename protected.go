@@ -57,3 +57,16 @@ type BatchEnforcer interface {
 	Enforcer
 	PlaceBatch(ctx context.Context, ps []Placement, errs []error) error
 }
+
+// Releaser is an Enforcer that can drop what it installed for a flow: the
+// flow's override rules or table entries, so that the fabric carries it on
+// its default path again. A multi-flow controller releases a flow it stops
+// protecting (MultiController.RemoveFlow) when its Enforcer is a Releaser;
+// otherwise the flow stays where it was last placed.
+//
+// Release of a flow that has nothing installed is not an error. Release is
+// break-before-nothing: the default path carries the flow throughout, so no
+// packet is lost to a missing rule.
+type Releaser interface {
+	Release(ctx context.Context, flow FlowID) error
+}
