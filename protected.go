@@ -64,8 +64,8 @@ type BatchEnforcer interface {
 // protecting (MultiController.RemoveFlow) when its Enforcer is a Releaser;
 // otherwise the flow stays where it was last placed.
 //
-// Release of a flow that has nothing installed is not an error. Release is
-// break-before-nothing: the default path carries the flow throughout, so no
+// Release of a flow that has nothing installed is not an error. The
+// default path must carry the flow before the override goes, so that no
 // packet is lost to a missing rule.
 type Releaser interface {
 	Release(ctx context.Context, flow FlowID) error
