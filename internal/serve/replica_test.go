@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,9 @@ func startEtcd(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
+		if os.Geteuid() == 0 {
+			t.Fatalf("etcd not installed as root: %v (make etcd-deps installs it)", err)
+		}
 		t.Skip("etcd not installed (make etcd-deps)")
 	}
 	client, peer := "http://"+freeAddr(t), "http://"+freeAddr(t)
