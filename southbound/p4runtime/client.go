@@ -46,6 +46,8 @@ var (
 	_ proflow.Locator       = (*Client)(nil)
 	_ proflow.Telemetry     = (*Client)(nil)
 	_ proflow.FlowValidator = (*Client)(nil)
+	_ proflow.BatchEnforcer = (*Client)(nil)
+	_ proflow.Releaser      = (*Client)(nil)
 )
 
 // ids are the P4Info IDs the client reads and matches with, resolved once.

@@ -14,7 +14,10 @@
 // Config.Owner in the TableEntry metadata field: the ownership mark. Client
 // is also a proflow.Locator: Locate reads the owned entries back, so a
 // restarted or newly promoted controller resumes from the switches' real
-// state (and repairs a half-placed flow).
+// state (and repairs a half-placed flow). Client is a proflow.Releaser:
+// Release deletes a flow's own entries on both leaves, one atomic DELETE
+// each, so that base forwarding carries the flow from the next packet on
+// (a flow with nothing installed is no error).
 //
 // # Many flows in one step
 //

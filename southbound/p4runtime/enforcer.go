@@ -392,6 +392,79 @@ func (c *Client) Remove(ctx context.Context, flow proflow.FlowID) error {
 	return nil
 }
 
+// Release implements proflow.Releaser: it deletes the flow's path_select
+// entries on both leaves (the forward 5-tuple on the source host's leaf,
+// the reverse on the destination host's), in parallel, so that base
+// forwarding (ipv4_lpm) carries the flow again. Each direction goes with
+// one atomic DELETE: the same lookup that stops hitting the entry falls
+// through to path_select's default keep_base_path and the port ipv4_lpm
+// chose, so the base path carries the flow from the packet after the
+// delete on — no packet meets a missing rule.
+//
+// Release deletes only this client's own entries: an entry with another
+// owner's metadata fails with ErrForeignEntry and stays. A flow with
+// nothing installed is not an error, even for a backup client (the entries
+// are read back to tell); deleting needs the client to be primary
+// (ErrNotPrimary). Other flows' entries are untouched.
+func (c *Client) Release(ctx context.Context, flow proflow.FlowID) error {
+	if err := c.checkOpen(fmt.Sprintf("release %v", flow)); err != nil {
+		return err
+	}
+	dirs, err := c.directions(flow)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("p4runtime: release %v: %w", flow, err)
+	}
+	c.placeMu.Lock()
+	defer c.placeMu.Unlock()
+	var errs [2]error
+	eachDirection(dirs, func(i int, d direction) { errs[i] = c.releasePath(ctx, d) })
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return fmt.Errorf("p4runtime: release %v: %w", flow, err)
+	}
+	return nil
+}
+
+// releasePath deletes d's entry if the device holds one of this client's.
+func (c *Client) releasePath(ctx context.Context, d direction) error {
+	s := d.s
+	lib, gen, err := s.ensureReady(ctx)
+	if err != nil {
+		if !errors.Is(err, ErrNotPrimary) {
+			return err
+		}
+		// A backup cannot delete, but has nothing to do where the device
+		// holds no entry for d.
+		st, rerr := c.readPath(ctx, d)
+		if rerr == nil && !st.present {
+			return nil
+		}
+		return err
+	}
+	st, err := c.current(ctx, d, gen)
+	if err != nil {
+		return err
+	}
+	if !st.present {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	if err := lib.DeleteTableEntry(cctx, c.pathEntry(lib, d.flow, noPort)); err != nil {
+		err = s.fail(gen, fmt.Sprintf("write: delete %s entry %v", p4.PathTable, d.flow), err)
+		s.forget(d.flow)
+		var de *DeviceError
+		if errors.As(err, &de) && de.Code == codes.NotFound {
+			return nil // gone already (another primary deleted it)
+		}
+		return err
+	}
+	s.remember(gen, d.flow, pathState{})
+	return nil
+}
+
 // Locate reads back the flow's owned entries on both leaves and returns the
 // aggregation switch they send it to; proflow.ErrNotPlaced when neither
 // exists. Reads need no primary, so a backup can locate. When the two
