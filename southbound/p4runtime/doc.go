@@ -43,7 +43,11 @@
 // path entries' direct counters, one Read RPC per leaf, and turns them into
 // the signals a leaf can provide — transmit rates toward each aggregation
 // switch, the congestion leaves' ingress and transmit rates, the protected
-// flow's throughput. Overflow rates, flow counts and elephants are not
+// flow's throughput. With Observation.FlowIDs set (a MultiController),
+// Collect also fills Observation.Flows: each flow's throughput from the
+// direct counter of its own forward entry, read by the same one Read per
+// leaf; a flow with no entry yet is NaN, a flow outside the fabric an
+// error. Overflow rates, flow counts and elephants are not
 // visible to a leaf; merge the Client with a source that has them
 // (telemetry.Merge), or use Client.Overlay on top of one.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -36,6 +37,10 @@ type leafCounters struct {
 	owned    uint64   // bytes counted by this client's path entries
 	flow     uint64   // bytes of the protected flow's forward entry (source leaf)
 	hasFlow  bool
+	// entries holds the direct counter (bytes) of every path entry this
+	// client owns on the leaf, by the 5-tuple it matches: a flow's forward
+	// entry on its source leaf is its throughput (Observation.Flows).
+	entries map[proflow.FlowID]uint64
 }
 
 type telemetryState struct {
@@ -56,6 +61,7 @@ func (t *telemetryState) init(cfg *Config) {
 	for i := range t.prev {
 		t.prev[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
 		t.cur[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
+		t.prev[i].entries, t.cur[i].entries = map[proflow.FlowID]uint64{}, map[proflow.FlowID]uint64{}
 	}
 	for _, name := range cfg.Topology.Leaves {
 		for j, l := range cfg.Leaves {
@@ -100,6 +106,7 @@ func (c *Client) readLeaf(ctx context.Context, i int, lc *leafCounters) error {
 	l := &c.cfg.Leaves[i]
 	clear(lc.uplinkTx)
 	lc.hostRx, lc.owned, lc.flow, lc.hasFlow = 0, 0, 0, false
+	clear(lc.entries)
 	for _, e := range ents {
 		switch x := e.GetEntity().(type) {
 		case *p4v1.Entity_CounterEntry:
@@ -119,10 +126,13 @@ func (c *Client) readLeaf(ctx context.Context, i int, lc *leafCounters) error {
 			te := x.TableEntry
 			v := countsOf(te.GetCounterData()).bytes
 			lc.owned += v
-			if i == c.src {
-				if f, ok := c.flowOf(te); ok && f == c.cfg.Flow {
-					lc.flow, lc.hasFlow = v, true
-				}
+			f, ok := c.flowOf(te)
+			if !ok {
+				continue
+			}
+			lc.entries[f] = v
+			if i == c.src && f == c.cfg.Flow {
+				lc.flow, lc.hasFlow = v, true
 			}
 		}
 	}
@@ -152,6 +162,29 @@ func (c *Client) readLeaf(ctx context.Context, i int, lc *leafCounters) error {
 // proflow.ErrStale, as does a Collect whose clock did not advance. Collect
 // fails if the protected flow has no path entry (place it first: the direct
 // counter is its throughput).
+//
+// # Many flows
+//
+// A multi-flow controller lists its flows in obs.FlowIDs before Collect;
+// Collect then writes the sample of FlowIDs[i] into obs.Flows[i] (resizing
+// Flows to len(FlowIDs)): Throughput is the bytes/s counted by the
+// path_select direct counter of that flow's forward entry on its source
+// leaf — the same counter, read by the same Read RPC per leaf, as
+// Flow.Throughput for Config.Flow, so no extra round trip per flow — and
+// CongestionRate is F, as for obs.Flow. A flow whose entry appeared during
+// the interval counts from its insertion.
+//
+//   - A flow the leaves cannot carry (IPv6, a host no leaf lists, both
+//     hosts behind one leaf) fails Collect with an error naming
+//     flow_ids[i] and wrapping proflow.ErrNotInFabric.
+//   - A flow of the fabric with no entry of this client on its source leaf
+//     (not placed yet, or released) has no counter: its Throughput is NaN,
+//     so a MultiController holds that flow (ReasonInvalid) and decides for
+//     the others.
+//
+// With FlowIDs set, Config.Flow needs no entry: obs.Flow carries its sample
+// when it has one, and zero throughput (with F) otherwise, so that a
+// released Config.Flow does not stop the other flows' telemetry.
 func (c *Client) Collect(ctx context.Context, obs *proflow.Observation) error {
 	obs.Resize(c.cfg.Topology)
 	now, err := c.sample(ctx, obs)
@@ -162,10 +195,10 @@ func (c *Client) Collect(ctx context.Context, obs *proflow.Observation) error {
 	return nil
 }
 
-// Overlay writes the signals Collect reads (TxRate, the leaf samples and
-// the flow sample) into an observation another source has filled and sized,
-// and leaves OverflowRate, FlowCount, ElephantRate and Time as they are: the
-// Client as a telemetry.Overlay.
+// Overlay writes the signals Collect reads (TxRate, the leaf samples, the
+// flow sample and, for obs.FlowIDs, obs.Flows) into an observation another
+// source has filled and sized, and leaves OverflowRate, FlowCount,
+// ElephantRate and Time as they are: the Client as a telemetry.Overlay.
 func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 	if len(obs.Switches) != c.cfg.Topology.NumSwitches() || len(obs.Leaves) != c.cfg.Topology.NumLeaves() {
 		return fmt.Errorf("p4runtime: overlay: observation has %d switch and %d leaf samples, want %d and %d (let the primary source size it)",
@@ -185,6 +218,12 @@ func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Tim
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, fmt.Errorf("p4runtime: collect: %w", err)
 	}
+	perFlow := len(obs.FlowIDs) > 0
+	if perFlow {
+		if err := c.checkFlowIDs(obs.FlowIDs); err != nil {
+			return time.Time{}, err
+		}
+	}
 	now := c.cfg.Clock.Now()
 	var wg sync.WaitGroup
 	for i := range c.sessions {
@@ -198,7 +237,7 @@ func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Tim
 	if err := errors.Join(t.errs...); err != nil {
 		return time.Time{}, fmt.Errorf("p4runtime: collect: %w", err)
 	}
-	if !t.cur[c.src].hasFlow {
+	if !t.cur[c.src].hasFlow && !perFlow {
 		return time.Time{}, fmt.Errorf("p4runtime: collect: protected flow %v has no %s entry on leaf %s, so its throughput is unknown; place it first: %w",
 			c.cfg.Flow, "path_select", c.cfg.Leaves[c.src].Name, proflow.ErrNotPlaced)
 	}
@@ -236,6 +275,54 @@ func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Tim
 	if !t.prev[c.src].hasFlow {
 		flow = float64(t.cur[c.src].flow)
 	}
+	if !t.cur[c.src].hasFlow { // with FlowIDs only: see Collect
+		flow = 0
+	}
 	obs.Flow = proflow.FlowSample{Throughput: flow / dt, CongestionRate: congestion}
+	if perFlow {
+		obs.Flows = resizeSamples(obs.Flows, len(obs.FlowIDs))
+		for i, id := range obs.FlowIDs {
+			obs.Flows[i] = proflow.FlowSample{Throughput: t.flowRate(c.srcLeaf(id), id, dt), CongestionRate: congestion}
+		}
+	}
 	return now, nil
+}
+
+// flowRate returns the bytes/s of flow's forward entry on leaf src over the
+// last interval of dt seconds, NaN without an entry.
+func (t *telemetryState) flowRate(src int, flow proflow.FlowID, dt float64) float64 {
+	cur, ok := t.cur[src].entries[flow]
+	if !ok {
+		return math.NaN()
+	}
+	prev, had := t.prev[src].entries[flow]
+	if !had {
+		return float64(cur) / dt
+	}
+	return float64(delta(cur, prev)) / dt
+}
+
+// checkFlowIDs checks that the leaves can carry every listed flow.
+func (c *Client) checkFlowIDs(ids []proflow.FlowID) error {
+	for i, id := range ids {
+		if _, _, err := c.cfg.flowLeaves(id); err != nil {
+			return fmt.Errorf("p4runtime: collect: flow_ids[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// srcLeaf returns the index of the leaf where flow enters the fabric; flow
+// has passed checkFlowIDs.
+func (c *Client) srcLeaf(flow proflow.FlowID) int {
+	i, _ := c.cfg.leafOf(flow.Src)
+	return i
+}
+
+// resizeSamples returns s with length n, reusing its storage.
+func resizeSamples(s []proflow.FlowSample, n int) []proflow.FlowSample {
+	if cap(s) < n {
+		return make([]proflow.FlowSample, n)
+	}
+	return s[:n]
 }
