@@ -260,13 +260,37 @@ func (c *Client) WaitPrimary(ctx context.Context) error {
 	return nil
 }
 
+// Fenced reports whether some leaf has fenced the client: it reported a
+// higher election ID for the client's role (Config.Role) than the one the
+// client arbitrates with, so a newer owner is primary there and this
+// client's writes are refused (errors wrapping ErrFenced). Status says
+// which leaves, and the highest ID each reported.
+func (c *Client) Fenced() bool {
+	for _, s := range c.sessions {
+		s.mu.Lock()
+		f := s.fenced
+		s.mu.Unlock()
+		if f {
+			return true
+		}
+	}
+	return false
+}
+
 // LeafStatus describes one leaf session.
 type LeafStatus struct {
 	Leaf       string
 	Device     uint64
+	Role       string // Config.Role; empty for the default role
 	Primary    bool
 	ElectionID ElectionID // the ID the session arbitrates with now
-	LastError  error      // the last stream or arbitration error, if any
+	// Highest is the highest election ID the device reported for the role
+	// (zero before any report).
+	Highest ElectionID
+	// Fenced is set while Highest is above ElectionID: a newer client is
+	// primary for the role and this one's writes are refused (ErrFenced).
+	Fenced    bool
+	LastError error // the last stream or arbitration error, if any
 }
 
 // Status returns the state of every leaf session, in Config.Leaves order.
@@ -274,7 +298,8 @@ func (c *Client) Status() []LeafStatus {
 	out := make([]LeafStatus, len(c.sessions))
 	for i, s := range c.sessions {
 		s.mu.Lock()
-		out[i] = LeafStatus{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Primary: s.primary, ElectionID: s.election, LastError: s.lastErr}
+		out[i] = LeafStatus{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Role: c.cfg.Role, Primary: s.primary, ElectionID: s.election,
+			Highest: s.highest, Fenced: s.fenced, LastError: s.lastErr}
 		s.mu.Unlock()
 	}
 	return out

@@ -138,7 +138,18 @@ type Config struct {
 	Flow proflow.FlowID
 	// ElectionID is this client's election ID (the highest one is primary).
 	ElectionID ElectionID
-	// Role is the P4Runtime role; empty for the default (full access) role.
+	// Role is the P4Runtime role the client arbitrates for, sends in every
+	// Write, Read and pipeline request, and is primary of (or not); empty
+	// for the default role. Each role is arbitrated on its own: its primary
+	// is its client with the highest election ID, whatever other roles do.
+	//
+	// Fencing: replicas that hand ownership over by epoch set Role to the
+	// owned shard's role and ElectionID to one that grows with the owner's
+	// epoch (internal/cluster's Role(shard) and ElectionID(epoch) give
+	// both), and leave TakeOver off. A newer owner's client then becomes
+	// primary of the role, and the superseded client's writes are refused
+	// with PERMISSION_DENIED: errors wrapping ErrFenced, Client.Fenced and
+	// LeafStatus.Fenced report it.
 	Role string
 	// TakeOver makes a backup client take over when the server reports that
 	// no primary is connected (after the primary's stream closed): it

@@ -59,9 +59,21 @@
 // (timed by Config.Clock) and arbitrated again. A refusal with PERMISSION_DENIED, or a stream
 // notification that another client is primary, is loss of primary:
 // errors.Is(err, ErrNotPrimary). With Config.TakeOver a backup takes over
-// when the server reports that no primary is left. The forwarding pipeline
-// (Config.Pipeline, leaf.p4 by default) is pushed to a device only when its
-// cookie differs. Every unary RPC has a deadline (Config.CallTimeout).
+// when the server reports that no primary is left.
+//
+// Roles are arbitrated independently (Config.Role): each role's primary is
+// its client with the highest election ID. Replicas fence each other with
+// them: each owner of a shard arbitrates for the shard's role with an
+// election ID that grows with its ownership epoch, so a new owner becomes
+// the role's primary and the superseded client's writes are refused with
+// PERMISSION_DENIED, reported as errors.Is(err, ErrFenced) (and
+// ErrNotPrimary), by Client.Fenced and in LeafStatus (Fenced, Highest).
+// A refusal that reaches the client before the stream's notice of the new
+// primary waits for it (up to Config.CallTimeout) so that the error says
+// why. Leave TakeOver off where election IDs fence owners.
+//
+// The forwarding pipeline (Config.Pipeline, leaf.p4 by default) is pushed
+// to a device only when its cookie differs. Every unary RPC has a deadline (Config.CallTimeout).
 // Config.TLS secures the connections. After Close, calls fail with
 // ErrClosed.
 //

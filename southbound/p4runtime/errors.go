@@ -15,6 +15,15 @@ var (
 	// longer) the primary for a device: the server answered
 	// PERMISSION_DENIED, or the stream reported a backup role.
 	ErrNotPrimary = errors.New("not the primary client")
+	// ErrFenced marks a refusal because this client has been superseded:
+	// the device reports a higher election ID for the client's role
+	// (Config.Role) than the one it arbitrates with, so a newer owner is
+	// primary and this client's writes are refused (PERMISSION_DENIED). An
+	// error that matches ErrFenced matches ErrNotPrimary too. A fenced
+	// client stays fenced until it arbitrates with a higher election ID
+	// (a new Client); Config.TakeOver would do that by itself, so leave it
+	// off where election IDs fence owners.
+	ErrFenced = errors.New("fenced: a client with a higher election ID is primary for this role")
 	// ErrClosed marks a call (Place, Remove, Locate, Collect, Overlay)
 	// made after Close.
 	ErrClosed = errors.New("client closed")
@@ -35,19 +44,34 @@ type DeviceError struct {
 	Code    codes.Code // the explaining canonical code
 	Message string     // the server's message for that code
 	Err     error      // the gRPC status error, or a local cause
+	// Fenced reports a PERMISSION_DENIED refusal because a client with a
+	// higher election ID for this client's role is primary (ErrFenced).
+	Fenced bool
 }
 
-// Error formats the refusal: leaf, device, operation, code and message.
+// Error formats the refusal: leaf, device, operation, code and message,
+// and "fenced" for a superseded client.
 func (e *DeviceError) Error() string {
-	return fmt.Sprintf("p4runtime: %s (device %d) %s: %v: %s", e.Leaf, e.Device, e.Op, e.Code, e.Message)
+	fenced := ""
+	if e.Fenced {
+		fenced = " (fenced: superseded by a newer primary for its role)"
+	}
+	return fmt.Sprintf("p4runtime: %s (device %d) %s: %v: %s%s", e.Leaf, e.Device, e.Op, e.Code, e.Message, fenced)
 }
 
 // Unwrap returns the underlying gRPC or local error.
 func (e *DeviceError) Unwrap() error { return e.Err }
 
-// Is matches ErrNotPrimary for a PERMISSION_DENIED refusal.
+// Is matches ErrNotPrimary for a PERMISSION_DENIED refusal, and ErrFenced
+// for one that fencing explains (Fenced).
 func (e *DeviceError) Is(target error) bool {
-	return target == ErrNotPrimary && e.Code == codes.PermissionDenied
+	switch target {
+	case ErrNotPrimary:
+		return e.Code == codes.PermissionDenied
+	case ErrFenced:
+		return e.Fenced && e.Code == codes.PermissionDenied
+	}
+	return false
 }
 
 // GRPCStatus returns the explaining code and message as a gRPC status, so

@@ -40,6 +40,8 @@ type session struct {
 	mu         sync.Mutex
 	lib        *client.Client // valid while ready
 	election   ElectionID     // the ID this session arbitrates with now
+	highest    ElectionID     // the highest election ID the device reported for the role
+	fenced     bool           // highest > election: a newer client is primary for the role
 	primary    bool
 	arbitrated bool // an arbitration answer arrived on the current stream
 	ready      bool // primary, pipeline checked, lib loaded
@@ -255,10 +257,14 @@ func (s *session) onArbitration(a *p4v1.MasterArbitrationUpdate) (ElectionID, bo
 	s.arbitrated = true
 	st := code.Code(a.GetStatus().GetCode())
 	highest, known := ElectionID{High: a.GetElectionId().GetHigh(), Low: a.GetElectionId().GetLow()}, a.GetElectionId() != nil
+	if known {
+		s.highest = highest
+	}
 	if st == code.Code_OK {
 		if known {
 			s.election = highest
 		}
+		s.fenced = false
 		if !s.primary {
 			s.log.Info("p4runtime: primary", slog.String("election_id", s.election.String()))
 		}
@@ -268,8 +274,16 @@ func (s *session) onArbitration(a *p4v1.MasterArbitrationUpdate) (ElectionID, bo
 	if s.primary {
 		s.log.Warn("p4runtime: lost primary", slog.String("status", st.String()), slog.String("highest", highest.String()))
 	}
+	if fenced := known && s.election.Less(highest); fenced != s.fenced {
+		s.fenced = fenced
+		if fenced {
+			s.log.Warn("p4runtime: fenced: a newer primary holds the role; writes are refused",
+				slog.String("role", s.cfg.Role), slog.String("election_id", s.election.String()), slog.String("highest", highest.String()))
+		}
+	}
 	s.setRoleLocked(false, nil)
 	if st == code.Code_NOT_FOUND && s.cfg.TakeOver {
+		s.fenced = false
 		next := s.cfg.ElectionID
 		if known {
 			next = highest.Add(s.cfg.ElectionID)
@@ -306,7 +320,11 @@ func (s *session) notPrimary(op string) error {
 			msg += " (last stream error: " + s.lastErr.Error() + ")"
 		}
 	}
-	return &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: op, Code: codes.PermissionDenied, Message: msg, Err: ErrNotPrimary}
+	if s.fenced { // a newer owner stays newer across reconnections
+		msg = fmt.Sprintf("%s: election id %s superseded by %s; %s", s.roleName(), s.election, s.highest, msg)
+	}
+	return &DeviceError{Leaf: s.leaf.Name, Device: s.leaf.DeviceID, Op: op, Code: codes.PermissionDenied, Message: msg, Err: ErrNotPrimary,
+		Fenced: s.fenced}
 }
 
 // ensureReady makes sure this session is primary and the device runs the
@@ -371,17 +389,61 @@ func (s *session) notPrimaryLocked(op string) error {
 }
 
 // fail converts an RPC error and, for PERMISSION_DENIED, records the loss
-// of primary.
+// of primary. A refusal of a write the session sent as primary means the
+// device has a newer primary for the role, and the device tells every
+// client of the role so on the stream; fail waits for that notification
+// (up to CallTimeout, as it may arrive just after the refusal) so that the
+// error says whether the client is fenced.
 func (s *session) fail(gen uint64, op string, err error) error {
 	de := s.deviceError(op, err)
-	if errors.Is(de, ErrNotPrimary) {
-		s.mu.Lock()
-		if s.gen == gen {
-			s.setRoleLocked(false, de)
-		}
-		s.mu.Unlock()
+	if !errors.Is(de, ErrNotPrimary) {
+		return de
+	}
+	s.mu.Lock()
+	wasPrimary := s.gen == gen && s.primary
+	s.mu.Unlock()
+	if wasPrimary {
+		s.awaitArbitration(gen)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := de.(*DeviceError); ok && s.fenced {
+		d.Fenced = true
+		d.Message = fmt.Sprintf("%s (%s: election id %s superseded by %s)", d.Message, s.roleName(), s.election, s.highest)
+	}
+	if s.gen == gen {
+		s.setRoleLocked(false, de)
 	}
 	return de
+}
+
+// awaitArbitration waits until the session leaves generation gen (an
+// arbitration notification or a broken stream), up to CallTimeout on the
+// wall clock.
+func (s *session) awaitArbitration(gen uint64) {
+	t := time.NewTimer(s.cfg.CallTimeout)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		done, changed := s.gen != gen || !s.primary, s.changed
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// roleName names the session's role for messages.
+func (s *session) roleName() string {
+	if s.cfg.Role == "" {
+		return "default role"
+	}
+	return fmt.Sprintf("role %q", s.cfg.Role)
 }
 
 // read runs one Read RPC and returns every entity.

@@ -28,8 +28,11 @@
 //     A batch with a failed update returns UNKNOWN with one p4.v1.Error per
 //     update (OK for the others) in the status details; Read does the same
 //     per request.
-//   - StreamChannel arbitration per (device, role): the highest election ID
-//     ever seen is primary; notifications carry OK to the primary,
+//   - StreamChannel arbitration per (device, role), each role on its own:
+//     the highest election ID ever seen for the role is its primary, and
+//     only that primary may Write (or set the pipeline) with that role —
+//     a client superseded by a higher election ID of its role gets
+//     PERMISSION_DENIED, which is how replicas fence a former owner; notifications carry OK to the primary,
 //     ALREADY_EXISTS to backups and NOT_FOUND to everyone while there is no
 //     primary; a reused election ID is INVALID_ARGUMENT, a stream changing
 //     device or role FAILED_PRECONDITION. When the primary's stream closes,
