@@ -134,6 +134,12 @@ type Config struct {
 	// CookiePrefix tags every rule the server installs (the top 16 bits of
 	// the cookie), so it finds its own rules and leaves others alone.
 	CookiePrefix uint16
+	// Owner, when set, fences the writes of override rules for controllers
+	// that share the switches (see Owner): each flow's rules carry its
+	// owner's cookie, and a write for a flow the owner refuses fails with
+	// ErrFenced. Nil: the server owns every flow, and override cookies
+	// follow CookiePrefix.
+	Owner Owner
 	// BasePath picks the aggregation switch of the permanent base route
 	// between two hosts (indexes into the fabric's hosts in leaf order).
 	// Default: (src+dst) mod |S|.
@@ -247,6 +253,9 @@ func (c Config) Validate() error {
 	}
 	if c.Clock != nil && nilcheck.IsNil(c.Clock) {
 		errs = append(errs, fmt.Errorf("clock is a nil %T, want a usable clock, or nil for the system clock", c.Clock))
+	}
+	if c.Owner != nil && nilcheck.IsNil(c.Owner) {
+		errs = append(errs, fmt.Errorf("owner is a nil %T, want a usable owner, or nil for none", c.Owner))
 	}
 	if c.Registerer != nil && nilcheck.IsNil(c.Registerer) {
 		errs = append(errs, fmt.Errorf("registerer is a nil %T, want a usable registerer, or nil for no metrics", c.Registerer))

@@ -200,6 +200,9 @@ func (s *Server) prepare(ctx context.Context, flow proflow.FlowID, sw, src, dst 
 	if cur != nil && cur.agg == sw {
 		return cur, nil, nil
 	}
+	if !s.writable(flow) {
+		return nil, nil, s.placeErr(flow, sw, ErrFenced)
+	}
 	next = &placement{flow: flow, agg: sw, srcLeaf: src, dstLeaf: dst}
 	from := uint16(1)
 	if cur != nil {
@@ -214,6 +217,9 @@ func (s *Server) prepare(ctx context.Context, flow proflow.FlowID, sw, src, dst 
 		if low.gen >= cur.gen {
 			return nil, nil, s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations 1..%d are in use or waiting for their delete", cur.gen))
 		}
+		if low.cookie, err = s.overrideCookie(flow, low.gen); err != nil {
+			return nil, nil, s.placeErr(flow, sw, err)
+		}
 		if err := s.move(ctx, cur, &low); err != nil {
 			return nil, nil, s.placeErr(flow, sw, err)
 		}
@@ -225,6 +231,9 @@ func (s *Server) prepare(ctx context.Context, flow proflow.FlowID, sw, src, dst 
 	}
 	if next.gen > priorityGenerations {
 		return nil, nil, s.placeErr(flow, sw, fmt.Errorf("no free override priority: generations %d..%d wait for their delete", from, priorityGenerations))
+	}
+	if next.cookie, err = s.overrideCookie(flow, next.gen); err != nil {
+		return nil, nil, s.placeErr(flow, sw, err)
 	}
 	return cur, next, nil
 }
@@ -342,7 +351,9 @@ func (s *Server) setup(ctx context.Context, sess *session) error {
 	s.emu.Lock()
 	if st.leaf >= 0 {
 		for _, p := range s.placed {
-			mods = append(mods, s.rules(p, st.leaf, ofwire.FlowAdd)...)
+			if s.writable(p.flow) {
+				mods = append(mods, s.rules(p, st.leaf, ofwire.FlowAdd)...)
+			}
 		}
 		for k, p := range s.leftovers {
 			switch {
@@ -428,6 +439,9 @@ func (s *Server) refresh(ctx context.Context) {
 	s.emu.Lock()
 	if s.cfg.LeaseTimeout > 0 {
 		for _, p := range s.placed {
+			if !s.writable(p.flow) {
+				continue // fenced: the lease lapses unless the owner takes the flow back
+			}
 			for _, l := range []int{p.srcLeaf, p.dstLeaf} {
 				b := batch(l)
 				b.mods = append(b.mods, s.rules(p, l, ofwire.FlowAdd)...)
@@ -506,7 +520,7 @@ func (s *Server) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 	s.emu.Lock()
 	s.locates[op] = struct{}{}
 	s.emu.Unlock()
-	agg, gen, err := s.readOverride(ctx, sess, flow, src)
+	agg, gen, cookie, err := s.readOverride(ctx, sess, flow, src)
 
 	s.emu.Lock()
 	defer s.emu.Unlock()
@@ -523,31 +537,41 @@ func (s *Server) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	s.adopt(&placement{flow: flow, agg: agg, gen: gen, srcLeaf: src, dstLeaf: dst})
+	s.adopt(&placement{flow: flow, agg: agg, gen: gen, srcLeaf: src, dstLeaf: dst, cookie: cookie})
 	return agg, nil
 }
 
-// readOverride reads the flow's highest-priority override on its source leaf.
-func (s *Server) readOverride(ctx context.Context, sess *session, flow proflow.FlowID, src int) (agg int, gen uint16, err error) {
+// readOverride reads the flow's highest-priority override on its source
+// leaf: by the flow's cookie tag, or with Config.Owner (whose cookies say
+// nothing of the flow) by its match, whatever the cookie.
+func (s *Server) readOverride(ctx context.Context, sess *session, flow proflow.FlowID, src int) (agg int, gen uint16, cookie uint64, err error) {
 	st := sess.st
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	body, _, err := sess.roundTrip(ctx, ofwire.FlowStatsRequest(sess.nextXID(), s.cookie(kindOverride, flowTag(flow), 0), maskFlow), ofwire.TypeMultipartReply)
+	want := flowMatch(flow)
+	req := ofwire.FlowStatsRequest(sess.nextXID(), s.cookie(kindOverride, flowTag(flow), 0), maskFlow)
+	if s.cfg.Owner != nil {
+		if req, err = ofwire.FlowStatsRequestMatch(sess.nextXID(), 0, 0, want); err != nil {
+			return -1, 0, 0, fmt.Errorf("openflow: locate %v: %w", flow, err)
+		}
+	}
+	body, _, err := sess.roundTrip(ctx, req, ofwire.TypeMultipartReply)
 	if err != nil {
-		return -1, 0, fmt.Errorf("openflow: locate %v: leaf %s flow stats: %w", flow, st.name, err)
+		return -1, 0, 0, fmt.Errorf("openflow: locate %v: leaf %s flow stats: %w", flow, st.name, err)
 	}
 	flows, err := ofwire.ParseFlowStats(nil, body)
 	if err != nil {
-		return -1, 0, fmt.Errorf("openflow: locate %v: leaf %s flow stats reply: %w", flow, st.name, err)
+		return -1, 0, 0, fmt.Errorf("openflow: locate %v: leaf %s flow stats reply: %w", flow, st.name, err)
 	}
-	want, best := flowMatch(flow), -1
-	for i, f := range flows {
-		if f.Match == want && (best < 0 || f.Priority > flows[best].Priority) {
+	best := -1
+	for i := range flows {
+		f := &flows[i]
+		if f.Match == want && s.isOverride(f) && (best < 0 || f.Priority > flows[best].Priority) {
 			best = i
 		}
 	}
 	if best < 0 {
-		return -1, 0, fmt.Errorf("openflow: locate %v on leaf %s: %w", flow, st.name, proflow.ErrNotPlaced)
+		return -1, 0, 0, fmt.Errorf("openflow: locate %v on leaf %s: %w", flow, st.name, proflow.ErrNotPlaced)
 	}
 	agg = -1
 	for k, p := range s.cfg.Fabric.Leaves[src].Uplinks {
@@ -555,12 +579,11 @@ func (s *Server) readOverride(ctx context.Context, sess *session, flow proflow.F
 			agg = k
 		}
 	}
-	gen = uint16(flows[best].Cookie & 0xffff)
-	if agg < 0 || gen == 0 || gen > priorityGenerations {
-		return -1, 0, fmt.Errorf("openflow: locate %v: leaf %s rule (cookie %#x) outputs to port %d, want an uplink port %v",
+	if agg < 0 {
+		return -1, 0, 0, fmt.Errorf("openflow: locate %v: leaf %s rule (cookie %#x) outputs to port %d, want an uplink port %v",
 			flow, st.name, flows[best].Cookie, flows[best].OutPort, s.cfg.Fabric.Leaves[src].Uplinks)
 	}
-	return agg, gen, nil
+	return agg, flows[best].Priority - s.cfg.OverridePriority, flows[best].Cookie, nil
 }
 
 // adopt makes p, read back from a leaf, the flow's placement. Leftovers of
@@ -573,10 +596,29 @@ func (s *Server) adopt(p *placement) {
 	s.setPlaced(p.flow, p)
 }
 
+// Release implements proflow.Releaser: it deletes the flow's override rule
+// pair (forward on the source leaf, reverse on the destination leaf) and
+// waits for both leaves' barriers, as Unplace does. The base rules stay:
+// they are permanent and carry every host pair, so the default path
+// carries the flow before (and while) its override goes. A flow with
+// nothing installed (never placed, or released already) is not an error.
+// With Config.Owner, a release the owner refuses fails with ErrFenced.
+func (s *Server) Release(ctx context.Context, flow proflow.FlowID) error {
+	return s.unplace(ctx, flow, "release")
+}
+
 // Unplace deletes the flow's override rules, returning it to base
 // forwarding. If a leaf does not confirm the delete, Unplace fails and the
 // flow stays placed (its leases are still refreshed; call Unplace again).
+// A flow the server has not placed (or adopted with Locate) is left alone.
+// With Config.Owner, an unplace the owner refuses fails with ErrFenced and
+// deletes nothing.
 func (s *Server) Unplace(ctx context.Context, flow proflow.FlowID) error {
+	return s.unplace(ctx, flow, "unplace")
+}
+
+// unplace is Unplace and Release; op names the call in errors.
+func (s *Server) unplace(ctx context.Context, flow proflow.FlowID, op string) error {
 	s.emu.Lock()
 	p := s.placed[flow]
 	s.emu.Unlock()
@@ -584,19 +626,22 @@ func (s *Server) Unplace(ctx context.Context, flow proflow.FlowID) error {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("openflow: unplace %v: %w", flow, err)
+		return fmt.Errorf("openflow: %s %v: %w", op, flow, err)
 	}
 	if err := s.lockLeaves(ctx, p.srcLeaf, p.dstLeaf); err != nil {
-		return fmt.Errorf("openflow: unplace %v: waiting for the lease refresh: %w", flow, err)
+		return fmt.Errorf("openflow: %s %v: waiting for the lease refresh: %w", op, flow, err)
 	}
 	defer s.emu.Unlock()
 	if p = s.placed[flow]; p == nil {
 		return nil
 	}
+	if !s.writable(flow) {
+		return fmt.Errorf("openflow: %s %v: %w", op, flow, ErrFenced)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	if err := errors.Join(s.applyEach(ctx, p, []int{p.srcLeaf, p.dstLeaf}, ofwire.FlowDeleteStrict)...); err != nil {
-		return fmt.Errorf("openflow: unplace %v: %w", flow, err)
+		return fmt.Errorf("openflow: %s %v: %w", op, flow, err)
 	}
 	s.setPlaced(flow, nil)
 	return nil

@@ -13,6 +13,9 @@ import (
 //	bits 47..40  kind: 1 base forwarding, 2 flow override
 //	bits 39..16  flow tag (overrides: a hash of the FlowID)
 //	bits 15..0   generation (overrides: priority − Config.OverridePriority)
+//
+// With Config.Owner set, override rules carry the owner's cookie instead
+// (see Owner); base rules keep this layout.
 const (
 	kindBase     = 1
 	kindOverride = 2
@@ -91,6 +94,7 @@ type placement struct {
 	agg              int
 	gen              uint16 // 1..priorityGenerations
 	srcLeaf, dstLeaf int
+	cookie           uint64 // what its rules carry: adds set it, deletes match it exactly
 }
 
 // pairMatch matches the IPv4 packets from src to dst: the match of a base
@@ -125,7 +129,7 @@ func (s *Server) rules(p *placement, leaf int, cmd ofwire.FlowModCommand) []ofwi
 		hard = uint16((s.cfg.LeaseTimeout + 999_999_999) / 1_000_000_000)
 	}
 	mk := func(m ofwire.Match) ofwire.FlowMod {
-		fm := ofwire.FlowMod{Command: cmd, Cookie: s.cookie(kindOverride, flowTag(p.flow), p.gen),
+		fm := ofwire.FlowMod{Command: cmd, Cookie: p.cookie,
 			Priority: s.cfg.OverridePriority + p.gen, Match: m}
 		if cmd == ofwire.FlowAdd {
 			fm.HardTimeout, fm.OutPort = hard, lf.Uplinks[p.agg]

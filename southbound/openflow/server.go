@@ -28,6 +28,10 @@ var (
 	// is full (OFPET_FLOW_MOD_FAILED, OFPFMFC_TABLE_FULL): a *ProtocolError
 	// with type 5, code 1 matches it with errors.Is.
 	ErrTableFull = errors.New("flow table full")
+	// ErrFenced marks a write the server refused because Config.Owner
+	// says this controller must not write for the flow now (another
+	// replica owns it, or this one lost touch with its coordinator).
+	ErrFenced = errors.New("fenced: this controller does not own the flow now")
 )
 
 // OpenFlow 1.3 error type and code of a full flow table.
@@ -62,8 +66,8 @@ func (e *ProtocolError) Is(target error) bool {
 // Switches connect to it (Serve); it installs permanent base forwarding on
 // each, polls port and flow statistics, and moves flows between aggregation
 // switches with per-flow override rules. It implements proflow.Telemetry,
-// proflow.Enforcer, proflow.BatchEnforcer, proflow.Locator and
-// proflow.FlowValidator.
+// proflow.Enforcer, proflow.BatchEnforcer, proflow.Locator, proflow.Releaser
+// and proflow.FlowValidator.
 //
 // A Server is safe for concurrent use. Telemetry assumes one consumer: rates
 // are computed between the two latest polls of each switch.
@@ -80,6 +84,8 @@ type Server struct {
 	leftovers map[leftover]*placement // override rules whose delete failed, retried
 	locates   map[*locateOp]struct{}  // Locate calls reading a leaf
 	leafBusy  []chan struct{}         // per leaf: closed when its refresh batch is done; nil when none runs
+
+	scratch flowScratch // Collect's per-flow counter index
 
 	mu       sync.Mutex
 	serving  bool
@@ -114,6 +120,8 @@ var (
 	_ proflow.Enforcer      = (*Server)(nil)
 	_ proflow.Locator       = (*Server)(nil)
 	_ proflow.FlowValidator = (*Server)(nil)
+	_ proflow.BatchEnforcer = (*Server)(nil)
+	_ proflow.Releaser      = (*Server)(nil)
 )
 
 // NewServer checks cfg and returns a server ready to Serve.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
@@ -83,7 +84,12 @@ func (s *Server) pollStats(sess *session) (*sample, error) {
 	fc := sess.register(fx, ofwire.TypeMultipartReply)
 	defer sess.unregister(px, fx)
 	start := time.Now()
-	if err := sess.write(ofwire.PortStatsRequest(px), ofwire.FlowStatsRequest(fx, uint64(s.cfg.CookiePrefix)<<48, maskOurs)); err != nil {
+	// With an Owner, overrides carry the owners' cookies: read every rule.
+	cookie, mask := uint64(s.cfg.CookiePrefix)<<48, maskOurs
+	if s.cfg.Owner != nil {
+		cookie, mask = 0, 0
+	}
+	if err := sess.write(ofwire.PortStatsRequest(px), ofwire.FlowStatsRequest(fx, cookie, mask)); err != nil {
 		return nil, err
 	}
 	if err := sess.wait(ctx, pc); err != nil {
@@ -117,11 +123,23 @@ func (s *Server) pollStats(sess *session) (*sample, error) {
 //   - ElephantRate e_k: summed rate of those entries faster than
 //     Config.ElephantFraction × Topology.BucketRate.
 //   - Leaves (Topology.Leaves): IngressRate λ = bytes/s received on host
-//     ports minus the protected flow's own bytes; TransmitRate μ = bytes/s
-//     sent on uplinks.
-//   - Flow.Throughput φ: the protected flow's forward override rules on its
+//     ports minus the protected flows' own bytes (each flow of obs.FlowIDs,
+//     or Config.Flow when FlowIDs is empty; never below zero);
+//     TransmitRate μ = bytes/s sent on uplinks.
+//   - Flow.Throughput φ: Config.Flow's forward override rules on its
 //     source leaf (its base pair rule while it has no override);
 //     Flow.CongestionRate F = Σ λ over Topology.Leaves.
+//   - Flows[i] (a multi-flow controller lists its flows in obs.FlowIDs):
+//     the Throughput of FlowIDs[i], measured as φ is — the byte counters
+//     of its forward override rules on its source leaf over the interval,
+//     or of its base host-pair rule while it has no override (that rule
+//     counts every flow of the host pair) — and the fabric-wide F. A flow
+//     whose hosts are not hosts of the fabric, or hang off one leaf, has no
+//     rule to count: Collect fails with an error naming flow_ids[i] and
+//     wrapping proflow.ErrNotInFabric (proflow.NewMultiController refuses
+//     such flows through ValidateFlow, so it is not expected in practice).
+//     The rates of many flows cost one pass over each source leaf's rules
+//     and a map lookup per flow.
 //
 // OverflowRate is left at zero: tc counters are not OpenFlow (see package
 // telemetry/tcstat). obs.Time is the oldest of the switches' sample times.
@@ -167,12 +185,14 @@ func (s *Server) Collect(ctx context.Context, obs *proflow.Observation) error {
 		}
 		samples[i] = [2]*sample{prev, cur}
 	}
-	s.compute(obs, samples)
+	if err := s.compute(obs, samples); err != nil {
+		return fmt.Errorf("openflow: collect: %w", err)
+	}
 	return nil
 }
 
 // compute fills obs from the (previous, current) samples of s.order.
-func (s *Server) compute(obs *proflow.Observation, samples [][2]*sample) {
+func (s *Server) compute(obs *proflow.Observation, samples [][2]*sample) error {
 	nAgg := len(s.cfg.Fabric.Aggs)
 	elephant := s.cfg.ElephantFraction * s.cfg.Topology.BucketRate
 	oldest := time.Time{}
@@ -190,7 +210,7 @@ func (s *Server) compute(obs *proflow.Observation, samples [][2]*sample) {
 		pf := flowIndex(prev)
 		sw.FlowCount, sw.ElephantRate = 0, 0
 		for _, f := range cur.flows {
-			if f.Cookie&maskKind != s.cookie(kindBase, 0, 0)&maskKind || f.Match.Has&ofwire.HasIPSrc == 0 {
+			if f.Cookie != s.cookie(kindBase, 0, 0) || f.Match.Has&ofwire.HasIPSrc == 0 {
 				continue
 			}
 			old, seen := pf[flowKey{f.Cookie, f.Priority, f.Match}]
@@ -208,62 +228,132 @@ func (s *Server) compute(obs *proflow.Observation, samples [][2]*sample) {
 		}
 	}
 
-	// The protected flow, on its source leaf.
-	phi, srcLeaf := 0.0, -1
+	// The protected flows, on their source leaves: obs.FlowIDs, or
+	// Config.Flow for a single-flow controller. Each one's throughput is
+	// taken off its source leaf's ingress rate λ, which counts congestion
+	// traffic only.
+	sc := &s.scratch
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.reset(len(s.cfg.Fabric.Leaves))
+	phi := 0.0
 	if s.cfg.Flow != (proflow.FlowID{}) {
 		if src, _, err := s.resolve(s.cfg.Flow); err == nil {
-			srcLeaf = src
-			prev, cur := samples[nAgg+src][0], samples[nAgg+src][1]
-			phi = s.flowRate(prev, cur) / cur.at.Sub(prev.at).Seconds()
+			phi = s.flowRate(sc, samples, s.cfg.Flow, src)
+			if len(obs.FlowIDs) == 0 {
+				sc.protected[src] += phi
+			}
 		}
 	}
 	obs.Flow.Throughput = phi
+	for i, id := range obs.FlowIDs {
+		src, _, err := s.resolve(id)
+		if err != nil {
+			return fmt.Errorf("flow_ids[%d]: %v has no rules on the fabric: %w", i, id, err)
+		}
+		r := s.flowRate(sc, samples, id, src)
+		obs.Flows[i].Throughput = r
+		sc.protected[src] += r
+	}
 	obs.Flow.CongestionRate = 0
 	for i, name := range s.cfg.Topology.Leaves {
 		l := s.cfg.Fabric.leafIndex(name)
 		lf := s.cfg.Fabric.Leaves[l]
 		prev, cur := samples[nAgg+l][0], samples[nAgg+l][1]
 		dt := cur.at.Sub(prev.at).Seconds()
-		hostPorts := make([]uint32, len(lf.Hosts))
-		for j, h := range lf.Hosts {
-			hostPorts[j] = h.Port
+		sc.ports = sc.ports[:0]
+		for _, h := range lf.Hosts {
+			sc.ports = append(sc.ports, h.Port)
 		}
-		in := portDelta(prev, cur, hostPorts, true) / dt
-		if l == srcLeaf {
-			in = max(0, in-phi)
-		}
+		in := max(0, portDelta(prev, cur, sc.ports, true)/dt-sc.protected[l])
 		obs.Leaves[i] = proflow.LeafSample{IngressRate: in, TransmitRate: portDelta(prev, cur, lf.Uplinks, false) / dt}
 		obs.Flow.CongestionRate += in
 	}
+	for i := range obs.Flows {
+		obs.Flows[i].CongestionRate = obs.Flow.CongestionRate
+	}
+	return nil
 }
 
-// flowRate returns the bytes the protected flow's forward rules counted
-// between two samples of its source leaf: its override rules, or its base
-// host-pair rule when it has none. A rule absent from prev (installed since)
-// counts from zero; a counter that went backwards (rule re-created) too.
-func (s *Server) flowRate(prev, cur *sample) float64 {
-	fwd := flowMatch(s.cfg.Flow)
-	ovr := s.cookie(kindOverride, flowTag(s.cfg.Flow), 0)
-	pf := flowIndex(prev)
-	var total uint64
-	found := false
-	for _, f := range cur.flows {
-		if f.Cookie&maskFlow != ovr || f.Match != fwd {
+// flowScratch is Collect's reusable index of the source leaves' rule
+// counters, so that the throughput of many protected flows costs one pass
+// over each leaf's rules and a map lookup per flow.
+type flowScratch struct {
+	mu        sync.Mutex
+	indexed   []bool               // per leaf: rates holds its rules
+	prev      map[flowKey]uint64   // previous byte counters of the leaf being indexed
+	rates     map[leafRule]float64 // bytes/s per (leaf, match, override or base)
+	protected []float64            // per leaf: summed throughput of its protected flows
+	ports     []uint32
+}
+
+// leafRule keys the summed rate of one leaf's override rules (ovr) or base
+// host-pair rule with one match.
+type leafRule struct {
+	leaf  int
+	match ofwire.Match
+	ovr   bool
+}
+
+func (sc *flowScratch) reset(leaves int) {
+	if sc.rates == nil {
+		sc.prev, sc.rates = map[flowKey]uint64{}, map[leafRule]float64{}
+	}
+	clear(sc.rates)
+	sc.indexed = resize(sc.indexed, leaves)
+	sc.protected = resize(sc.protected, leaves)
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		s = make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// index fills sc.rates with the rates of leaf's overrides and base
+// host-pair rules between its two samples. A rule absent from prev
+// (installed since) counts from zero; a counter that went backwards (rule
+// re-created) too.
+func (s *Server) index(sc *flowScratch, leaf int, prev, cur *sample) {
+	sc.indexed[leaf] = true
+	clear(sc.prev)
+	for _, f := range prev.flows {
+		sc.prev[flowKey{f.Cookie, f.Priority, f.Match}] = f.Bytes
+	}
+	dt := cur.at.Sub(prev.at).Seconds()
+	base := s.cookie(kindBase, 0, 0)
+	for i := range cur.flows {
+		f := &cur.flows[i]
+		ovr := s.isOverride(f)
+		if !ovr && (f.Cookie != base || f.Match.Has&ofwire.HasIPSrc == 0) {
 			continue
 		}
-		found = true
-		total += counterDelta(pf, f)
-	}
-	if found {
-		return float64(total)
-	}
-	pair := pairMatch(s.cfg.Flow.Src, s.cfg.Flow.Dst)
-	for _, f := range cur.flows {
-		if f.Cookie&maskKind == s.cookie(kindBase, 0, 0)&maskKind && f.Match == pair {
-			total += counterDelta(pf, f)
+		d := f.Bytes
+		if old, ok := sc.prev[flowKey{f.Cookie, f.Priority, f.Match}]; ok && f.Bytes >= old {
+			d = f.Bytes - old
 		}
+		sc.rates[leafRule{leaf, f.Match, ovr}] += float64(d) / dt
 	}
-	return float64(total)
+}
+
+// flowRate returns the throughput of flow, bytes/s, from the byte counters
+// of its forward rules on its source leaf src: its override rules (every
+// generation: during a move both count), or its base host-pair rule while
+// it has none — which counts every flow of the host pair, the flow's
+// default path has no counter of its own. Like the port counters, the
+// rule counters count frames, headers included.
+func (s *Server) flowRate(sc *flowScratch, samples [][2]*sample, flow proflow.FlowID, src int) float64 {
+	if !sc.indexed[src] {
+		pc := samples[len(s.cfg.Fabric.Aggs)+src]
+		s.index(sc, src, pc[0], pc[1])
+	}
+	if r, ok := sc.rates[leafRule{src, flowMatch(flow), true}]; ok {
+		return r
+	}
+	return sc.rates[leafRule{src, pairMatch(flow.Src, flow.Dst), false}]
 }
 
 type flowKey struct {
@@ -278,14 +368,6 @@ func flowIndex(s *sample) map[flowKey]ofwire.FlowStats {
 		m[flowKey{f.Cookie, f.Priority, f.Match}] = f
 	}
 	return m
-}
-
-func counterDelta(prev map[flowKey]ofwire.FlowStats, f ofwire.FlowStats) uint64 {
-	old, ok := prev[flowKey{f.Cookie, f.Priority, f.Match}]
-	if !ok || f.Bytes < old.Bytes {
-		return f.Bytes
-	}
-	return f.Bytes - old.Bytes
 }
 
 // portDelta sums the byte counters (received when rx, else transmitted) of

@@ -3,7 +3,11 @@
 // cookies, priorities and hard timeouts, forwards synthetic packets through
 // it, counts bytes per rule and per port, and can be told to misbehave
 // (withhold barrier replies, drop statistics replies, stop answering echoes,
-// forget its rules on reconnect). A Net wires several switches and hosts so a
+// forget its rules on reconnect). Deletes and flow statistics requests
+// honour the cookie and cookie mask, and their match non-strictly (a rule
+// is selected when its match sets every field the request's does, to the
+// same value), as OpenFlow 1.3 specifies; an add with the match and
+// priority of an existing rule replaces it, keeping its counters. A Net wires several switches and hosts so a
 // test can send traffic end to end.
 package fakeswitch
 
@@ -345,7 +349,7 @@ func (s *Switch) flowMod(conn of.Conn, xid uint32, body []byte) error {
 			if strict {
 				hit = hit && e.Match == fm.Match && e.Priority == fm.Priority
 			} else {
-				hit = hit && (fm.Match.Has == 0 || e.Match == fm.Match)
+				hit = hit && fm.Match.Covers(e.Match)
 			}
 			if !hit {
 				kept = append(kept, e)
@@ -397,7 +401,7 @@ func (s *Switch) multipart(conn of.Conn, xid uint32, body []byte, spawn func(fun
 		}
 		parts = append(parts, cur)
 	case ofwire.MultipartFlow:
-		cookie, mask, perr := ofwire.ParseFlowStatsRequest(mp.Body)
+		cookie, mask, match, perr := ofwire.ParseFlowStatsRequestMatch(mp.Body)
 		if perr != nil {
 			s.mu.Unlock()
 			return s.sendError(conn, xid, 1, 1)
@@ -405,7 +409,7 @@ func (s *Switch) multipart(conn of.Conn, xid uint32, body []byte, spawn func(fun
 		var cur []byte
 		n := 0
 		for _, e := range s.flows {
-			if e.Cookie&mask != cookie&mask {
+			if e.Cookie&mask != cookie&mask || !match.Covers(e.Match) {
 				continue
 			}
 			d := time.Since(e.Installed)
@@ -446,6 +450,24 @@ func (s *Switch) multipart(conn of.Conn, xid uint32, body []byte, spawn func(fun
 		}
 	})
 	return nil
+}
+
+// Install adds e to the flow table as an OFPFC_ADD from another controller
+// would: it replaces a rule of the same match and priority (keeping its
+// counters) and sets Installed to the switch's now.
+func (s *Switch) Install(e Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.Installed = s.nowLocked()
+	for _, old := range s.flows {
+		if old.Match == e.Match && old.Priority == e.Priority {
+			old.Cookie, old.OutPort, old.HardTimeout, old.Installed = e.Cookie, e.OutPort, e.HardTimeout, e.Installed
+			s.notifyLocked()
+			return
+		}
+	}
+	s.flows = append(s.flows, &e)
+	s.notifyLocked()
 }
 
 // Flows returns a copy of the flow table, highest priority first.

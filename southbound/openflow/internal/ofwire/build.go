@@ -91,6 +91,21 @@ func FlowStatsRequest(xid uint32, cookie, mask uint64) *of.Request {
 		}))
 }
 
+// FlowStatsRequestMatch returns a multipart request for the flows of every
+// table whose cookie matches cookie under mask and whose match is m or more
+// specific (OpenFlow's non-strict match).
+func FlowStatsRequestMatch(xid uint32, cookie, mask uint64, m Match) (*of.Request, error) {
+	om, err := m.oxm()
+	if err != nil {
+		return nil, fmt.Errorf("flow stats request: %w", err)
+	}
+	return NewMessage(of.TypeMultipartRequest, xid,
+		ofp.NewMultipartRequest(ofp.MultipartTypeFlow, &ofp.FlowStatsRequest{
+			Table: ofp.TableAll, OutPort: ofp.PortAny, OutGroup: ofp.GroupAny,
+			Cookie: cookie, CookieMask: mask, Match: om,
+		})), nil
+}
+
 // FlowMod describes one flow-mod the controller sends.
 type FlowMod struct {
 	Command     ofp.FlowModCommand

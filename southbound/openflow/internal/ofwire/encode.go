@@ -56,6 +56,57 @@ func ParseFlowStatsRequest(b []byte) (cookie, mask uint64, err error) {
 	return be64(b[16:]), be64(b[24:]), nil
 }
 
+// ParseFlowStatsRequestMatch decodes the body of a flow statistics request
+// into its cookie, mask and match (an empty match when the request carries
+// none).
+func ParseFlowStatsRequestMatch(b []byte) (cookie, mask uint64, m Match, err error) {
+	if cookie, mask, err = ParseFlowStatsRequest(b); err != nil {
+		return 0, 0, m, err
+	}
+	if len(b) == 32 {
+		return cookie, mask, m, nil
+	}
+	if m, _, err = parseMatch(b[32:]); err != nil {
+		return 0, 0, m, fmt.Errorf("flow stats request: %w", err)
+	}
+	return cookie, mask, m, nil
+}
+
+// Covers reports whether m, used as a non-strict OpenFlow match (of a
+// delete or a statistics request), selects a rule whose match is e: every
+// field m sets, e sets to the same value.
+func (m Match) Covers(e Match) bool {
+	if e.Has&m.Has != m.Has {
+		return false
+	}
+	f := Match{Has: m.Has}
+	if m.Has&HasInPort != 0 {
+		f.InPort = e.InPort
+	}
+	if m.Has&HasEthType != 0 {
+		f.EthType = e.EthType
+	}
+	if m.Has&HasIPProto != 0 {
+		f.IPProto = e.IPProto
+	}
+	if m.Has&HasIPSrc != 0 {
+		f.IPSrc = e.IPSrc
+	}
+	if m.Has&HasIPDst != 0 {
+		f.IPDst = e.IPDst
+	}
+	if m.Has&HasL4Src != 0 {
+		f.L4Src = e.L4Src
+	}
+	if m.Has&HasL4Dst != 0 {
+		f.L4Dst = e.L4Dst
+	}
+	if m.Has&HasARPTPA != 0 {
+		f.ARPTPA = e.ARPTPA
+	}
+	return f == m
+}
+
 // AppendMultipartHeader appends a multipart reply header.
 func AppendMultipartHeader(b []byte, typ, flags uint16) []byte {
 	b = binary.BigEndian.AppendUint16(b, typ)
