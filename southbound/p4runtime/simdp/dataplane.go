@@ -49,7 +49,7 @@ func leafName(l int) string { return "leaf" + strconv.Itoa(l+1) }
 
 func hostAddr(h int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 0, byte(h + 1)}) }
 
-// Dataplane is a target.Dataplane over a simulated fabric: the protected
+// Dataplane is a target.Dataplane over a simulated fabric: each protected
 // flow's forward path_select entry moves it in the simulator, and the
 // counters integrate the simulator's samples. See the package
 // documentation for the model. Create one with New; it is safe for
@@ -57,35 +57,41 @@ func hostAddr(h int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 0, byte(
 type Dataplane struct {
 	f     *sim.Fabric
 	cfg   sim.Config
-	flow  proflow.FlowID
+	flow  proflow.FlowID // the primary protected flow, prot[0]
 	start time.Time
-	base  int // the switch of base forwarding (the scenario's ECMP placement)
 
 	leaves   []leafPorts    // by simulator leaf index
 	byDevice map[uint64]int // device ID -> simulator leaf index
 	devices  []uint64       // in the order of the leaves given to New
-	srcLeaf  int
-	dstLeaf  int
-	srcHost  int // host indices of the protected flow
-	dstHost  int
-	inL      []int // simulator leaf index -> index in L, or -1
+	inL      []int          // simulator leaf index -> index in L, or -1
 	cg       []congester
+	byFwd    map[proflow.FlowID]int // forward 5-tuple -> index in prot
+	byRev    map[proflow.FlowID]int // reverse 5-tuple -> index in prot
 
 	mu      sync.Mutex
+	prot    []protFlow // the fabric's protected flows, in sim.Fabric.Protected order
 	paths   map[pathKey]uint32
-	fwd     int // switch of the forward entry, -1 without one
-	rev     int // switch of the reverse entry, -1 without one
-	protSw  int // the switch the protected flow is on (for attribution)
 	last    time.Time
-	obs     proflow.Observation
-	prot    float64     // protected flow's bytes into its source leaf
-	hostRx  [][]float64 // [leaf][host]: bytes from the host into the leaf
+	obs     proflow.Observation // the latest truth, with every protected flow's sample
+	hostRx  [][]float64         // [leaf][host]: bytes from the host into the leaf
 	hostTx  [][]float64 // [leaf][host]: bytes from the leaf to the host
 	upTx    [][]float64 // [leaf][switch]: bytes from the leaf toward the switch
 	upRx    [][]float64 // [leaf][switch]: bytes from the switch into the leaf
 	sources []source    // scratch of integrate
 	streams []float64   // scratch: streams per switch
 	offered []float64   // scratch: congesters' rate per switch
+	protOut []float64   // scratch: protected flows' delivered frames per switch
+}
+
+// protFlow is one protected flow of the fabric as the data plane sees it.
+type protFlow struct {
+	id               proflow.FlowID
+	srcHost, dstHost int // host indices
+	srcLeaf, dstLeaf int
+	base             int     // the switch of base forwarding (where the scenario starts it)
+	fwd, rev         int     // switch of the forward and reverse entry, -1 without one
+	sw               int     // the switch it is on (for attribution)
+	bytes            float64 // its frames into its source leaf
 }
 
 var _ target.Dataplane = (*Dataplane)(nil)
@@ -124,6 +130,7 @@ type source struct {
 	capRate   float64 // bytes/s per stream, 0 for none
 	rate      float64 // bytes/s into the source leaf
 	protected bool
+	out       float64 // protected: delivered frames, bytes/s
 }
 
 // New returns a data plane that fronts f with the given leaves, usually
@@ -141,18 +148,25 @@ func New(f *sim.Fabric, leaves []p4runtime.Leaf) (*Dataplane, error) {
 	cfg := f.Config()
 	sc := f.Scenario()
 	d := &Dataplane{
-		f: f, cfg: cfg, flow: f.Flow(), start: f.Start(), base: f.InitialSwitch(),
+		f: f, cfg: cfg, flow: f.Flow(), start: f.Start(),
 		leaves: make([]leafPorts, cfg.Leaves), byDevice: map[uint64]int{},
-		fwd: -1, rev: -1, paths: map[pathKey]uint32{},
+		byFwd: map[proflow.FlowID]int{}, byRev: map[proflow.FlowID]int{}, paths: map[pathKey]uint32{},
 	}
 	hosts := cfg.Hosts()
 	hostIdx := func(name string) int { return slices.Index(hosts, name) }
-	d.srcHost, d.dstHost = hostIdx(cfg.ProtectedSrc), hostIdx(cfg.ProtectedDst)
-	if d.srcHost < 0 || d.dstHost < 0 || hostAddr(d.srcHost) != d.flow.Src || hostAddr(d.dstHost) != d.flow.Dst {
-		return nil, fmt.Errorf("simdp: new: protected flow %v does not run between hosts %s and %s at 10.0.0.<n>, as this package expects the simulator to number them",
-			d.flow, cfg.ProtectedSrc, cfg.ProtectedDst)
+	for i, pl := range f.InitialPlacements() {
+		src, okSrc := hostOfAddr(pl.Flow.Src, len(hosts))
+		dst, okDst := hostOfAddr(pl.Flow.Dst, len(hosts))
+		if !okSrc || !okDst {
+			return nil, fmt.Errorf("simdp: new: protected flow %v does not run between hosts at 10.0.0.1..%d, as this package expects the simulator to number them",
+				pl.Flow, len(hosts))
+		}
+		p := protFlow{id: pl.Flow, srcHost: src, dstHost: dst, srcLeaf: src / cfg.HostsPerLeaf, dstLeaf: dst / cfg.HostsPerLeaf,
+			base: pl.Switch, fwd: -1, rev: -1, sw: pl.Switch}
+		d.prot = append(d.prot, p)
+		d.byFwd[pl.Flow], d.byRev[pl.Flow.Reverse()] = i, i
+		d.obs.FlowIDs = append(d.obs.FlowIDs, pl.Flow)
 	}
-	d.srcLeaf, d.dstLeaf = d.srcHost/cfg.HostsPerLeaf, d.dstHost/cfg.HostsPerLeaf
 
 	var errs []error
 	seen := map[string]bool{}
@@ -189,20 +203,23 @@ func New(f *sim.Fabric, leaves []p4runtime.Leaf) (*Dataplane, error) {
 		d.devices = append(d.devices, lf.DeviceID)
 		d.leaves[l] = leafPorts{device: lf.DeviceID, hosts: slices.Clone(lf.HostPorts), uplinks: slices.Clone(lf.Uplinks)}
 	}
-	for _, end := range [...]struct {
-		what string
-		leaf int
-		addr netip.Addr
-	}{{"source", d.srcLeaf, d.flow.Src}, {"destination", d.dstLeaf, d.flow.Dst}} {
-		name := leafName(end.leaf)
-		if !seen[name] {
-			errs = append(errs, fmt.Errorf("the protected flow's %s leaf %s is missing, want it among the leaves", end.what, name))
-			continue
-		}
-		if i := slices.IndexFunc(leaves, func(lf p4runtime.Leaf) bool { return lf.Name == name }); !slices.ContainsFunc(leaves[i].Hosts, func(p netip.Prefix) bool { return p.Contains(end.addr) }) {
-			errs = append(errs, fmt.Errorf("leaf %s: hosts %v do not contain the protected flow's %s %v", name, leaves[i].Hosts, end.what, end.addr))
+	for _, p := range d.prot {
+		for _, end := range [...]struct {
+			what string
+			leaf int
+			addr netip.Addr
+		}{{"source", p.srcLeaf, p.id.Src}, {"destination", p.dstLeaf, p.id.Dst}} {
+			name := leafName(end.leaf)
+			if !seen[name] {
+				errs = append(errs, fmt.Errorf("protected flow %v: its %s leaf %s is missing, want it among the leaves", p.id, end.what, name))
+				continue
+			}
+			if i := slices.IndexFunc(leaves, func(lf p4runtime.Leaf) bool { return lf.Name == name }); !slices.ContainsFunc(leaves[i].Hosts, func(p netip.Prefix) bool { return p.Contains(end.addr) }) {
+				errs = append(errs, fmt.Errorf("leaf %s: hosts %v do not contain the protected flow's %s %v (of %v)", name, leaves[i].Hosts, end.what, end.addr, p.id))
+			}
 		}
 	}
+	errs = slices.CompactFunc(errs, func(a, b error) bool { return a.Error() == b.Error() })
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("simdp: new: %w", err)
 	}
@@ -237,13 +254,29 @@ func New(f *sim.Fabric, leaves []p4runtime.Leaf) (*Dataplane, error) {
 	}
 	d.hostRx, d.hostTx = grid(cfg.HostsPerLeaf), grid(cfg.HostsPerLeaf)
 	d.upTx, d.upRx = grid(cfg.Switches), grid(cfg.Switches)
-	d.streams, d.offered = make([]float64, cfg.Switches), make([]float64, cfg.Switches)
-	d.protSw = f.Current()
+	d.streams, d.offered, d.protOut = make([]float64, cfg.Switches), make([]float64, cfg.Switches), make([]float64, cfg.Switches)
+	for i, t := range f.FlowTruths(nil) {
+		d.prot[i].sw = t.Switch
+	}
 	d.last = d.start
 	if f.Truth(&d.obs) {
 		d.last = d.obs.Time // count from now on
 	}
 	return d, nil
+}
+
+// hostOfAddr returns the index of the simulator host with address a
+// (10.0.0.1 is host 0), among n hosts.
+func hostOfAddr(a netip.Addr, n int) (int, bool) {
+	if !a.Is4() {
+		return 0, false
+	}
+	b := a.As4()
+	h := int(b[3]) - 1
+	if b[0] != 10 || b[1] != 0 || b[2] != 0 || h < 0 || h >= n {
+		return 0, false
+	}
+	return h, true
 }
 
 // parseLeaf returns the index of a simulator leaf name.
@@ -263,11 +296,24 @@ func (d *Dataplane) Devices() []uint64 { return slices.Clone(d.devices) }
 // Placement returns the aggregation switch the protected flow's forward
 // entry (on its source leaf) and reverse entry (on its destination leaf)
 // send it to, -1 for a direction without an entry. The simulator follows
-// the forward entry; after a complete placement both agree.
+// the forward entry; after a complete placement both agree. With several
+// protected flows it is the primary one's (sim.Fabric.Flow); see
+// PlacementOf.
 func (d *Dataplane) Placement() (forward, reverse int) {
+	forward, reverse, _ = d.PlacementOf(d.flow)
+	return forward, reverse
+}
+
+// PlacementOf is Placement for any protected flow of the fabric; ok is
+// false for a flow that is not one of them.
+func (d *Dataplane) PlacementOf(flow proflow.FlowID) (forward, reverse int, ok bool) {
+	i, ok := d.byFwd[flow]
+	if !ok {
+		return -1, -1, false
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.fwd, d.rev
+	return d.prot[i].fwd, d.prot[i].rev, true
 }
 
 // leaf returns the simulator leaf of a device.
@@ -279,11 +325,11 @@ func (d *Dataplane) leaf(device uint64) (int, error) {
 	return l, nil
 }
 
-// SetPath implements target.Dataplane. For the protected flow's forward
+// SetPath implements target.Dataplane. For a protected flow's forward
 // 5-tuple on its source leaf it moves the simulated flow to the switch of
 // uplinkPort; for its reverse 5-tuple on the destination leaf it records
-// the switch (Placement); other entries are recorded only. A port that is
-// not an uplink of the device is refused with INVALID_ARGUMENT.
+// the switch (PlacementOf); other entries are recorded only. A port that
+// is not an uplink of the device is refused with INVALID_ARGUMENT.
 func (d *Dataplane) SetPath(device uint64, flow proflow.FlowID, uplinkPort uint32) error {
 	l, err := d.leaf(device)
 	if err != nil {
@@ -297,20 +343,37 @@ func (d *Dataplane) SetPath(device uint64, flow proflow.FlowID, uplinkPort uint3
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.sync()
-	switch {
-	case l == d.srcLeaf && flow == d.flow:
+	if p := d.forward(l, flow); p != nil {
 		if err := d.f.Place(context.Background(), flow, k); err != nil {
 			return status.Errorf(codes.Internal, "simdp: %s: move %v to switch %d: %v", leafName(l), flow, k, err)
 		}
-		d.fwd, d.protSw = k, k
-	case l == d.dstLeaf && flow == d.flow.Reverse():
-		d.rev = k
+		p.fwd, p.sw = k, k
+	} else if p := d.reverse(l, flow); p != nil {
+		p.rev = k
 	}
 	d.paths[pathKey{device, flow}] = uplinkPort
 	return nil
 }
 
-// ClearPath implements target.Dataplane. For the protected flow's forward
+// forward returns the protected flow whose forward 5-tuple is flow, if
+// leaf l is its source leaf. Call with d.mu held.
+func (d *Dataplane) forward(l int, flow proflow.FlowID) *protFlow {
+	if i, ok := d.byFwd[flow]; ok && d.prot[i].srcLeaf == l {
+		return &d.prot[i]
+	}
+	return nil
+}
+
+// reverse returns the protected flow whose reverse 5-tuple is flow, if
+// leaf l is its destination leaf. Call with d.mu held.
+func (d *Dataplane) reverse(l int, flow proflow.FlowID) *protFlow {
+	if i, ok := d.byRev[flow]; ok && d.prot[i].dstLeaf == l {
+		return &d.prot[i]
+	}
+	return nil
+}
+
+// ClearPath implements target.Dataplane. For a protected flow's forward
 // entry it returns the flow to base forwarding: the switch the scenario
 // starts it on.
 func (d *Dataplane) ClearPath(device uint64, flow proflow.FlowID) error {
@@ -321,14 +384,13 @@ func (d *Dataplane) ClearPath(device uint64, flow proflow.FlowID) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.sync()
-	switch {
-	case l == d.srcLeaf && flow == d.flow:
-		if err := d.f.Place(context.Background(), flow, d.base); err != nil {
-			return status.Errorf(codes.Internal, "simdp: %s: return %v to base switch %d: %v", leafName(l), flow, d.base, err)
+	if p := d.forward(l, flow); p != nil {
+		if err := d.f.Place(context.Background(), flow, p.base); err != nil {
+			return status.Errorf(codes.Internal, "simdp: %s: return %v to base switch %d: %v", leafName(l), flow, p.base, err)
 		}
-		d.fwd, d.protSw = -1, d.base
-	case l == d.dstLeaf && flow == d.flow.Reverse():
-		d.rev = -1
+		p.fwd, p.sw = -1, p.base
+	} else if p := d.reverse(l, flow); p != nil {
+		p.rev = -1
 	}
 	delete(d.paths, pathKey{device, flow})
 	return nil
@@ -342,7 +404,7 @@ func (d *Dataplane) Path(device uint64, flow proflow.FlowID) (port uint32, ok bo
 	return port, ok
 }
 
-// PathCounters implements target.Dataplane: the protected flow's frames
+// PathCounters implements target.Dataplane: a protected flow's frames
 // into its source leaf for its forward 5-tuple there, zero for any other.
 func (d *Dataplane) PathCounters(device uint64, flow proflow.FlowID) (target.Counts, error) {
 	l, err := d.leaf(device)
@@ -352,8 +414,8 @@ func (d *Dataplane) PathCounters(device uint64, flow proflow.FlowID) (target.Cou
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.sync()
-	if l == d.srcLeaf && flow == d.flow {
-		return d.counts(d.prot), nil
+	if p := d.forward(l, flow); p != nil {
+		return d.counts(p.bytes), nil
 	}
 	return target.Counts{}, nil
 }
@@ -406,8 +468,19 @@ func (d *Dataplane) integrate(o *proflow.Observation, from, to time.Duration, dt
 	frames := cfg.PacketSize / cfg.MSS
 	mid := from + (to-from)/2
 
-	// The flows of the interval, with the streams through each switch.
-	srcs := append(d.sources[:0], source{host: d.srcHost, dst: d.dstHost, sw: d.protSw, streams: 1, protected: true})
+	// The flows of the interval, with the streams through each switch: the
+	// protected flows first (srcs[i] is d.prot[i]), then the congesters.
+	srcs := d.sources[:0]
+	for i := range d.prot {
+		p := &d.prot[i]
+		tput := o.Flow.Throughput
+		if i < len(o.Flows) {
+			tput = o.Flows[i].Throughput
+		}
+		srcs = append(srcs, source{host: p.srcHost, dst: p.dstHost, sw: p.sw, streams: 1, protected: true,
+			rate: tput * frames, out: tput * frames})
+	}
+	np := len(srcs)
 	for i := range d.cg {
 		c := &d.cg[i]
 		if c.arrive >= to || (c.depart != 0 && c.depart <= from) {
@@ -427,35 +500,40 @@ func (d *Dataplane) integrate(o *proflow.Observation, from, to time.Duration, dt
 		streams[s.sw] += s.streams
 	}
 	// A congester's rate: its streams' share of its switch's rate, capped.
-	for i := 1; i < len(srcs); i++ {
+	for i := np; i < len(srcs); i++ {
 		s := &srcs[i]
 		s.rate = o.Switches[s.sw].TxRate * s.streams / streams[s.sw]
 		if s.capRate > 0 {
 			s.rate = min(s.rate, s.capRate*s.streams)
 		}
 	}
-	// Scale each leaf in L to its measured congestion traffic λ; the
-	// protected flow's frames are μ−λ of its leaf.
-	prot := &srcs[0]
-	prot.rate = o.Flow.Throughput * frames
+	// Scale each leaf in L to its measured traffic: its congesters to its
+	// congestion traffic λ, its protected flows to the rest of what it sent,
+	// μ−λ (shared by their goodput, or evenly when none had any).
 	for l, i := range d.inL {
 		if i < 0 {
 			continue
 		}
 		lambda := o.Leaves[i].IngressRate
-		if l == d.srcLeaf {
-			prot.rate = max(0, o.Leaves[i].TransmitRate-lambda)
-		}
-		var sum, n float64
-		for _, s := range srcs[1:] {
-			if s.host/hpl == l {
+		var sum, n, psum, pn float64
+		for _, s := range srcs {
+			switch {
+			case s.host/hpl != l:
+			case s.protected:
+				psum, pn = psum+s.rate, pn+1
+			default:
 				sum, n = sum+s.rate, n+s.streams
 			}
 		}
-		for j := 1; j < len(srcs); j++ {
+		rest := max(0, o.Leaves[i].TransmitRate-lambda)
+		for j := range srcs {
 			s := &srcs[j]
 			switch {
 			case s.host/hpl != l:
+			case s.protected && psum > 0:
+				s.rate *= rest / psum
+			case s.protected:
+				s.rate = rest / pn
 			case sum > 0:
 				s.rate *= lambda / sum
 			default:
@@ -464,26 +542,25 @@ func (d *Dataplane) integrate(o *proflow.Observation, from, to time.Duration, dt
 		}
 	}
 	// What the leaves send up.
-	offered := d.offered // congesters' rates per switch
+	offered, protOut := d.offered, d.protOut // congesters' rates and protected flows' deliveries per switch
 	clear(offered)
-	for _, s := range srcs {
+	clear(protOut)
+	for i, s := range srcs {
 		l := s.host / hpl
 		d.hostRx[l][s.host%hpl] += s.rate * dt
 		d.upTx[l][s.sw] += s.rate * dt
-		if !s.protected {
+		if s.protected {
+			d.prot[i].bytes += s.rate * dt
+			protOut[s.sw] += s.out
+		} else {
 			offered[s.sw] += s.rate
 		}
 	}
-	d.prot += prot.rate * dt
 	// What the switches deliver, to the destinations' leaves and hosts.
-	protOut := o.Flow.Throughput * frames
 	for _, s := range srcs {
-		out := protOut
+		out := s.out
 		if !s.protected {
-			rest := o.Switches[s.sw].TxRate
-			if s.sw == prot.sw {
-				rest = max(0, rest-protOut)
-			}
+			rest := max(0, o.Switches[s.sw].TxRate-protOut[s.sw])
 			out = 0
 			if offered[s.sw] > 0 {
 				out = rest * s.rate / offered[s.sw]
