@@ -74,13 +74,13 @@ type Dataplane struct {
 	last    time.Time
 	obs     proflow.Observation // the latest truth, with every protected flow's sample
 	hostRx  [][]float64         // [leaf][host]: bytes from the host into the leaf
-	hostTx  [][]float64 // [leaf][host]: bytes from the leaf to the host
-	upTx    [][]float64 // [leaf][switch]: bytes from the leaf toward the switch
-	upRx    [][]float64 // [leaf][switch]: bytes from the switch into the leaf
-	sources []source    // scratch of integrate
-	streams []float64   // scratch: streams per switch
-	offered []float64   // scratch: congesters' rate per switch
-	protOut []float64   // scratch: protected flows' delivered frames per switch
+	hostTx  [][]float64         // [leaf][host]: bytes from the leaf to the host
+	upTx    [][]float64         // [leaf][switch]: bytes from the leaf toward the switch
+	upRx    [][]float64         // [leaf][switch]: bytes from the switch into the leaf
+	sources []source            // scratch of integrate
+	streams []float64           // scratch: streams per switch
+	offered []float64           // scratch: congesters' rate per switch
+	protOut []float64           // scratch: protected flows' delivered frames per switch
 }
 
 // protFlow is one protected flow of the fabric as the data plane sees it.
