@@ -31,6 +31,22 @@ func TestEnforcerConformance(t *testing.T) {
 	})
 }
 
+func TestReleaserConformance(t *testing.T) {
+	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness {
+		tb := newTestbed(t, nil)
+		tb.ready()
+		return southboundtest.EnforcerHarness{
+			Enforcer: tb.srv, Topology: tb.cfg.Topology, Flow: fp, Timeout: 5 * time.Second,
+			Where: func(context.Context) (int, error) {
+				return tb.cfg.Topology.SwitchIndex(tb.bothWays(fp))
+			},
+			WhereFlow: func(_ context.Context, f proflow.FlowID) (int, error) {
+				return tb.cfg.Topology.SwitchIndex(tb.bothWays(f))
+			},
+		}
+	})
+}
+
 func TestTelemetryConformance(t *testing.T) {
 	southboundtest.TestTelemetry(t, func(t *testing.T) southboundtest.TelemetryHarness {
 		tb := newTestbed(t, nil)

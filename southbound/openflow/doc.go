@@ -1,7 +1,7 @@
 // Package openflow is the OpenFlow 1.3 southbound of proflow: the controller
 // side that Open vSwitch (or any OpenFlow 1.3 switch) connects to. A Server
-// implements proflow.Telemetry, proflow.Enforcer, proflow.BatchEnforcer and
-// proflow.Locator for a two-tier leaf/aggregation fabric described by a
+// implements proflow.Telemetry, proflow.Enforcer, proflow.BatchEnforcer,
+// proflow.Locator and proflow.Releaser for a two-tier leaf/aggregation fabric described by a
 // Fabric.
 //
 // # Connections
@@ -64,6 +64,23 @@
 // BenchmarkPlace1000Batch and BenchmarkPlace1000OneByOne compare one step of
 // 1,000 flows both ways (make bench).
 //
+// The Server is a proflow.Releaser: Release deletes a flow's override pair
+// on both leaves (barrier-confirmed) and leaves the base rules, which carry
+// every host pair all along, so the flow is on its default path before its
+// override goes. A MultiController releases the flows it stops protecting.
+//
+// # Several controllers: owner cookies
+//
+// Replicas that share the switches and own disjoint sets of flows (proflow
+// serve with etcd) set Config.Owner: each flow's override rules then carry
+// its owner's cookie (for a replica, its shard and the epoch of its
+// ownership), every write of a flow's overrides first asks the Owner and
+// fails with ErrFenced when it says no, and deletes name the exact cookie
+// the rules were installed with, so an owner that lost a flow can never
+// delete its successor's rules. A new owner calls Locate for each flow it
+// gains: Locate adopts the highest-priority override whatever its cookie,
+// and the next placement goes in above it and deletes it.
+//
 // # Telemetry
 //
 // Collect polls port and flow statistics of every switch (one multipart
@@ -71,7 +88,12 @@
 // counters of the two latest polls into an Observation: transmit rates per
 // aggregation switch, active host-pair entries (two per connection, one per
 // direction), elephant rate, leaf ingress and transmit rates, and the
-// protected flow's throughput from its own override rule. Every sample is
+// protected flow's throughput from its own override rule. A multi-flow
+// controller lists its flows in Observation.FlowIDs, and Collect fills
+// Observation.Flows with each one's throughput, measured the same way (its
+// override rule's byte counter on its source leaf over the interval, its
+// host pair's base rule while it has no override); the leaves' ingress
+// rates leave every listed flow out. Every sample is
 // stamped when its reply arrives; a missing or late reply makes Collect
 // return an error wrapping proflow.ErrStale, and the proflow.Controller then
 // holds the placement: rerouting stops while telemetry is stale. Overflow
