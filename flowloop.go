@@ -92,37 +92,58 @@ func (fl *flowLoop) begin(d *Decision, seq uint64, now time.Time) {
 // observation whose Flow is this flow's sample. It returns with d.Target
 // the switch to move the flow to, or -1 to hold (d.Reason, d.Err say why).
 func (fl *flowLoop) decide(obs *Observation, d *Decision) {
-	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(fl.state, obs, d.Current) }); err != nil {
-		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
+	if !fl.prepare(fl.state, obs, d) {
 		return
 	}
-	if fl.baseline.Load() == nil {
-		d.Reason = ReasonBaseline
-		if !fl.estimator.Add(obs, d.Current) {
-			return
-		}
-		b, err := fl.estimator.Baseline()
-		if err == nil {
-			err = fl.setBaseline(b)
-		}
-		if err != nil {
-			fl.estimator.Reset()
-			d.Err = fmt.Errorf("proflow: baseline phase restarts: %w", err)
-		}
-		return
-	}
-
 	fl.in = Input{Time: d.Time, Obs: obs, State: fl.state, Current: d.Current}
+	fl.scores(d)
+	if err := call("Policy", "Score", fl.pol, func() error { return fl.pol.Score(d.Scores, &fl.in) }); err != nil {
+		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
+		return
+	}
+	fl.admit(d)
+}
+
+// prepare encodes the flow's state for obs into state and runs the
+// baseline phase. It reports whether the flow is to be scored; if not, d
+// says why it holds.
+func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
+	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(state, obs, d.Current) }); err != nil {
+		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
+		return false
+	}
+	if fl.baseline.Load() != nil {
+		return true
+	}
+	d.Reason = ReasonBaseline
+	if !fl.estimator.Add(obs, d.Current) {
+		return false
+	}
+	b, err := fl.estimator.Baseline()
+	if err == nil {
+		err = fl.setBaseline(b)
+	}
+	if err != nil {
+		fl.estimator.Reset()
+		d.Err = fmt.Errorf("proflow: baseline phase restarts: %w", err)
+	}
+	return false
+}
+
+// scores sizes d.Scores to one zeroed score per switch.
+func (fl *flowLoop) scores(d *Decision) {
 	n := fl.topo.NumSwitches()
 	if cap(d.Scores) < n {
 		d.Scores = make([]float64, 0, n)
 	}
 	d.Scores = d.Scores[:n]
 	clear(d.Scores)
-	if err := call("Policy", "Score", fl.pol, func() error { return fl.pol.Score(d.Scores, &fl.in) }); err != nil {
-		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
-		return
-	}
+}
+
+// admit checks the policy's scores in d.Scores and runs the gate: d.Target
+// becomes the switch to move the flow to, or -1 to hold.
+func (fl *flowLoop) admit(d *Decision) {
+	n := fl.topo.NumSwitches()
 	for k, s := range d.Scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
 			d.Reason = ReasonPolicy

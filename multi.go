@@ -112,10 +112,18 @@ func (c MultiConfig) Validate() error {
 // flows one after another in one goroutine, so sharing needs no locking,
 // but AddFlow calls Reset on collaborators that are Resetters, from the
 // caller's goroutine: a shared collaborator must not be a Resetter.
+//
+// Batch, when set, scores every flow in one call per step instead of the
+// per-flow Policies (Policy may then be nil and is not called): the
+// controller encodes all flows' states into one matrix and hands it to
+// Batch.ScoreBatch (see BatchPolicy). Every flow's encoder must then have
+// the same Dim; AddFlow refuses a flow whose encoder differs from the first
+// flow's.
 type FlowParts struct {
 	Encoder func(ProtectedFlow) (StateEncoder, error)
 	Policy  func(ProtectedFlow) (Policy, error)
 	Gate    func(ProtectedFlow) (Gate, error)
+	Batch   BatchPolicy
 }
 
 // MultiController protects a set of flows, each with its own Telemetry
@@ -149,10 +157,11 @@ type MultiController struct {
 	smp   sampler
 	seq   uint64
 
-	mu      sync.Mutex
-	byID    map[FlowID]*protectedFlow // protected or about to be
-	adds    []*protectedFlow
-	changed bool // adds or removals wait for the next step
+	mu       sync.Mutex
+	byID     map[FlowID]*protectedFlow // protected or about to be
+	adds     []*protectedFlow
+	changed  bool // adds or removals wait for the next step
+	batchDim int  // with FlowParts.Batch: every flow's state length, once a flow was added
 
 	// The step's state, owned by the goroutine that steps.
 	flows  []*protectedFlow
@@ -168,6 +177,7 @@ type MultiController struct {
 	errs   []error
 	moved  []int // by switch: flows moved there this step
 	on     []int // by switch: flows there after the step
+	bat    batchStep
 	m      *multiMetrics
 }
 
@@ -195,9 +205,14 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 			return nil, fmt.Errorf("proflow: new multi-flow controller: %w", err)
 		}
 	}
-	if parts.Encoder == nil || parts.Policy == nil || parts.Gate == nil {
+	if parts.Encoder == nil || (parts.Policy == nil && parts.Batch == nil) || parts.Gate == nil {
 		return nil, fmt.Errorf("proflow: new multi-flow controller: FlowParts has a nil function (encoder %t, policy %t, gate %t), want all three set",
 			parts.Encoder != nil, parts.Policy != nil, parts.Gate != nil)
+	}
+	if parts.Batch != nil {
+		if err := usable("batch policy", parts.Batch); err != nil {
+			return nil, fmt.Errorf("proflow: new multi-flow controller: %w", err)
+		}
 	}
 	m := &MultiController{cfg: cfg, tel: tel, parts: parts, enf: enf, byID: make(map[FlowID]*protectedFlow)}
 	m.batch, _ = enf.(BatchEnforcer)
@@ -243,9 +258,11 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int) error {
 	if err != nil {
 		return err
 	}
-	pol, err := build("policy", m.parts.Policy, f)
-	if err != nil {
-		return err
+	var pol Policy
+	if m.parts.Batch == nil {
+		if pol, err = build("policy", m.parts.Policy, f); err != nil {
+			return err
+		}
 	}
 	gate, err := build("gate", m.parts.Gate, f)
 	if err != nil {
@@ -262,6 +279,13 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int) error {
 	defer m.mu.Unlock()
 	if _, dup := m.byID[f.ID]; dup {
 		return ErrFlowProtected
+	}
+	if m.parts.Batch != nil {
+		if m.batchDim == 0 {
+			m.batchDim = len(p.state)
+		} else if len(p.state) != m.batchDim {
+			return fmt.Errorf("its state encoder has dimension %d, the other flows' %d: FlowParts.Batch scores all flows' states as one matrix, want one dimension", len(p.state), m.batchDim)
+		}
 	}
 	m.byID[f.ID] = p
 	m.adds = append(m.adds, p)
@@ -465,18 +489,30 @@ func (m *MultiController) step(ctx context.Context, s *StepSummary) {
 		return
 	}
 	m.view = Observation{Time: obs.Time, Switches: obs.Switches, Leaves: obs.Leaves}
-	for i, p := range m.flows {
-		d := &m.ds[i]
-		if err := checkFlowSample(obs, i, p.flow); err != nil {
-			d.Reason, d.Err = ReasonInvalid, err
-			continue
+	if m.parts.Batch != nil {
+		m.decideBatch()
+	} else {
+		for i, p := range m.flows {
+			if m.flowView(i) {
+				p.decide(&m.view, &m.ds[i])
+			}
 		}
-		m.view.Flow = obs.Flows[i]
-		p.decide(&m.view, d)
 	}
 	m.joint()
 	s.Admitted = len(m.wishes)
 	m.enforce(ctx)
+}
+
+// flowView makes m.view flow i's view of the step's observation. It
+// returns false, with flow i's Decision held, when the flow's sample is
+// unusable.
+func (m *MultiController) flowView(i int) bool {
+	if err := checkFlowSample(&m.obs, i, m.flows[i].flow); err != nil {
+		m.ds[i].Reason, m.ds[i].Err = ReasonInvalid, err
+		return false
+	}
+	m.view.Flow = m.obs.Flows[i]
+	return true
 }
 
 // checkFlowSample checks flow i's entry of obs: the flow the controller

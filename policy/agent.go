@@ -56,6 +56,7 @@ type Agent struct {
 	m    *qnet.Model
 	meta qnet.Metadata
 	q    []float32
+	qb   []float32 // ScoreBatch's Q-values, rows × switches
 }
 
 var _ proflow.Policy = (*Agent)(nil)
