@@ -1,8 +1,8 @@
 // Package openflow is the OpenFlow 1.3 southbound of proflow: the controller
 // side that Open vSwitch (or any OpenFlow 1.3 switch) connects to. A Server
 // implements proflow.Telemetry, proflow.Enforcer, proflow.BatchEnforcer,
-// proflow.Locator and proflow.Releaser for a two-tier leaf/aggregation fabric described by a
-// Fabric.
+// proflow.Locator and proflow.Releaser for a two-tier leaf/aggregation
+// fabric described by a Fabric.
 //
 // # Connections
 //

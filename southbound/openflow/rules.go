@@ -21,7 +21,6 @@ const (
 	kindOverride = 2
 
 	maskOurs            uint64 = 0xffff << 48
-	maskKind            uint64 = 0xffffff << 40
 	maskFlow            uint64 = 0xffffffffffff << 16
 	prioLocal                  = 200
 	prioBase                   = 100
