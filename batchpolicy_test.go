@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -268,5 +270,105 @@ func TestMultiControllerBatchRefuses(t *testing.T) {
 	err = m.AddFlow(proflow.ProtectedFlow{ID: flowN(1)}, 0)
 	if want := "its state encoder has dimension 9, the other flows' 8"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("AddFlow with another state dimension = %v, want an error containing %q", err, want)
+	}
+}
+
+// BenchmarkMultiControllerStepAgent measures one MultiController step for
+// 10,000 protected flows on the paper's 4 switches with the learned agent:
+// telemetry (a fake filling the observation), every flow's state encoder,
+// the agent's Q-forward, every flow's gate and the Greedy joint step, with
+// an enforcer that accepts every move. "batched" scores all flows with one
+// Agent.ScoreBatch per step (FlowParts.Batch), "per-flow" calls Agent.Score
+// once per flow, which is 10,000 single-flow decisions. H=256 is the
+// committed model (models/default.safetensors), H=128 a random 34→128→128→4
+// one. Run it on one core: -cpu 1.
+func BenchmarkMultiControllerStepAgent(b *testing.B) {
+	const n = 10000
+	topo := proflow.PaperTopology()
+	encCfg := telemetry.DefaultEncoderConfig(topo)
+	committed, err := policy.LoadAgent("models/default.safetensors", encCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m128, err := qnet.New([]int{encCfg.Dim(), 128, 128, encCfg.NumSwitches}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	small, err := policy.NewAgent(m128, qnet.NewMetadata(encCfg), encCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, model := range []struct {
+		name  string
+		agent *policy.Agent
+	}{{"H=256", committed}, {"H=128", small}} {
+		for _, batched := range []bool{true, false} {
+			name := model.name + "/per-flow"
+			if batched {
+				name = model.name + "/batched"
+			}
+			b.Run(name, func(b *testing.B) {
+				clock := southboundtest.NewManualClock(epoch)
+				var step int
+				tel := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
+					obs.Time = clock.Now()
+					for k := range obs.Switches {
+						obs.Switches[k] = healthySwitch
+						obs.Switches[k].OverflowRate += float64((step * (k + 1)) % 7 * 3e4)
+					}
+					for l := range obs.Leaves {
+						obs.Leaves[l] = healthyLeaf
+					}
+					for i := range obs.Flows {
+						obs.Flows[i] = healthyFlow
+						obs.Flows[i].Throughput -= float64((i + step) % 5 * 1e6)
+					}
+					return nil
+				})
+				parts := proflow.FlowParts{
+					Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(encCfg) },
+					Gate:    func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(policy.DefaultGateConfig()) },
+				}
+				agent := model.agent.Clone()
+				if batched {
+					parts.Batch = agent
+				} else {
+					parts.Policy = func(proflow.ProtectedFlow) (proflow.Policy, error) { return agent, nil }
+				}
+				cfg := proflow.DefaultMultiConfig()
+				cfg.Clock = clock
+				base := testBaseline
+				cfg.Baseline = &base
+				cfg.Joint = &proflow.Greedy{}
+				enf := proflow.EnforcerFunc(func(ctx context.Context, flow proflow.FlowID, sw int) error { return nil })
+				m, err := proflow.NewMultiController(cfg, tel, parts, enf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range n {
+					f := testFlow
+					f.Src = netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+					if err := m.AddFlow(proflow.ProtectedFlow{ID: f}, i%4); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ctx := context.Background()
+				for range 3 { // apply the additions, grow the buffers
+					step++
+					clock.Advance(500 * time.Millisecond)
+					m.Step(ctx)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				moved := 0
+				for b.Loop() {
+					step++
+					clock.Advance(500 * time.Millisecond)
+					moved += m.Step(ctx).Rerouted
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/flow")
+				b.ReportMetric(float64(moved)/float64(b.N), "reroutes/op")
+			})
+		}
 	}
 }
