@@ -138,7 +138,7 @@ type source struct {
 // name (leaf1, leaf2, …) with one host port per host of the leaf
 // (sim.Config.HostsPerLeaf, in host order) and one uplink per aggregation
 // switch (in switch order), and device IDs must be unique and non-zero; the
-// leaves of the protected flow's hosts are required and must list their
+// leaves of every protected flow's hosts are required and must list their
 // addresses. Leaves left out are simply not devices. The counters start at
 // zero at the fabric's current virtual time.
 func New(f *sim.Fabric, leaves []p4runtime.Leaf) (*Dataplane, error) {

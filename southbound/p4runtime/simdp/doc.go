@@ -12,7 +12,11 @@
 // ports back to the simulator: host port i is the leaf's i-th host, the
 // uplink port at index k of Leaf.Uplinks goes to aggregation switch k.
 //
-//   - SetPath of the protected flow's forward 5-tuple on its source host's
+// Every protected flow of the scenario (sim.Fabric.Protected: the one flow
+// f_p, or each flow of a many-flow scenario such as M1–M4) is handled
+// alike, each by its own 5-tuple:
+//
+//   - SetPath of a protected flow's forward 5-tuple on its source host's
 //     leaf moves the simulated flow (sim.Fabric.Place) to the aggregation
 //     switch of that uplink port, at the fabric's current virtual time,
 //     with the TCP cost of a reroute the simulator models. A port that is
@@ -21,15 +25,22 @@
 //   - The reverse 5-tuple on the destination host's leaf is recorded and
 //     checked: the simulator carries both directions of a host pair on one
 //     switch and moves them together with the forward entry, so the reverse
-//     entry has no effect of its own. Placement reports where each
-//     direction's entry points; after a complete placement they agree.
-//   - ClearPath of the forward entry returns the flow to base forwarding:
-//     in the simulator that is the switch the scenario starts the flow on
-//     (Scenario.ProtectedSwitch, its ECMP hash), so deleting the entry moves
-//     the flow back there (a reroute, if it was elsewhere).
+//     entry has no effect of its own. PlacementOf (Placement for the
+//     primary flow) reports where each direction's entry points; after a
+//     complete placement they agree.
+//   - ClearPath of the forward entry (the client's Release or Remove)
+//     returns the flow to base forwarding: in the simulator that is the
+//     switch the scenario starts that flow on (Scenario.ProtectedSwitch,
+//     or its Protected entry's Switch), so deleting the entry moves the
+//     flow back there (a reroute, if it was elsewhere).
 //   - Any other flow's entries are recorded and have no forwarding effect:
-//     the simulator reroutes only the protected flow, and their counters
+//     the simulator reroutes only its protected flows, and their counters
 //     stay at zero.
+//
+// So a MultiController with the p4runtime client as its BatchEnforcer and
+// Telemetry (Observation.FlowIDs) drives a many-flow scenario over gRPC as
+// it drives the simulator directly, e.g. proflow serve with the p4runtime
+// southbound pointed at a local target.
 //
 // # Counters
 //
@@ -46,16 +57,17 @@
 //
 // What each counter counts, per interval of length Δ:
 //
-//   - path_select direct counter of the protected flow's forward entry:
-//     the flow's frames entering its source leaf, μ−λ of that leaf (what
-//     its hosts sent minus the congestion traffic) when the leaf is in L,
-//     else φ·PacketSize/MSS. This is what a leaf's counter sees: frames,
+//   - path_select direct counter of a protected flow's forward entry:
+//     the flow's frames entering its source leaf, φ·PacketSize/MSS; when
+//     the leaf is in L, its protected flows together count μ−λ of that
+//     leaf (what its hosts sent minus the congestion traffic), shared in
+//     proportion to their φ (for the one flow f_p: exactly μ−λ). This is what a leaf's counter sees: frames,
 //     retransmissions included, not the goodput φ the simulator reports.
 //     The reverse entry counts zero: the simulator models no bytes on the
 //     reverse path (ACKs).
 //   - port_rx of a host port: what that host sent into the leaf; port_tx of
 //     an uplink: what the leaf sent toward that switch. For a leaf in L
-//     the totals are exact: the host ports add up to μ (the protected flow
+//     the totals are exact: the host ports add up to μ (the protected flows
 //     plus λ) and the uplinks to μ. The split of a leaf's congestion
 //     traffic λ among its congester hosts and their switches is estimated
 //     from the scenario (which host sends through which switch during the
@@ -65,7 +77,7 @@
 //     leaves outside L keep their unscaled share.
 //   - port_rx of an uplink and port_tx of a host port (traffic arriving
 //     from the aggregation layer): switch k's transmit rate ρ_k split among
-//     the flows through k — the protected flow gets its delivered frames
+//     the flows through k — each protected flow gets its delivered frames
 //     φ·PacketSize/MSS, the congesters share the rest by their sending
 //     rates — credited to each flow's destination leaf and host.
 //
@@ -76,10 +88,10 @@
 // uplinks) where the simulator's ρ_k is what left k's shaped uplinks — they
 // differ by what k's buckets drop.
 //
-// # Protected flow's switch
+// # Protected flows' switches
 //
-// The data plane attributes a sample's interval to the switch the protected
-// flow was on when the previous sample was integrated, and integrates
+// The data plane attributes a sample's interval to the switch each
+// protected flow was on when the previous sample was integrated, and integrates
 // before every SetPath and ClearPath, so placements made through it are
 // attributed exactly when they happen at sample boundaries (a controller
 // stepping after sim.Fabric.Advance). Move the flow through the data plane,
