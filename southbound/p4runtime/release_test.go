@@ -1,10 +1,12 @@
 package p4runtime
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
 func TestRelease(t *testing.T) {
@@ -89,4 +91,32 @@ func TestReleaseBackupAndForeign(t *testing.T) {
 	if k, err := f.where(testFlow); err != nil || k != 1 {
 		t.Errorf("after a foreign Release: switch %d, %v; want 1", k, err)
 	}
+}
+
+// baseSwitch is where a leaf's base forwarding (ipv4_lpm's ecmp) sends a
+// flow without a path_select override. MemDataplane models no base
+// forwarding, so the conformance harness stands in a hash of the 5-tuple.
+func baseSwitch(flow proflow.FlowID) int {
+	return int(flow.SrcPort+flow.DstPort+uint16(flow.Proto)) % 4
+}
+
+func TestReleaserConformance(t *testing.T) {
+	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness {
+		f := newFabric(t, nil)
+		c := dial(t, f.config(10))
+		return southboundtest.EnforcerHarness{
+			Enforcer: c,
+			Topology: c.cfg.Topology,
+			Flow:     testFlow,
+			Where:    func(context.Context) (int, error) { return f.where(testFlow) },
+			WhereFlow: func(_ context.Context, flow proflow.FlowID) (int, error) {
+				_, fwd := f.dp.Path(1, flow)
+				_, rev := f.dp.Path(4, flow.Reverse())
+				if !fwd && !rev {
+					return baseSwitch(flow), nil // no override: base forwarding
+				}
+				return f.where(flow)
+			},
+		}
+	})
 }

@@ -1,6 +1,8 @@
 package simdp_test
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/p4runtime"
 	"github.com/proflow-sdn/proflow/southbound/p4runtime/simdp"
 	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
 // TestManyProtectedFlows runs M2 (eight protected flows over all switches)
@@ -156,4 +159,37 @@ func TestProtectedFlowsOnOtherLeaves(t *testing.T) {
 	if tp := obs.Flows[0].Throughput; !(tp > 0) {
 		t.Errorf("%v from leaf2: throughput %v, want its counter's positive rate", moved, tp)
 	}
+}
+
+// TestReleaserConformance: the client over the simulator passes the
+// Releaser suite on M2's flows, with the simulator as the ground truth: a
+// released flow is back on its start switch (its base path).
+func TestReleaserConformance(t *testing.T) {
+	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness {
+		s := serve(t, newFabric(t, "M2", 1))
+		c := s.dial(t)
+		var flows []proflow.FlowID
+		for _, p := range s.fab.Protected()[1:] { // the primary is the suite's "never placed" flow
+			flows = append(flows, p.ID)
+		}
+		whereFlow := func(_ context.Context, flow proflow.FlowID) (int, error) {
+			i := slices.IndexFunc(s.fab.Protected(), func(p proflow.ProtectedFlow) bool { return p.ID == flow })
+			if i < 0 {
+				return -1, fmt.Errorf("%v is not one of M2's flows", flow)
+			}
+			sw := s.fab.FlowTruths(nil)[i].Switch
+			if fwd, rev, _ := s.dp.PlacementOf(flow); fwd != rev || fwd != -1 && fwd != sw {
+				return -1, fmt.Errorf("%v: forward entry on %d, reverse on %d, simulated flow on %d; want the entries equal and, if any, on the flow's switch", flow, fwd, rev, sw)
+			}
+			return sw, nil
+		}
+		return southboundtest.EnforcerHarness{
+			Enforcer:  c,
+			Topology:  s.fab.Topology(),
+			Flow:      s.fab.Flow(),
+			Where:     func(ctx context.Context) (int, error) { return whereFlow(ctx, s.fab.Flow()) },
+			WhereFlow: whereFlow,
+			Flows:     flows,
+		}
+	})
 }
