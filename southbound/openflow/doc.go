@@ -78,8 +78,8 @@
 // fails with ErrFenced when it says no, and deletes name the exact cookie
 // the rules were installed with, so an owner that lost a flow can never
 // delete its successor's rules. A new owner calls Locate for each flow it
-// gains: Locate adopts the highest-priority override whatever its cookie,
-// and the next placement goes in above it and deletes it.
+// gains: Locate adopts the highest-priority override whatever its cookie
+// and re-stamps it with the new owner's cookie.
 //
 // # Telemetry
 //

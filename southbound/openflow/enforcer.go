@@ -501,7 +501,9 @@ func (s *Server) refresh(ctx context.Context) {
 // Locate reads the flow's override rules back from its source leaf (by
 // cookie) and returns the aggregation switch they send it to. It adopts what
 // it finds, so a restarted controller keeps refreshing and moving the rules
-// a previous run installed. If the flow's placement changes while Locate
+// a previous run installed. With Config.Owner it finds the rules by match,
+// whatever their cookie, and re-stamps rules an earlier owner installed
+// with the current owner's cookie (see Owner). If the flow's placement changes while Locate
 // reads (a concurrent Place, Unplace or Locate), the reading is outdated:
 // Locate then returns the server's current placement and adopts nothing. It
 // returns an error wrapping proflow.ErrNotPlaced when the leaf has no
@@ -537,7 +539,11 @@ func (s *Server) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	s.adopt(&placement{flow: flow, agg: agg, gen: gen, srcLeaf: src, dstLeaf: dst, cookie: cookie})
+	p := &placement{flow: flow, agg: agg, gen: gen, srcLeaf: src, dstLeaf: dst, cookie: cookie}
+	if s.cfg.Owner != nil {
+		p = s.restamp(ctx, p)
+	}
+	s.adopt(p)
 	return agg, nil
 }
 
@@ -584,6 +590,32 @@ func (s *Server) readOverride(ctx context.Context, sess *session, flow proflow.F
 			flow, st.name, flows[best].Cookie, flows[best].OutPort, s.cfg.Fabric.Leaves[src].Uplinks)
 	}
 	return agg, flows[best].Priority - s.cfg.OverridePriority, flows[best].Cookie, nil
+}
+
+// restamp takes over p, an override read back from a leaf, for the flow's
+// current owner: when the owner's cookie differs from p's (an earlier
+// owner installed the rules), it re-adds p's rule pair with the owner's
+// cookie, which replaces the rules in place (same match and priority), and
+// returns the re-stamped placement once both leaves confirm. From then on
+// the earlier owner's cookie matches nothing, so its deletes cannot take
+// the flow's rules. A fenced owner writes nothing; a failed re-add keeps
+// p (the lease refresh re-adds p's rules with p's cookie, making the pair
+// consistent again). Call with emu held.
+func (s *Server) restamp(ctx context.Context, p *placement) *placement {
+	c, ok := s.cfg.Owner.OwnerCookie(p.flow)
+	if !ok || c == p.cookie {
+		return p
+	}
+	q := *p
+	q.cookie = c
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	if err := errors.Join(s.applyEach(ctx, &q, []int{q.srcLeaf, q.dstLeaf}, ofwire.FlowAdd)...); err != nil {
+		s.cfg.Logger.Warn("openflow: taking over an earlier owner's rules failed; keeping its cookie", "flow", p.flow.String(),
+			"cookie", fmt.Sprintf("%#x", p.cookie), "error", err)
+		return p
+	}
+	return &q
 }
 
 // adopt makes p, read back from a leaf, the flow's placement. Leftovers of

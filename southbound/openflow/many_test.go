@@ -282,6 +282,12 @@ func TestOwnerTakeover(t *testing.T) {
 	if k, err := tb.srv.Locate(ctx, a); err != nil || k != 1 {
 		t.Fatalf("new owner's Locate = %d, %v; want 1 (agg2)", k, err)
 	}
+	for _, name := range []string{"leaf1", "leaf4"} {
+		o := overrideRules(tb.sw[name])
+		if len(o) != 1 || o[0].Cookie != epoch2 || o[0].OutPort != 2 {
+			t.Errorf("%s overrides after the new owner's Locate: %+v, want the rule to agg2 re-stamped with cookie %#x", name, o, uint64(epoch2))
+		}
+	}
 	if err := tb.srv.Place(ctx, a, 2); err != nil {
 		t.Fatal(err)
 	}
