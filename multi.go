@@ -239,13 +239,33 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 // already protected (ErrFlowProtected), one a FlowValidator enforcer could
 // never place, and failing or unusable collaborators.
 func (m *MultiController) AddFlow(f ProtectedFlow, current int) error {
-	if err := m.newFlow(f, current); err != nil {
+	if err := m.newFlow(f, current, m.cfg.Baseline); err != nil {
 		return fmt.Errorf("proflow: add flow %v: %w", f.ID, err)
 	}
 	return nil
 }
 
-func (m *MultiController) newFlow(f ProtectedFlow, current int) error {
+// AddFlowResumed protects f as AddFlow does, resuming from a baseline it
+// learnt before — under another controller, say, that protected the flow
+// until it handed it over (a replica that takes over the flow from one that
+// failed): the flow skips the baseline phase and is decided on from its
+// first step, so that it neither re-learns a baseline on a congested switch
+// nor flaps back. A nil b is AddFlow. It refuses an invalid b as well as
+// what AddFlow refuses.
+func (m *MultiController) AddFlowResumed(f ProtectedFlow, current int, b *Baseline) error {
+	if b == nil {
+		return m.AddFlow(f, current)
+	}
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("proflow: add flow %v: resumed baseline: %w", f.ID, err)
+	}
+	if err := m.newFlow(f, current, b); err != nil {
+		return fmt.Errorf("proflow: add flow %v: %w", f.ID, err)
+	}
+	return nil
+}
+
+func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -272,7 +292,7 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int) error {
 	if err := p.init(f.ID, m.cfg.Topology, enc, pol, gate, m.cfg.BaselineWarmup, m.cfg.BaselineSamples); err != nil {
 		return err
 	}
-	if err := p.reset(current, m.cfg.Baseline); err != nil {
+	if err := p.reset(current, b); err != nil {
 		return err
 	}
 	m.mu.Lock()

@@ -559,6 +559,44 @@ func TestMultiControllerPerFlowBaselines(t *testing.T) {
 	}
 }
 
+// TestMultiControllerAddFlowResumed checks that a flow added with the
+// baseline it learnt elsewhere skips the baseline phase and is decided on
+// from its first step, while a flow added plainly learns its own, and that
+// an invalid resumed baseline is refused.
+func TestMultiControllerAddFlowResumed(t *testing.T) {
+	r := newFlowRig(t, func(c *proflow.MultiConfig) { c.Baseline, c.BaselineWarmup, c.BaselineSamples = nil, 1, 2 }, nil)
+	r.fab.samples[flowN(1)] = proflow.FlowSample{Throughput: 1e7}
+	r.fab.samples[flowN(2)] = proflow.FlowSample{Throughput: 3e7}
+	resumed := proflow.Baseline{Overflow: 100, FlowCount: 2, Throughput: 2.5e7, Switch: 1}
+	if err := r.ctrl.AddFlowResumed(proflow.ProtectedFlow{ID: flowN(1)}, 1, &resumed); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ctrl.AddFlowResumed(proflow.ProtectedFlow{ID: flowN(2)}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := proflow.Baseline{Throughput: -1}
+	if err := r.ctrl.AddFlowResumed(proflow.ProtectedFlow{ID: flowN(3)}, 0, &bad); err == nil || !strings.Contains(err.Error(), "resumed baseline") {
+		t.Errorf("AddFlowResumed with throughput −1: %v, want an error naming the resumed baseline", err)
+	}
+	if got := r.step().Decisions; len(got) != 2 || got[0].Reason == proflow.ReasonBaseline || got[1].Reason != proflow.ReasonBaseline {
+		t.Errorf("first step reasons %v, want flow 1 decided on (resumed) and flow 2 in its baseline phase", reasonsOf(got))
+	}
+	if got, ok := r.ctrl.Baseline(flowN(1)); !ok || got != resumed {
+		t.Errorf("Baseline(flow 1) = %+v, %v; want the resumed %+v", got, ok, resumed)
+	}
+	if e := r.encs[flowN(1)]; e.baseline == nil || *e.baseline != resumed {
+		t.Errorf("flow 1's encoder got baseline %+v, want the resumed %+v", e.baseline, resumed)
+	}
+}
+
+func reasonsOf(ds []proflow.Decision) []proflow.Reason {
+	var rs []proflow.Reason
+	for _, d := range ds {
+		rs = append(rs, d.Reason)
+	}
+	return rs
+}
+
 // TestMultiControllerHoldsOnBadInput checks that a failure of the fabric
 // holds every flow and a failure of one flow's part holds that flow only.
 func TestMultiControllerHoldsOnBadInput(t *testing.T) {
