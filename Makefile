@@ -72,7 +72,9 @@ demo:
 	$(GO) run ./proflow demo -out $(OUT)/demo
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./policy/... ./telemetry
+	$(GO) test -run '^$$' -bench . -skip 'QForwardBatch' -benchmem -count 3 ./policy/... ./telemetry
+	$(GO) test -run '^$$' -bench 'QForwardBatch' -benchtime 5x -count 3 -cpu 1 ./policy/qnet/
+	$(GO) test -run '^$$' -bench 'MultiControllerStep' -benchtime 5x -count 3 -cpu 1 .
 	$(GO) test -run '^$$' -bench 'EpisodeS1' -benchtime 20x ./southbound/sim/
 	$(GO) test -run '^$$' -bench 'Sweep' -benchtime 1x ./southbound/sim/
 	$(GO) test -run '^$$' -bench '^Benchmark(Reroute|Collect)$$' -benchtime 2000x ./southbound/p4runtime/

@@ -277,7 +277,8 @@ func TestMultiControllerBatchRefuses(t *testing.T) {
 // 10,000 protected flows on the paper's 4 switches with the learned agent:
 // telemetry (a fake filling the observation), every flow's state encoder,
 // the agent's Q-forward, every flow's gate and the Greedy joint step, with
-// an enforcer that accepts every move. "batched" scores all flows with one
+// an enforcer that accepts every move; one switch at a time is congested,
+// for 10 steps each, so that flows wish to move and the joint step works. "batched" scores all flows with one
 // Agent.ScoreBatch per step (FlowParts.Batch), "per-flow" calls Agent.Score
 // once per flow, which is 10,000 single-flow decisions. H=256 is the
 // committed model (models/default.safetensors), H=128 a random 34→128→128→4
@@ -315,6 +316,9 @@ func BenchmarkMultiControllerStepAgent(b *testing.B) {
 					for k := range obs.Switches {
 						obs.Switches[k] = healthySwitch
 						obs.Switches[k].OverflowRate += float64((step * (k + 1)) % 7 * 3e4)
+						if k == step/10%4 { // one switch congested at a time, 10 steps each
+							obs.Switches[k].OverflowRate, obs.Switches[k].FlowCount, obs.Switches[k].TxRate = 5e5, 14, 2.4e7
+						}
 					}
 					for l := range obs.Leaves {
 						obs.Leaves[l] = healthyLeaf
@@ -322,6 +326,9 @@ func BenchmarkMultiControllerStepAgent(b *testing.B) {
 					for i := range obs.Flows {
 						obs.Flows[i] = healthyFlow
 						obs.Flows[i].Throughput -= float64((i + step) % 5 * 1e6)
+						if i%4 == step/10%4 { // the flows first placed on the congested switch suffer
+							obs.Flows[i].Throughput, obs.Flows[i].CongestionRate = 6e6, 3e7
+						}
 					}
 					return nil
 				})
@@ -353,21 +360,23 @@ func BenchmarkMultiControllerStepAgent(b *testing.B) {
 					}
 				}
 				ctx := context.Background()
-				for range 3 { // apply the additions, grow the buffers
+				for range 15 { // apply the additions, grow the buffers (wishes from step 6)
 					step++
 					clock.Advance(500 * time.Millisecond)
 					m.Step(ctx)
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
-				moved := 0
+				moved, admitted := 0, 0
 				for b.Loop() {
 					step++
 					clock.Advance(500 * time.Millisecond)
-					moved += m.Step(ctx).Rerouted
+					s := m.Step(ctx)
+					moved, admitted = moved+s.Rerouted, admitted+s.Admitted
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/flow")
 				b.ReportMetric(float64(moved)/float64(b.N), "reroutes/op")
+				b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
 			})
 		}
 	}
