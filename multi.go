@@ -160,6 +160,7 @@ type MultiController struct {
 	mu       sync.Mutex
 	byID     map[FlowID]*protectedFlow // protected or about to be
 	adds     []*protectedFlow
+	releases []FlowID // removed flows whose rules wait to be released
 	changed  bool // adds or removals wait for the next step
 	batchDim int  // with FlowParts.Batch: every flow's state length, once a flow was added
 
@@ -326,10 +327,13 @@ func build[T any](name string, factory func(ProtectedFlow) (T, error), f Protect
 	return v, nil
 }
 
-// RemoveFlow stops protecting flow from the start of the next step. The
-// flow stays where the fabric carries it: the Enforcer has no way to remove
-// a placement, so a southbound that should drop the flow's rules must be
-// told separately. It returns ErrFlowNotProtected for a flow not protected.
+// RemoveFlow stops protecting flow from the start of the next step. When
+// the Enforcer is a Releaser, that step first releases the flow — drops its
+// override rules, so the fabric carries it on its default path — retrying
+// in later steps while the release fails (StepSummary.Unreleased counts
+// those waiting, and each failure is logged); a flow added again before its
+// release is not released. Otherwise the flow stays where it was last
+// placed. It returns ErrFlowNotProtected for a flow not protected.
 func (m *MultiController) RemoveFlow(flow FlowID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -389,6 +393,13 @@ func (m *MultiController) apply() {
 	if !m.changed {
 		return
 	}
+	if _, ok := m.enf.(Releaser); ok {
+		for _, p := range m.flows {
+			if p.removed {
+				m.releases = append(m.releases, p.flow)
+			}
+		}
+	}
 	m.flows = slices.DeleteFunc(m.flows, func(p *protectedFlow) bool { return p.removed })
 	for _, p := range m.adds {
 		if !p.removed {
@@ -397,6 +408,42 @@ func (m *MultiController) apply() {
 	}
 	clear(m.adds)
 	m.adds, m.changed = m.adds[:0], false
+}
+
+// release asks a Releaser enforcer to drop the rules of the flows removed
+// since, keeping those it could not release for the next step. A flow
+// protected again meanwhile is left alone.
+func (m *MultiController) release(ctx context.Context, s *StepSummary) {
+	m.mu.Lock()
+	pending := m.releases
+	m.releases = nil
+	m.mu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	rel := m.enf.(Releaser) // only a Releaser's removals are queued
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.StepTimeout)
+	defer cancel()
+	var failed []FlowID
+	for _, f := range pending {
+		m.mu.Lock()
+		_, again := m.byID[f]
+		m.mu.Unlock()
+		if again {
+			continue
+		}
+		if err := call("Releaser", "Release", m.enf, func() error { return rel.Release(ctx, f) }); err != nil {
+			failed = append(failed, f)
+			m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "release failed; retrying next step",
+				slog.String("flow", f.String()), slog.String("error", err.Error()))
+			continue
+		}
+		s.Released++
+	}
+	m.mu.Lock()
+	m.releases = append(failed, m.releases...)
+	s.Unreleased = len(m.releases)
+	m.mu.Unlock()
 }
 
 // Reconcile learns every protected flow's real placement from a Locator
@@ -462,6 +509,10 @@ type StepSummary struct {
 	// aggregation switch in this step, HerdingSwitch that switch (the lowest
 	// index among equals), or -1 when no flow moved.
 	Herding, HerdingSwitch int
+	// Released counts the removed flows whose rules the step released
+	// (RemoveFlow with a Releaser enforcer); Unreleased those still waiting
+	// after it, because their release failed.
+	Released, Unreleased int
 	// Latency is the wall time the step took, telemetry to enforcement.
 	Latency time.Duration
 }
@@ -482,6 +533,7 @@ func (m *MultiController) Step(ctx context.Context) StepSummary {
 	}
 	s.Decisions = m.ds
 
+	m.release(ctx, &s)
 	if n > 0 {
 		m.step(ctx, &s)
 	}

@@ -597,6 +597,63 @@ func reasonsOf(ds []proflow.Decision) []proflow.Reason {
 	return rs
 }
 
+// releasingEnforcer is the rig's fabric as a Releaser whose releases fail
+// while fail is set.
+type releasingEnforcer struct {
+	proflow.Enforcer
+	mu       sync.Mutex
+	fail     bool
+	released []proflow.FlowID
+}
+
+func (e *releasingEnforcer) Release(_ context.Context, f proflow.FlowID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fail {
+		return errors.New("switch unreachable")
+	}
+	e.released = append(e.released, f)
+	return nil
+}
+
+// TestMultiControllerReleasesRemovedFlows checks that a removed flow is
+// released at the next step, a failed release is retried until it works,
+// the other flows keep being decided on meanwhile, and a flow added again
+// before the step is not released.
+func TestMultiControllerReleasesRemovedFlows(t *testing.T) {
+	var rel *releasingEnforcer
+	r := newFlowRig(t, nil, func(f *flowFabric) proflow.Enforcer {
+		rel = &releasingEnforcer{Enforcer: f}
+		return rel
+	})
+	for n := 1; n <= 3; n++ {
+		r.add(n, 0, 0)
+	}
+	r.step()
+	if err := r.ctrl.RemoveFlow(flowN(1)); err != nil {
+		t.Fatal(err)
+	}
+	rel.mu.Lock()
+	rel.fail = true
+	rel.mu.Unlock()
+	if s := r.step(); s.Released != 0 || s.Unreleased != 1 || len(s.Decisions) != 2 {
+		t.Errorf("step with a failing release: released %d, unreleased %d, %d decisions; want 0, 1, 2", s.Released, s.Unreleased, len(s.Decisions))
+	}
+	rel.mu.Lock()
+	rel.fail = false
+	rel.mu.Unlock()
+	if err := r.ctrl.RemoveFlow(flowN(2)); err != nil {
+		t.Fatal(err)
+	}
+	r.add(2, 0, 0) // protected again before the step: not released
+	if s := r.step(); s.Released != 1 || s.Unreleased != 0 || len(s.Decisions) != 2 {
+		t.Errorf("step after the retry: released %d, unreleased %d, %d decisions; want 1, 0, 2", s.Released, s.Unreleased, len(s.Decisions))
+	}
+	if diff := cmp.Diff([]proflow.FlowID{flowN(1)}, rel.released, cmpopts.EquateComparable(netip.Addr{})); diff != "" {
+		t.Errorf("released (-want +got):\n%s", diff)
+	}
+}
+
 // TestMultiControllerHoldsOnBadInput checks that a failure of the fabric
 // holds every flow and a failure of one flow's part holds that flow only.
 func TestMultiControllerHoldsOnBadInput(t *testing.T) {
