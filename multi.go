@@ -161,8 +161,8 @@ type MultiController struct {
 	byID     map[FlowID]*protectedFlow // protected or about to be
 	adds     []*protectedFlow
 	releases []FlowID // removed flows whose rules wait to be released
-	changed  bool // adds or removals wait for the next step
-	batchDim int  // with FlowParts.Batch: every flow's state length, once a flow was added
+	changed  bool     // adds or removals wait for the next step
+	batchDim int      // with FlowParts.Batch: every flow's state length, once a flow was added
 
 	// The step's state, owned by the goroutine that steps.
 	flows  []*protectedFlow
