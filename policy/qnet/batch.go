@@ -112,13 +112,20 @@ func (m *Model) scratch() *batchScratch {
 // multiply-adds per input and row); elsewhere, or built with the purego tag,
 // it is Go with 4×4 register blocking.
 //
-// Measured for issue 13 (one core of the 2-core AMD EPYC development
-// machine, shared with other jobs, go1.26, median of 5, n = 10,000 rows of
-// 34→H→H→4; `go test -run '^$' -bench QForwardBatch -cpu 1 ./policy/qnet`):
-// see the README's "Many protected flows (issue 13)" and BenchmarkQForwardBatch.
-// The assembly kernel beat gonum's Sgemm (called 64 × 64 blocks at a
-// time, so that it stays on one goroutine and does not allocate), the
-// pure-Go blocked kernel, and Forward called once per row.
+// Measured for issue 13 (BenchmarkQForwardBatch: one core of the 2-core
+// development machine, AMD EPYC, shared with other jobs so figures vary up
+// to 2×, go1.26, median of 3; 10,000 states of 34→H→H→4):
+//
+//	kernel                                H = 256               H = 128
+//	assembly (AVX2/FMA)                   16 ms, 94 GFLOP/s     11 ms
+//	Go kernel                             514 ms, 2.9 GFLOP/s   156 ms
+//	gonum Sgemm on 64×64 blocks (serial)  184 ms, 8.2 GFLOP/s   65 ms
+//	Forward once per state                334 ms, 4.5 GFLOP/s   96 ms
+//
+// gonum's Sgemm (pure Go around a 4-wide SSE axpy, no FMA; called on blocks
+// below its threshold for going parallel, so that it stays on one goroutine
+// and does not allocate) and the scalar Go kernel are far from the 50 ms
+// a 10,000-flow step may take; the assembly kernel is the default.
 func (m *Model) ForwardBatch(dst, states []float32, n int) error {
 	if m.empty() || len(m.w) != len(m.sizes)-1 || len(m.packed) != len(m.w) {
 		return errors.New("qnet: forward batch: the model has no layers (the zero Model), want one from New, FromLayers or Read")
