@@ -135,6 +135,10 @@ type run struct {
 	// missesAtStart is TableMisses when the episode started; misses is
 	// the difference at its end (-1 until then).
 	missesAtStart, misses int64
+	// bucketsLost counts the uplinks without their tbf at the end of the
+	// episode (-1 before it ends); an episode with any ran on a fabric
+	// without the buckets it describes.
+	bucketsLost int
 
 	// The timeline and what follow has seen.
 	start        time.Time
@@ -155,7 +159,7 @@ func (r *run) undo() {
 // prepare checks the settings and fixes the plan, the topology, the hosts
 // and the fabric's bucket before anything is built.
 func (x Experiment) prepare() (*run, error) {
-	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1, misses: -1, interval: proflow.DefaultConfig().Interval}
+	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1, misses: -1, bucketsLost: -1, interval: proflow.DefaultConfig().Interval}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -261,6 +265,13 @@ func (r *run) buildFabric(ctx context.Context) error {
 	})
 	if err := r.srv.WaitReady(ctx); err != nil {
 		return err
+	}
+	restored, err := f.EnsureBuckets(ctx)
+	if err != nil {
+		return err
+	}
+	if len(restored) > 0 {
+		r.log.Warn("ovsfabric: tbf replaced after the fabric came up; put back", "uplinks", restored)
 	}
 	tel, stopAgent, err := overflowTelemetry(ctx, f, r.srv, r.topo)
 	if err != nil {
@@ -423,6 +434,13 @@ func (r *run) follow(ctx context.Context) error {
 					return err
 				}
 				r.misses = n - r.missesAtStart
+				lost, err := r.f.MissingBuckets(ctx)
+				if err != nil {
+					return err
+				}
+				if r.bucketsLost = len(lost); r.bucketsLost > 0 {
+					r.log.Warn("ovsfabric: tbf replaced during the episode: its uplinks were not rate-limited", "uplinks", lost)
+				}
 				return r.summary()
 			}
 		}
@@ -529,6 +547,7 @@ func (r *run) summary() error {
 	fmt.Fprintf(tw, "f_p last 10 s (mean)\t%.2f Mbit/s\n", meanOf(r.post[max(0, len(r.post)-10):]))
 	fmt.Fprintf(tw, "reroutes\t%d\n", r.reroutes)
 	fmt.Fprintf(tw, "packets that found no rule (every bridge)\t%d\n", r.misses)
+	fmt.Fprintf(tw, "uplinks without their tbf at the end\t%d\n", r.bucketsLost)
 	if r.firstReroute >= 0 {
 		fmt.Fprintf(tw, "first reroute after congestion\t%v\n", r.firstReroute.Round(100*time.Millisecond))
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -294,6 +295,51 @@ func (f *Fabric) applyBuckets(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// MissingBuckets returns the aggregation uplinks whose root qdisc is not
+// the tbf Up put there. ovs-vswitchd replaces the root qdisc of a port it
+// (re)configures when the port has no QoS of its own; on a loaded machine
+// it has done so after Up returned (a static S1 whose bucket never ran dry:
+// the uplink passed 3 MB/s through a 10 Mbit/s bucket for 40 s, no
+// overlimit counted).
+func (f *Fabric) MissingBuckets(ctx context.Context) ([]string, error) {
+	var missing []string
+	for k := range f.cfg.Wiring.Aggs {
+		for l := range f.cfg.Wiring.Leaves {
+			dev := f.UplinkDev(k, l)
+			out, err := f.Output(ctx, "tc", "qdisc", "show", "dev", dev, "root")
+			if err != nil {
+				return nil, err
+			}
+			if rootQdisc(out) != "tbf" {
+				missing = append(missing, dev)
+			}
+		}
+	}
+	return missing, nil
+}
+
+// EnsureBuckets puts the tbf back on every aggregation uplink that lost it
+// (MissingBuckets) and returns the uplinks it restored.
+func (f *Fabric) EnsureBuckets(ctx context.Context) ([]string, error) {
+	missing, err := f.MissingBuckets(ctx)
+	if err != nil || len(missing) == 0 {
+		return nil, err
+	}
+	return missing, f.applyBuckets(ctx)
+}
+
+// rootQdisc returns the kind of the root qdisc in `tc qdisc show` output
+// ("tbf" in "qdisc tbf 8001: root refcnt 2 rate 10Mbit ..."), or "".
+func rootQdisc(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 4 && fields[0] == "qdisc" && slices.Contains(fields[3:], "root") {
+			return fields[1]
+		}
+	}
+	return ""
 }
 
 // linkUp sets a device up and turns transmit checksum offload off (TCP

@@ -96,6 +96,12 @@ func (r *Recorder) Episode(meta trace.Meta) (*trace.Episode, error) {
 // included): a reroute that is make-before-break loses none.
 const LabelTableMisses = "table_misses"
 
+// LabelBucketsLost is the trace label holding how many aggregation uplinks
+// had lost their tbf by the end of the episode (Fabric.MissingBuckets): an
+// episode with any ran without the buckets its scenario assumes and should
+// be discarded.
+const LabelBucketsLost = "buckets_lost"
+
 // traceMeta is the metadata of the episode r ran: the fields the
 // simulator writes, with the real fabric's scaling as labels.
 func (r *run) traceMeta() trace.Meta {
@@ -112,6 +118,9 @@ func (r *run) traceMeta() trace.Meta {
 	}
 	if r.misses >= 0 {
 		labels[LabelTableMisses] = strconv.FormatInt(r.misses, 10)
+	}
+	if r.bucketsLost >= 0 {
+		labels[LabelBucketsLost] = strconv.Itoa(r.bucketsLost)
 	}
 	for k, v := range r.x.Labels {
 		labels[k] = v
