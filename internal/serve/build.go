@@ -17,12 +17,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/p4runtime"
+	"github.com/proflow-sdn/proflow/southbound/p4runtime/simdp"
+	"github.com/proflow-sdn/proflow/southbound/p4runtime/target"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/tcstat"
@@ -43,25 +46,38 @@ type southbound struct {
 	close func() error
 	// fab is the simulated fabric (sim southbound only).
 	fab *sim.Fabric
+	// adopt, when set, moves a flow in this replica's own copy of a
+	// simulated fabric to where its previous owner placed it (cluster mode,
+	// sim southbound).
+	adopt func(ctx context.Context, flow proflow.FlowID, sw int) error
+	// install, when set, installs a flow's rules at the switch that
+	// carries it when the flow is added (the simulator behind P4Runtime:
+	// the client counts a flow by its own entry).
+	install func(ctx context.Context, flow proflow.FlowID, sw int) error
+	// via is "p4runtime" when the sim is driven through a local P4Runtime
+	// target, else "".
+	via string
 	// measured is the flow whose throughput a real southbound reports.
 	measured proflow.FlowID
 }
 
 // buildSouthbound builds c's southbound; flows are the configured flows at
 // start (a real southbound measures the first one's throughput).
-func buildSouthbound(ctx context.Context, c *Config, flows []FlowConfig, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
+// owner, when set, fences an OpenFlow southbound's override writes (cluster
+// mode).
+func buildSouthbound(ctx context.Context, c *Config, flows []FlowConfig, owner openflow.Owner, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
 	switch {
 	case c.Southbound.Sim != nil:
-		return buildSim(c)
+		return buildSim(ctx, c, reg, log)
 	case c.Southbound.OpenFlow != nil:
-		return buildOpenFlow(c, flows, reg, log)
+		return buildOpenFlow(c, flows, owner, reg, log)
 	case c.Southbound.P4Runtime != nil:
 		return buildP4Runtime(ctx, c, flows, reg, log)
 	}
 	return nil, errors.New("southbound: none configured")
 }
 
-func buildSim(c *Config) (*southbound, error) {
+func buildSim(ctx context.Context, c *Config, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
 	sc := c.Southbound.Sim
 	profile := sc.Profile
 	if looksLikeFile(profile) {
@@ -73,7 +89,11 @@ func buildSim(c *Config) (*southbound, error) {
 	}
 	var scen *sim.Scenario
 	if looksLikeFile(sc.Scenario) {
-		scen, err = sim.LoadScenario(c.Path(sc.Scenario), cfg)
+		lim := sim.DefaultLimits()
+		if sc.MaxProtected > 0 {
+			lim.MaxProtected = sc.MaxProtected
+		}
+		scen, err = sim.LoadScenarioWithLimits(c.Path(sc.Scenario), cfg, lim)
 	} else {
 		scen, err = sim.BuiltinScenario(sc.Scenario)
 	}
@@ -95,7 +115,7 @@ func buildSim(c *Config) (*southbound, error) {
 	// clock, fires as it advances.
 	step := cfg.Interval
 	wall := time.Duration(float64(step) / sc.Speed)
-	return &southbound{kind: "sim", topo: topo, tel: fab, enf: fab, clock: fab.Clock(), fab: fab,
+	sb := &southbound{kind: "sim", topo: topo, tel: fab, enf: fab, clock: fab.Clock(), fab: fab,
 		run: func(ctx context.Context) error {
 			t := time.NewTicker(wall)
 			defer t.Stop()
@@ -109,7 +129,54 @@ func buildSim(c *Config) (*southbound, error) {
 					}
 				}
 			}
-		}}, nil
+		}}
+	if sc.Via == "p4runtime" {
+		if err := simViaP4Runtime(ctx, sb, reg, log); err != nil {
+			return nil, err
+		}
+	}
+	return sb, nil
+}
+
+// simViaP4Runtime puts sb's simulated fabric behind a P4Runtime target on
+// a loopback port (package simdp) and makes the p4runtime client, dialled
+// to it over gRPC, sb's telemetry and enforcer.
+func simViaP4Runtime(ctx context.Context, sb *southbound, reg prometheus.Registerer, log *slog.Logger) error {
+	fab := sb.fab
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return &FieldError{Path: "southbound.sim.via", Problem: fmt.Sprintf("listen for the local P4Runtime target: %v", err)}
+	}
+	leaves := simdp.Leaves(fab.Config(), lis.Addr().String())
+	dp, err := simdp.New(fab, leaves)
+	if err == nil {
+		var srv *target.Server
+		if srv, err = target.New(dp, dp.Devices(), nil); err == nil {
+			gs := grpc.NewServer()
+			srv.Register(gs)
+			go gs.Serve(lis)
+			cfg := p4runtime.DefaultConfig()
+			cfg.Topology, cfg.Leaves, cfg.Flow, cfg.Clock = fab.Topology(), leaves, fab.Flow(), fab.Clock()
+			cfg.ElectionID = p4runtime.ElectionID{Low: 1}
+			cfg.Registerer, cfg.Logger = reg, log.With("component", "p4runtime")
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			client, derr := p4runtime.Dial(dctx, cfg)
+			cancel()
+			if derr != nil {
+				gs.Stop()
+				return fmt.Errorf("southbound.sim.via: dial the local P4Runtime target: %w", derr)
+			}
+			sb.tel, sb.enf, sb.via, sb.install = client, client, "p4runtime", client.Place
+			sb.close = func() error {
+				err := client.Close()
+				gs.Stop()
+				return err
+			}
+			return nil
+		}
+	}
+	lis.Close()
+	return &FieldError{Path: "southbound.sim.via", Problem: err.Error()}
 }
 
 func sameTopology(a, b proflow.Topology) error {
@@ -120,7 +187,7 @@ func sameTopology(a, b proflow.Topology) error {
 	return nil
 }
 
-func buildOpenFlow(c *Config, flows []FlowConfig, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
+func buildOpenFlow(c *Config, flows []FlowConfig, owner openflow.Owner, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
 	oc := c.Southbound.OpenFlow
 	cfg := openflow.DefaultConfig()
 	cfg.Fabric = openflow.PaperFabric()
@@ -139,6 +206,7 @@ func buildOpenFlow(c *Config, flows []FlowConfig, reg prometheus.Registerer, log
 	cfg.Topology = c.Topology.Topology()
 	cfg.ListenAddr = oc.Listen
 	cfg.CookiePrefix = oc.CookiePrefix
+	cfg.Owner = owner
 	if oc.LeaseTimeout != 0 {
 		cfg.LeaseTimeout = oc.LeaseTimeout
 	}

@@ -94,6 +94,16 @@ type SimConfig struct {
 	Seed uint64 `yaml:"seed,omitempty"`
 	// Speed is simulated seconds per wall-clock second (default 1).
 	Speed float64 `yaml:"speed,omitempty"`
+	// Via is how the service reaches the simulated fabric: "" or
+	// "direct" (default) calls it in-process; "p4runtime" puts it behind a
+	// local P4Runtime target on a loopback port (package
+	// southbound/p4runtime/simdp) and drives it with the p4runtime client
+	// over real gRPC, table writes, counter reads and releases included.
+	Via string `yaml:"via,omitempty"`
+	// MaxProtected raises the simulator's bound on a scenario file's
+	// protected flows (sim.Limits.MaxProtected, default 256), up to
+	// MaxFlows.
+	MaxProtected int `yaml:"max_protected,omitempty"`
 }
 
 // OpenFlowConfig is the OpenFlow 1.3 controller the switches connect to.
@@ -469,6 +479,12 @@ func (c *Config) checkSouthbound(p *problems) string {
 		}
 		if v := s.Sim.Speed; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || (v > 0 && v > 1000) {
 			p.add("southbound.sim.speed", "%v, want a number in (0, 1000] (simulated seconds per second; absent for 1)", v)
+		}
+		if v := s.Sim.Via; v != "" && v != "direct" && v != "p4runtime" {
+			p.add("southbound.sim.via", "%q, want direct (in-process, default) or p4runtime (behind a local P4Runtime target)", v)
+		}
+		if v := s.Sim.MaxProtected; v < 0 || v > MaxFlows {
+			p.add("southbound.sim.max_protected", "%d, want 1…%d (absent: the simulator's 256)", v, MaxFlows)
 		}
 	case "openflow":
 		o := s.OpenFlow

@@ -52,7 +52,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level key", validSim + "polcy: {kind: static}\n", []string{"polcy: unknown field, want one of baseline, cluster,"}},
-		{"unknown nested key", strings.Replace(validSim, "speed: 4", "sped: 4", 1), []string{"southbound.sim.sped: unknown field, want one of profile, scenario, seed, speed"}},
+		{"unknown nested key", strings.Replace(validSim, "speed: 4", "sped: 4", 1), []string{"southbound.sim.sped: unknown field, want one of max_protected, profile, scenario, seed, speed, via"}},
 		{"unknown key in a list", strings.Replace(validSim, "weight: 2", "wieght: 2", 1), []string{"flows.list[0].wieght: unknown field, want one of id, switch, weight"}},
 		{"key twice", validSim + "joint: greedy\njoint: independent\n", []string{"joint: given twice"}},
 		{"wrong type", strings.Replace(validSim, "speed: 4", "speed: fast", 1), []string{"southbound.sim.speed: cannot unmarshal !!str `fast` into float64 (line 3)"}},
@@ -63,6 +63,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"two southbounds", strings.Replace(validSim, "sim: {scenario: M2, speed: 4}", "sim: {scenario: M2}\n  openflow: {}", 1), []string{"southbound: sim and openflow set, want exactly one"}},
 		{"no scenario", strings.Replace(validSim, "scenario: M2, ", "", 1), []string{"southbound.sim.scenario: missing, want a built-in scenario name"}},
 		{"speed", strings.Replace(validSim, "speed: 4", "speed: -1", 1), []string{"southbound.sim.speed: -1, want a number in (0, 1000]"}},
+		{"sim via", strings.Replace(validSim, "speed: 4", "speed: 4, via: openflow", 1), []string{`southbound.sim.via: "openflow", want direct`}},
+		{"sim max_protected", strings.Replace(validSim, "speed: 4", "speed: 4, max_protected: -3", 1), []string{"southbound.sim.max_protected: -3, want 1…100000"}},
 		{"scenario file missing", strings.Replace(validSim, "scenario: M2", "scenario: nope.json", 1), []string{`southbound.sim.scenario: "nope.json": no such file or directory, want a readable file`}},
 		{"log level", validSim + "log_level: loud\n", []string{`log_level: "loud", want one of debug, info, warn, error`}},
 		{"metrics listen", validSim + "metrics: {listen: 9464}\n", []string{`metrics.listen: "9464", want host:port`}},

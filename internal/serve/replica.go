@@ -5,25 +5,55 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/internal/cluster"
+	"github.com/proflow-sdn/proflow/southbound/openflow"
 )
 
 // replica is the service's part in a cluster of replicas (config section
 // cluster): the shared flow set lives in etcd under cluster.prefix, the
-// replica protects only the flows of the shards it owns, resumes a flow it
-// gains from its stored placement, saves placements and baselines when they
-// change, and its enforcer refuses to write for a flow it does not own or
-// while the member is not writable (the lease's keepalives are late).
+// replica protects only the flows of the shards it owns, resumes the flows
+// of a shard it gains from their stored placements and baselines (one
+// LoadShard range read per shard, then MultiController.AddFlowResumed), saves
+// placements and baselines when they change, and its enforcer refuses to
+// write for a flow it does not own or while the member is not writable (the
+// lease's keepalives are late).
 //
-// Not yet: a resumed flow learns its baseline again, because
-// proflow.MultiController has no way to give one flow a stored baseline
-// (MultiConfig.Baseline is one baseline for every flow); the switches are
-// not told the owner's epoch (OpenFlow cookie, P4Runtime role and election
-// id per shard), so fencing is the replica's own check.
+// # Fencing at the switches
+//
+// OpenFlow: the server's Config.Owner is ownerCookies, so every override
+// rule carries cluster.Cookie(shard, epoch) and the server refuses a write
+// for a flow whose shard the replica does not own or while it is not
+// writable; a new owner adopts the older epoch's rules by Locate and deletes
+// them by their exact cookie.
+//
+// P4Runtime: the switch-side fence would be one role per shard
+// (cluster.Role) with the owner epoch as election id (cluster.ElectionID),
+// that is one client session per owned shard and leaf — 64 shards over 2
+// leaves is 128 streams per replica, re-arbitrated on every hand-over. The
+// service does not do that: it runs one client (the configured role and
+// election id) and fences in the replica, with Owns checked right before
+// every write (the fenced enforcer) and the etcd writes conditional on the
+// shard's epoch (cluster.SaveFlows). A replica cut from etcd stops writing
+// once its keepalives are TTL/2 late, before its lease can expire, so no two
+// replicas write for one flow; what the switch-side roles would add is
+// protection against a replica whose clock or process stalls between the
+// check and the write.
+//
+// # Release
+//
+// A flow that leaves this replica because another replica now owns it is
+// removed from the controller at once, but its rules are not released:
+// the new owner manages them. Only a flow deleted from the shared set (the
+// operator's intent: a config reload, an etcd delete) is released.
 type replica struct {
 	m     *cluster.Member
 	log   *slog.Logger
@@ -32,14 +62,23 @@ type replica struct {
 	mu    sync.Mutex
 	all   map[proflow.FlowID]proflow.ProtectedFlow // the shared set
 	saved map[proflow.FlowID]cluster.FlowState     // what this replica last saved or resumed
+
+	ownedShards prometheus.Gauge
+	shardEpoch  *prometheus.GaugeVec
+	lostShards  *prometheus.CounterVec
+	etcdWrites  prometheus.Counter
+	saveErrors  prometheus.Counter
+	fenced      prometheus.Counter
+	resumed     *prometheus.CounterVec
 }
 
-func joinCluster(ctx context.Context, c *Config, log *slog.Logger) (*replica, error) {
+func joinCluster(ctx context.Context, c *Config, reg prometheus.Registerer, log *slog.Logger) (*replica, error) {
 	cc := cluster.DefaultConfig(c.Cluster.Replica, c.Cluster.Endpoints...)
 	cc.Prefix, cc.LeaseTTL = c.Cluster.Prefix, c.Cluster.LeaseTTL
 	cc.Logger = log.With("component", "cluster")
 	r := &replica{log: log, dirty: make(chan struct{}, 1), all: map[proflow.FlowID]proflow.ProtectedFlow{}, saved: map[proflow.FlowID]cluster.FlowState{}}
-	cc.OnChange = func(gained, lost []int) { r.mark() }
+	r.register(reg)
+	cc.OnChange = r.onChange
 	m, err := cluster.Join(ctx, cc)
 	if err != nil {
 		return nil, &FieldError{Path: "cluster", Problem: err.Error()}
@@ -48,11 +87,50 @@ func joinCluster(ctx context.Context, c *Config, log *slog.Logger) (*replica, er
 	return r, nil
 }
 
-func (r *replica) mark() {
-	select {
-	case r.dirty <- struct{}{}:
-	default:
+func (r *replica) register(reg prometheus.Registerer) {
+	opts := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Namespace: "proflow", Subsystem: "serve", Name: name, Help: help}
 	}
+	r.ownedShards = prometheus.NewGauge(prometheus.GaugeOpts(opts("owned_shards", "Shards of the shared flow set this replica owns (cluster mode).")))
+	r.shardEpoch = prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("shard_epoch", "The epoch (owner key's create revision) of each shard this replica owns; a shard it does not own has no series.")), []string{"shard"})
+	r.lostShards = prometheus.NewCounterVec(prometheus.CounterOpts(opts("shards_lost_total", "Shards this replica stopped owning, by cause: fence (its keepalives were late or its lease expired; it stopped writing) or handover (released to balance, or taken at etcd).")), []string{"cause"})
+	r.etcdWrites = prometheus.NewCounter(prometheus.CounterOpts(opts("etcd_writes_total", "Flow states (placement, baseline) written to etcd; a steady state with no reroutes writes none.")))
+	r.saveErrors = prometheus.NewCounter(prometheus.CounterOpts(opts("etcd_save_errors_total", "Steps whose changed flow states could not all be written to etcd (not owner, not writable, etcd unavailable).")))
+	r.fenced = prometheus.NewCounter(prometheus.CounterOpts(opts("fenced_writes_total", "Switch writes (placements, releases) the replica refused because it did not own the flow or was not writable.")))
+	r.resumed = prometheus.NewCounterVec(prometheus.CounterOpts(opts("resumed_flows_total", "Owned flows added to the controller, by where their placement came from: stored (etcd, with the stored baseline when there is one) or located (the southbound; nothing stored).")), []string{"from"})
+	for _, c := range []string{"fence", "handover"} {
+		r.lostShards.WithLabelValues(c)
+	}
+	for _, f := range []string{"stored", "located"} {
+		r.resumed.WithLabelValues(f)
+	}
+	reg.MustRegister(r.ownedShards, r.shardEpoch, r.lostShards, r.etcdWrites, r.saveErrors, r.fenced, r.resumed)
+}
+
+// onChange follows the member's ownership (cluster.Config.OnChange): the
+// metrics now, the controller's flows at the next sync, which it asks for.
+func (r *replica) onChange(gained, lost []int) {
+	cause := "handover"
+	if r.m != nil && !r.m.Writable() {
+		cause = "fence"
+	}
+	for _, s := range lost {
+		r.shardEpoch.DeleteLabelValues(strconv.Itoa(s))
+	}
+	r.lostShards.WithLabelValues(cause).Add(float64(len(lost)))
+	if r.m != nil {
+		owned := r.m.Owned()
+		for _, s := range owned {
+			if ep, ok := r.m.Epoch(s); ok {
+				r.shardEpoch.WithLabelValues(strconv.Itoa(s)).Set(float64(ep))
+			}
+		}
+		r.ownedShards.Set(float64(len(owned)))
+	}
+	if len(lost) > 0 {
+		r.log.Info("cluster: shards lost; their flows are removed without release (the new owner manages their rules)", "lost", lost, "cause", cause)
+	}
+	r.mark()
 }
 
 // seed adds the config's flows to the shared set and deletes those the
@@ -131,7 +209,10 @@ func (r *replica) run(ctx context.Context, s *Service) {
 }
 
 // sync makes the controller protect exactly the shared flows this replica
-// owns. A flow it gains starts at its stored placement, if any.
+// owns. A flow that is no longer owned is removed (and not released: see
+// the fenced enforcer). The flows a gained shard brings are read with one
+// LoadShard per shard and resume at their stored placement and baseline; a
+// flow with nothing stored starts where the southbound locates it.
 func (r *replica) sync(ctx context.Context, s *Service) {
 	r.mu.Lock()
 	want := make(map[proflow.FlowID]proflow.ProtectedFlow)
@@ -150,40 +231,92 @@ func (r *replica) sync(ctx context.Context, s *Service) {
 		}
 		if err := s.ctrl.RemoveFlow(id); err == nil {
 			delete(s.flows, id)
+			r.mu.Lock()
+			delete(r.saved, id)
+			r.mu.Unlock()
 			removed++
 		}
 	}
+	byShard := make(map[int][]proflow.ProtectedFlow)
 	for id, f := range want {
-		if _, have := s.flows[id]; have {
+		if _, have := s.flows[id]; !have {
+			sh := r.m.Shard(id)
+			byShard[sh] = append(byShard[sh], f)
+		}
+	}
+	shards := slices.Sorted(maps.Keys(byShard))
+	for _, sh := range shards {
+		states, _, err := r.m.LoadShard(ctx, sh)
+		if err != nil {
+			r.log.Warn("cluster: load shard; its flows wait for the next sync", "shard", sh, "error", err)
 			continue
 		}
-		cur := -1
-		if st, _, found, err := r.m.LoadFlow(ctx, id); err != nil {
-			r.log.Warn("cluster: load flow state", "flow", id.String(), "error", err)
-		} else if found && st.Switch >= 0 && st.Switch < s.sb.topo.NumSwitches() {
-			cur = st.Switch
-			r.mu.Lock()
-			r.saved[id] = st
-			r.mu.Unlock()
+		stored := make(map[proflow.FlowID]cluster.FlowState, len(states))
+		for _, st := range states {
+			stored[st.Flow] = st
 		}
-		if cur < 0 {
-			var err error
-			if cur, err = s.startSwitch(ctx, FlowConfig{}, id); err != nil {
-				r.log.Warn("cluster: flow has no stored placement and cannot be located; skipped", "flow", id.String(), "error", err)
-				continue
+		for _, f := range byShard[sh] {
+			if r.resume(ctx, s, f, stored) {
+				added++
 			}
 		}
-		if err := s.ctrl.AddFlow(f, cur); err != nil {
-			r.log.Warn("cluster: add owned flow", "flow", id.String(), "error", err)
-			continue
-		}
-		s.flows[id] = f
-		added++
 	}
 	s.cfgFlows.Set(float64(len(s.flows)))
 	if added+removed > 0 {
 		r.log.Info("cluster: owned flows changed", "added", added, "removed", removed, "flows", len(s.flows), "shards", len(r.m.Owned()))
 	}
+}
+
+// resume adds f, owned now, at its stored placement and baseline if any
+// (s.mu held).
+func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlow, stored map[proflow.FlowID]cluster.FlowState) bool {
+	id := f.ID
+	st, found := stored[id]
+	if found && (st.Switch < 0 || st.Switch >= s.sb.topo.NumSwitches()) {
+		r.log.Warn("cluster: stored placement outside the topology; locating the flow instead", "flow", id.String(), "switch", st.Switch)
+		found = false
+	}
+	cur, from := st.Switch, "stored"
+	var b *proflow.Baseline
+	if found {
+		b = st.Baseline
+		if s.sb.adopt != nil {
+			// This replica's own copy of a simulated fabric: carry the
+			// flow where its previous owner placed it.
+			if err := s.sb.adopt(ctx, id, cur); err != nil {
+				r.log.Warn("cluster: move the simulated flow to its stored placement", "flow", id.String(), "error", err)
+			}
+		}
+	} else {
+		var err error
+		if cur, err = s.startSwitch(ctx, FlowConfig{}, id); err != nil {
+			r.log.Warn("cluster: flow has no stored placement and cannot be located; skipped", "flow", id.String(), "error", err)
+			return false
+		}
+		from = "located"
+		if s.sb.install != nil {
+			if err := s.sb.install(ctx, id, cur); err != nil {
+				r.log.Warn("cluster: install the flow's rules where it is", "flow", id.String(), "error", err)
+			}
+		}
+	}
+	err := s.ctrl.AddFlowResumed(f, cur, b)
+	if err != nil && b != nil {
+		r.log.Warn("cluster: stored baseline refused; the flow learns it again", "flow", id.String(), "error", err)
+		err = s.ctrl.AddFlow(f, cur)
+	}
+	if err != nil {
+		r.log.Warn("cluster: add owned flow", "flow", id.String(), "error", err)
+		return false
+	}
+	if found {
+		r.mu.Lock()
+		r.saved[id] = st
+		r.mu.Unlock()
+	}
+	s.flows[id] = f
+	r.resumed.WithLabelValues(from).Inc()
+	return true
 }
 
 // save stores the placements and baselines that changed in a step.
@@ -211,8 +344,18 @@ func (r *replica) save(ctx context.Context, s *Service, ds []proflow.Decision) {
 	if len(states) == 0 {
 		return
 	}
-	if _, err := r.m.SaveFlows(ctx, states); err != nil {
-		r.log.Warn("cluster: save placements", "error", err)
+	n, err := r.m.SaveFlows(ctx, states)
+	r.etcdWrites.Add(float64(n))
+	if err != nil {
+		r.saveErrors.Inc()
+		r.log.Warn("cluster: save placements", "written", n, "error", err)
+		// What was not written is compared again, and written, at the
+		// next change or the next save.
+		r.mu.Lock()
+		for _, st := range states {
+			delete(r.saved, st.Flow)
+		}
+		r.mu.Unlock()
 	}
 }
 
@@ -225,20 +368,24 @@ func (r *replica) close(ctx context.Context) error {
 // fenced is an Enforcer that writes only for flows the replica owns, while
 // its member is writable.
 type fenced struct {
-	enf   proflow.Enforcer
-	owns  func(proflow.FlowID) bool
-	batch proflow.BatchEnforcer
+	enf     proflow.Enforcer
+	owns    func(proflow.FlowID) bool
+	batch   proflow.BatchEnforcer
+	refused prometheus.Counter // may be nil
 }
 
-func newFenced(enf proflow.Enforcer, owns func(proflow.FlowID) bool) *fenced {
-	f := &fenced{enf: enf, owns: owns}
+func newFenced(enf proflow.Enforcer, owns func(proflow.FlowID) bool, refused prometheus.Counter) *fenced {
+	f := &fenced{enf: enf, owns: owns, refused: refused}
 	f.batch, _ = enf.(proflow.BatchEnforcer)
 	return f
 }
 
 func (f *fenced) check(flow proflow.FlowID) error {
 	if !f.owns(flow) {
-		return fmt.Errorf("serve: place %v: %w (or the lease's keepalives are late)", flow, cluster.ErrNotOwner)
+		if f.refused != nil {
+			f.refused.Inc()
+		}
+		return fmt.Errorf("serve: write for %v: %w (or the lease's keepalives are late)", flow, cluster.ErrNotOwner)
 	}
 	return nil
 }
@@ -291,11 +438,77 @@ func (f *fenced) ValidateFlow(flow proflow.FlowID) error {
 	return nil
 }
 
+// fencedReleaser is a fenced enforcer over a proflow.Releaser. The
+// controller releases every flow it stops protecting; in a cluster that is
+// right only for a flow deleted from the shared set (the operator's
+// intent). A flow still in the set was removed because this replica lost
+// it: its rules now belong to the new owner, and releasing them would
+// undo the new owner's placement, so Release does nothing for it.
+type fencedReleaser struct {
+	*fenced
+	rel proflow.Releaser
+	// inSet reports whether flow is in the shared flow set.
+	inSet func(proflow.FlowID) bool
+}
+
+// newEnforcer returns the fenced enforcer of enf: a fencedReleaser when
+// enf is a Releaser.
+func newEnforcer(enf proflow.Enforcer, owns, inSet func(proflow.FlowID) bool, refused prometheus.Counter) proflow.Enforcer {
+	f := newFenced(enf, owns, refused)
+	if rel, ok := enf.(proflow.Releaser); ok {
+		return &fencedReleaser{fenced: f, rel: rel, inSet: inSet}
+	}
+	return f
+}
+
+// Release releases a flow deleted from the shared set while this replica
+// owns it. For a flow still in the set (lost to another owner) it does
+// nothing. For a deleted flow whose shard it lost meanwhile it does nothing
+// either: nobody protects that flow any more, and its rules stay until
+// they lapse (an OpenFlow override's hard timeout) or an operator removes
+// them (P4Runtime entries) — the price of a deletion racing a hand-over.
+func (f *fencedReleaser) Release(ctx context.Context, flow proflow.FlowID) error {
+	if f.inSet(flow) || !f.owns(flow) {
+		return nil
+	}
+	return f.rel.Release(ctx, flow)
+}
+
+// ownerCookies is the OpenFlow server's Owner in cluster mode: a flow's
+// override rules carry cluster.Cookie(shard, epoch) of the replica's
+// ownership of the flow's shard, and a write is refused while the replica
+// does not own the shard or is not writable.
+func ownerCookies(fc cluster.Fence, shardOf func(proflow.FlowID) int) openflow.Owner {
+	return openflow.OwnerFunc(func(flow proflow.FlowID) (uint64, bool) {
+		sh := shardOf(flow)
+		ep, ok := fc.Epoch(sh)
+		if !ok {
+			return 0, false
+		}
+		return cluster.Cookie(sh, ep), true
+	})
+}
+
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	}
+}
+
+// inSet reports whether flow is in the shared flow set.
+func (r *replica) inSet(flow proflow.FlowID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.all[flow]
+	return ok
+}
+
+func (r *replica) mark() {
+	select {
+	case r.dirty <- struct{}{}:
+	default:
 	}
 }

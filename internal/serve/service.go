@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow"
 )
 
 // Options are the collaborators of a Service that do not come from its
@@ -56,6 +57,7 @@ type Service struct {
 
 	lastStep atomic.Int64 // wall-clock unix nanoseconds of the latest step
 	steps    atomic.Uint64
+	stepsM   prometheus.Counter
 	reloads  *prometheus.CounterVec
 	cfgFlows prometheus.Gauge
 }
@@ -86,10 +88,12 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 		Help: "Config reloads (SIGHUP), by result: ok (applied), error (the new config was refused or a flow could not be added)."}, []string{"result"})
 	s.cfgFlows = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "proflow", Subsystem: "serve", Name: "configured_flows",
 		Help: "Protected flows in the service's current config."})
+	s.stepsM = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "proflow", Subsystem: "serve", Name: "steps_total",
+		Help: "Controller steps (ticks) run; with proflow_serve_etcd_writes_total, the etcd writes per tick."})
 	for _, r := range []string{"ok", "error"} {
 		s.reloads.WithLabelValues(r)
 	}
-	s.reg.MustRegister(s.reloads, s.cfgFlows)
+	s.reg.MustRegister(s.reloads, s.cfgFlows, s.stepsM)
 
 	var err error
 	var start []FlowConfig
@@ -98,25 +102,51 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
-	if s.sb, err = buildSouthbound(ctx, &c, start, s.reg, s.log); err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
 	ok := false
 	defer func() {
 		if !ok {
 			s.closeAll()
 		}
 	}()
+	var owner openflow.Owner
+	if c.Cluster != nil {
+		// Join first: the OpenFlow server fences its writes by the
+		// member's ownership.
+		if s.rep, err = joinCluster(ctx, &c, s.reg, s.log); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		owner = ownerCookies(s.rep.m, s.rep.m.Shard)
+	}
+	if s.sb, err = buildSouthbound(ctx, &c, start, owner, s.reg, s.log); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	parts, err := flowParts(&c, s.sb.topo)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	enf := s.sb.enf
-	if c.Cluster != nil {
-		if s.rep, err = joinCluster(ctx, &c, s.log); err != nil {
-			return nil, fmt.Errorf("serve: %w", err)
+	if s.rep != nil {
+		enf = newEnforcer(enf, s.rep.m.Owns, s.rep.inSet, s.rep.fenced)
+		switch s.sb.kind {
+		case "sim":
+			// Each replica runs its own copy of the simulated fabric: a
+			// flow it takes over is moved in its copy to where the
+			// previous owner placed it (through the data plane, so the
+			// copy's counters follow).
+			s.sb.adopt = s.sb.enf.Place
+		case "openflow":
+			// Locate adopts the previous owner's override rules, so the
+			// next placement replaces them by their exact cookie.
+			if loc, ok := s.sb.enf.(proflow.Locator); ok {
+				s.sb.adopt = func(ctx context.Context, flow proflow.FlowID, _ int) error {
+					_, err := loc.Locate(ctx, flow)
+					if errors.Is(err, proflow.ErrNotPlaced) {
+						return nil
+					}
+					return err
+				}
+			}
 		}
-		enf = newFenced(enf, s.rep.m.Owns)
 	}
 	tel := s.sb.tel
 	if s.sb.kind != "sim" {
@@ -244,6 +274,7 @@ func (s *Service) loop(ctx context.Context) {
 		case <-t.C():
 			sum := s.ctrl.Step(ctx)
 			s.steps.Add(1)
+			s.stepsM.Inc()
 			s.lastStep.Store(time.Now().UnixNano())
 			if sum.Hold != "" {
 				s.log.Debug("step held", "reason", sum.Hold, "error", sum.Err)
@@ -369,6 +400,9 @@ func (s *Service) applyFlows(ctx context.Context, fs []FlowConfig) error {
 		f := want[id]
 		pf := proflow.ProtectedFlow{ID: id, Weight: f.Weight}
 		cur, err := s.startSwitch(ctx, f, id)
+		if err == nil && s.sb.install != nil {
+			err = s.sb.install(ctx, id, cur)
+		}
 		if err == nil {
 			err = s.ctrl.AddFlow(pf, cur)
 		}
@@ -394,6 +428,13 @@ func (s *Service) startSwitch(ctx context.Context, f FlowConfig, id proflow.Flow
 		sw, err := loc.Locate(lctx, id)
 		cancel()
 		if err == nil && sw >= 0 && sw < s.sb.topo.NumSwitches() {
+			return sw, nil
+		}
+	}
+	if s.sb.fab != nil && s.sb.enf != proflow.Enforcer(s.sb.fab) {
+		// The simulator behind a P4Runtime target: base forwarding
+		// carries a flow with no entry where the simulator has it.
+		if sw, err := s.sb.fab.Locate(ctx, id); err == nil {
 			return sw, nil
 		}
 	}

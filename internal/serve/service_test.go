@@ -220,22 +220,9 @@ func waitFor(t *testing.T, cond func() bool) {
 // telemetry error, nothing is placed, and it still stops cleanly.
 func TestOVSExampleKeepsRunningWithoutTelemetry(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	src, err := os.ReadFile("../../examples/serve/ovs.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	model, _ := filepath.Abs("../../models/ovs.safetensors")
-	s := strings.NewReplacer("127.0.0.1:9464", "127.0.0.1:0", "127.0.0.1:6653", "127.0.0.1:0",
-		"http://127.0.0.1:9101", "http://127.0.0.1:1", "../../models/ovs.safetensors", model, "interval: 500ms", "interval: 50ms").Replace(string(src))
-	path := filepath.Join(dir, "ovs.yaml")
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := exampleConfig(t, "ovs.yaml", "127.0.0.1:9464", "127.0.0.1:0", "127.0.0.1:6653", "127.0.0.1:0",
+		"http://127.0.0.1:9101", "http://127.0.0.1:1", "../../models/ovs.safetensors", model, "interval: 500ms", "interval: 50ms")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	svc, err := New(ctx, c, Options{LogOutput: io.Discard})
@@ -255,4 +242,23 @@ func TestOVSExampleKeepsRunningWithoutTelemetry(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run = %v, want nil", err)
 	}
+}
+
+// exampleConfig loads examples/serve/name with the replacements (old, new
+// pairs) made in its text.
+func exampleConfig(t *testing.T, name string, oldnew ...string) *Config {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("../../examples/serve", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(strings.NewReplacer(oldnew...).Replace(string(src))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
