@@ -1,0 +1,492 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/cluster"
+	"github.com/proflow-sdn/proflow/internal/syncbuf"
+)
+
+// Acceptance 2 and 3 of issue 14 through the binary: three proflow serve
+// replicas on a 3-member etcd share PROFLOW_REPLICA_FLOWS protected flows
+// (default 3,000) of a simulated fabric. Each replica runs its own copy of
+// the fabric (the flows are shared by ownership, not by traffic: a replica
+// moves a flow it takes over to its stored placement in its copy), with the
+// static policy, so every placement comes from etcd and a change of one is
+// a fault. The flows' placements are stored in etcd before the replicas
+// start, all on agg3 (the scenario starts them round-robin on agg1…agg4),
+// so a replica that did not resume from etcd would show on the metrics.
+//
+// It checks: the replicas split the flows and resume them on agg3; in
+// steady state the etcd writes per tick are at most 1% of the flows;
+// kill -9 of a replica → its flows are owned again within the lease TTL
+// plus two control intervals, still on agg3, with their baselines resumed
+// (no flow of the survivors goes back to the baseline phase); killing an
+// etcd member interrupts nothing (no shard lost, steps go on); a replica
+// stopped (SIGSTOP) past its lease reports its shards lost to the fence
+// when it runs again and writes nothing under its old epochs. Finally the
+// whole etcd history is checked: owner keys never overlap, and every state
+// write was made by the owner of the epoch it carries while that
+// ownership was live.
+func TestServeReplicasAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the proflow binary and starts etcd")
+	}
+	if _, err := os.Stat(etcdBin); err != nil {
+		if os.Geteuid() == 0 {
+			t.Fatalf("%s: %v (make etcd-deps installs it)", etcdBin, err)
+		}
+		t.Skipf("%s missing (make etcd-deps)", etcdBin)
+	}
+	n := 3000
+	if v := os.Getenv("PROFLOW_REPLICA_FLOWS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 4 {
+			t.Fatalf("PROFLOW_REPLICA_FLOWS=%q, want a count ≥ 4", v)
+		}
+	}
+	const (
+		ttl      = 2 * time.Second
+		interval = 500 * time.Millisecond // testbed profile, speed 1
+		prefix   = "/acc/"
+		agg3     = 2
+	)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "proflow")
+	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	etcd := startEtcd3(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+
+	// The scenario: n flows h1..h4 → h5..h8, 1 Mbit/s each, started
+	// round-robin on agg1..agg4; their placements stored on agg3.
+	var ps []string
+	var flows []proflow.FlowID
+	for i := range n {
+		src, dst, port := 1+i%4, 5+(i/4)%4, 10000+i
+		ps = append(ps, fmt.Sprintf(`{"src":"h%d","dst":"h%d","src_port":%d,"switch":"agg%d","cap":"1Mbit/s"}`, src, dst, port, 1+i%4))
+		id, err := proflow.ParseFlowID(fmt.Sprintf("tcp 10.0.0.%d:%d->10.0.0.%d:5201", src, port, dst))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows = append(flows, id)
+	}
+	scen := filepath.Join(dir, "many.json")
+	if err := os.WriteFile(scen, []byte(`{"name":"many","description":"issue 14 acceptance","window":"3600s","protected":[`+strings.Join(ps, ",")+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var ops []clientv3.Op
+	for _, f := range flows {
+		b, _ := json.Marshal(cluster.FlowState{Flow: f, Switch: agg3, Updated: time.Now()})
+		ops = append(ops, clientv3.OpPut(fmt.Sprintf("%sstate/%04d/%s", prefix, cluster.ShardOf(f, 64), f), string(b)))
+	}
+	for c := range slices.Chunk(ops, 100) {
+		if _, err := cli.Txn(ctx).Then(c...).Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	reps := map[string]*replicaProc{}
+	for _, name := range []string{"a", "b", "c"} {
+		reps[name] = startReplica(t, ctx, bin, dir, name, scen, n, etcd.endpoints(), prefix, ttl)
+	}
+	live := func(names ...string) []*replicaProc {
+		var out []*replicaProc
+		for _, nm := range names {
+			out = append(out, reps[nm])
+		}
+		return out
+	}
+	all := live("a", "b", "c")
+	sum := func(rs []*replicaProc, series string) float64 {
+		var s float64
+		for _, r := range rs {
+			s += r.last[series]
+		}
+		return s
+	}
+	// owned checks that the shard epochs the replicas report name each
+	// shard at most once, and returns how many are reported.
+	owned := func(rs []*replicaProc) int {
+		seen := map[string]string{}
+		for _, r := range rs {
+			for k := range r.last {
+				if sh, ok := strings.CutPrefix(k, `proflow_serve_shard_epoch{shard="`); ok {
+					if other, dup := seen[sh]; dup {
+						t.Errorf("shard %s reported owned by replicas %s and %s at once", strings.TrimSuffix(sh, `"}`), other, r.name)
+					}
+					seen[sh] = r.name
+				}
+			}
+		}
+		return len(seen)
+	}
+	start := time.Now()
+	waitAll(t, all, 90*time.Second, "flows split, resumed on agg3 and their baselines learnt and saved", func() bool {
+		return sum(all, "proflow_serve_configured_flows") == float64(n) && owned(all) == 64 &&
+			sum(all, `proflow_multi_flows_on_switch{switch="agg3"}`) == float64(n) &&
+			sum(all, `proflow_serve_resumed_flows_total{from="stored"}`) >= float64(n) &&
+			sum(all, "proflow_serve_etcd_writes_total") >= float64(n)
+	})
+	for _, r := range all {
+		if r.last["proflow_serve_configured_flows"] == 0 {
+			t.Errorf("replica %s owns no flow", r.name)
+		}
+	}
+	t.Logf("%d flows split %v/%v/%v, resumed and baselines saved in %v", n, reps["a"].last["proflow_serve_configured_flows"],
+		reps["b"].last["proflow_serve_configured_flows"], reps["c"].last["proflow_serve_configured_flows"], time.Since(start).Round(time.Millisecond))
+
+	// Acceptance 3: etcd writes per tick in steady state.
+	w0, s0 := sum(all, "proflow_serve_etcd_writes_total"), sum(all, "proflow_serve_steps_total")
+	waitAll(t, all, 30*time.Second, "20 more steps per replica", func() bool {
+		return sum(all, "proflow_serve_steps_total") >= s0+60 && owned(all) == 64
+	})
+	w1, s1 := sum(all, "proflow_serve_etcd_writes_total"), sum(all, "proflow_serve_steps_total")
+	perTick := (w1 - w0) / ((s1 - s0) / 3)
+	t.Logf("steady state: %v etcd writes over %v replica steps: %.2f writes per tick for %d flows (%.3f%%)", w1-w0, s1-s0, perTick, n, 100*perTick/float64(n))
+	if perTick > 0.01*float64(n) {
+		t.Errorf("steady state writes %.1f per tick, want ≤ 1%% of %d flows", perTick, n)
+	}
+	for _, r := range all {
+		t.Logf("replica %s: %v flows, step %.2f ms on average", r.name, r.last["proflow_serve_configured_flows"],
+			1e3*r.last["proflow_multi_step_duration_seconds_sum"]/r.last["proflow_multi_step_duration_seconds_count"])
+	}
+
+	// kill -9 c: its flows owned again within TTL + 2 intervals, on agg3,
+	// with their baselines (no baseline decision after the takeover).
+	ab := live("a", "b")
+	baseDecisions := sum(ab, `proflow_multi_decisions_total{reason="baseline"}`)
+	killed := time.Now()
+	reps["c"].kill()
+	waitAll(t, ab, 30*time.Second, "c's flows owned again", func() bool {
+		return sum(ab, "proflow_serve_configured_flows") == float64(n) && owned(ab) == 64
+	})
+	takeover := time.Since(killed)
+	t.Logf("kill -9: every flow owned again after %v (lease TTL %v + 2 intervals = %v)", takeover.Round(time.Millisecond), ttl, ttl+2*interval)
+	if takeover > ttl+2*interval {
+		t.Errorf("takeover took %v, want ≤ TTL + 2 intervals = %v", takeover, ttl+2*interval)
+	}
+	steps := sum(ab, "proflow_serve_steps_total")
+	waitAll(t, ab, 20*time.Second, "5 steps after the takeover", func() bool { return sum(ab, "proflow_serve_steps_total") >= steps+10 })
+	if got := sum(ab, `proflow_multi_flows_on_switch{switch="agg3"}`); got != float64(n) {
+		t.Errorf("after the takeover %v flows on agg3, want all %d: placements changed", got, n)
+	}
+	if got := sum(ab, `proflow_multi_decisions_total{reason="baseline"}`); got != baseDecisions {
+		t.Errorf("baseline decisions %v after the takeover, %v before: resumed flows learnt their baselines again", got, baseDecisions)
+	}
+
+	// Kill one etcd member: no interruption.
+	lost0, steps0 := sum(ab, `proflow_serve_shards_lost_total{cause="fence"}`)+sum(ab, `proflow_serve_shards_lost_total{cause="handover"}`), sum(ab, "proflow_serve_steps_total")
+	etcd.kill(0)
+	waitAll(t, ab, 20*time.Second, "10 steps each with an etcd member down", func() bool {
+		return sum(ab, "proflow_serve_steps_total") >= steps0+20 && owned(ab) == 64
+	})
+	deadline := time.Now().Add(2 * ttl)
+	for time.Now().Before(deadline) {
+		waitAll(t, ab, 10*time.Second, "a scrape", func() bool { return true })
+		if got := sum(ab, `proflow_serve_shards_lost_total{cause="fence"}`) + sum(ab, `proflow_serve_shards_lost_total{cause="handover"}`); got != lost0 || owned(ab) != 64 {
+			t.Fatalf("with one etcd member down: %v shards lost (was %v), %d shards owned; want no interruption", got, lost0, owned(ab))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// SIGSTOP b past its lease: a takes everything; b, continued, reports
+	// its shards lost to the fence and writes nothing under its old epochs.
+	a, b := reps["a"], reps["b"]
+	fence0 := b.last[`proflow_serve_shards_lost_total{cause="fence"}`]
+	if err := b.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	waitAll(t, live("a"), 30*time.Second, "a owning every flow while b is stopped", func() bool {
+		return a.last["proflow_serve_configured_flows"] == float64(n) && owned(live("a")) == 64
+	})
+	t.Logf("SIGSTOP b: a owns every flow after %v", time.Since(stopped).Round(time.Millisecond))
+	if err := b.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitAll(t, live("b"), 20*time.Second, "b reporting its shards lost to the fence", func() bool {
+		return b.last[`proflow_serve_shards_lost_total{cause="fence"}`] > fence0
+	})
+	waitAll(t, ab, 30*time.Second, "a and b sharing the flows again", func() bool {
+		return sum(ab, "proflow_serve_configured_flows") == float64(n) && owned(ab) == 64 && b.last["proflow_serve_configured_flows"] > 0
+	})
+	// Each replica's flows_on_switch follows its next step.
+	waitAll(t, ab, 10*time.Second, "every flow on agg3 after b's return", func() bool {
+		return sum(ab, `proflow_multi_flows_on_switch{switch="agg3"}`) == float64(n) && sum(ab, "proflow_multi_flows") == float64(n)
+	})
+	checkEtcdHistory(t, ctx, cli, prefix, n)
+}
+
+// checkEtcdHistory reads every revision of the owner and state keys and
+// checks that no owner key was created over a live one, and that every
+// state write carries the epoch of an ownership live at that revision and
+// the name of its owner.
+func checkEtcdHistory(t *testing.T, ctx context.Context, cli *clientv3.Client, prefix string, n int) {
+	t.Helper()
+	end := prefix + "zz-end" // the history is read up to this put
+	now, err := cli.Put(ctx, end, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type owner struct {
+		name string
+		live bool
+	}
+	owners := map[string]*owner{} // owner key → current
+	epochs := map[int64]string{}  // create revision → owner
+	writes, checked := 0, map[string]bool{}
+	for resp := range cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(1)) {
+		if err := resp.Err(); err != nil {
+			t.Fatalf("watch the history: %v", err)
+		}
+		for _, ev := range resp.Events {
+			key := string(ev.Kv.Key)
+			switch {
+			case strings.HasPrefix(key, prefix+"owners/"):
+				o := owners[key]
+				if ev.Type == clientv3.EventTypeDelete {
+					if o != nil {
+						o.live = false
+					}
+					continue
+				}
+				if ev.IsCreate() {
+					if o != nil && o.live {
+						t.Errorf("revision %d: %s created for %s over %s's live key", ev.Kv.ModRevision, key, ev.Kv.Value, o.name)
+					}
+					owners[key] = &owner{name: string(ev.Kv.Value), live: true}
+					epochs[ev.Kv.CreateRevision] = string(ev.Kv.Value)
+				} else if o == nil || o.name != string(ev.Kv.Value) {
+					t.Errorf("revision %d: %s changed hands without a new key", ev.Kv.ModRevision, key)
+				}
+			case strings.HasPrefix(key, prefix+"state/") && ev.Type == clientv3.EventTypePut:
+				var st cluster.FlowState
+				if err := json.Unmarshal(ev.Kv.Value, &st); err != nil {
+					t.Fatal(err)
+				}
+				if st.Replica == "" { // seeded by the test
+					continue
+				}
+				writes++
+				checked[st.Flow.String()] = true
+				ownerKey := fmt.Sprintf("%sowners/%s", prefix, strings.Split(strings.TrimPrefix(key, prefix+"state/"), "/")[0])
+				o := owners[ownerKey]
+				if epochs[int64(st.Epoch)] != st.Replica || o == nil || !o.live || o.name != st.Replica {
+					t.Errorf("revision %d: %s written by %s under epoch %d, not the live owner of its shard", ev.Kv.ModRevision, key, st.Replica, st.Epoch)
+				}
+			}
+		}
+		if n := len(resp.Events); n > 0 && string(resp.Events[n-1].Kv.Key) == end {
+			break
+		}
+	}
+	t.Logf("etcd history up to revision %d: %d state writes by replicas for %d flows, %d owner epochs, none overlapping", now.Header.Revision, writes, len(checked), len(epochs))
+	if len(checked) != n {
+		t.Errorf("%d flows have a state written by a replica, want all %d (their baselines)", len(checked), n)
+	}
+}
+
+// replicaProc is one proflow serve process and its latest scrape.
+type replicaProc struct {
+	name    string
+	cmd     *exec.Cmd
+	metrics string
+	log     *syncbuf.Buffer
+	exited  chan error
+	last    map[string]float64
+	dead    bool
+}
+
+func startReplica(t *testing.T, ctx context.Context, bin, dir, name, scen string, n int, endpoints []string, prefix string, ttl time.Duration) *replicaProc {
+	t.Helper()
+	addr := freePort(t)
+	eps, _ := json.Marshal(endpoints)
+	cfg := fmt.Sprintf(`log_level: info
+metrics: {listen: %q}
+southbound:
+  sim: {profile: testbed, scenario: %q, seed: 1, speed: 1, max_protected: %d}
+policy: {kind: static}
+cluster: {endpoints: %s, prefix: %s, replica: %s, lease_ttl: %v}
+`, addr, scen, n, eps, prefix, name, ttl)
+	path := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &replicaProc{name: name, metrics: "http://" + addr + "/metrics", log: &syncbuf.Buffer{}, exited: make(chan error, 1)}
+	r.cmd = exec.CommandContext(ctx, bin, "serve", "-config", path)
+	r.cmd.Stderr = r.log
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.exited <- r.cmd.Wait() }()
+	t.Cleanup(func() {
+		if !r.dead {
+			r.cmd.Process.Signal(syscall.SIGCONT)
+			r.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-r.exited:
+			case <-time.After(10 * time.Second):
+				r.cmd.Process.Kill()
+			}
+		}
+		if t.Failed() {
+			log := r.log.String()
+			if len(log) > 6000 {
+				log = "…" + log[len(log)-6000:]
+			}
+			t.Logf("replica %s's log:\n%s", r.name, log)
+		}
+	})
+	return r
+}
+
+func (r *replicaProc) kill() {
+	r.cmd.Process.Kill()
+	<-r.exited
+	r.dead = true
+}
+
+// waitAll scrapes rs until ok holds after a scrape of all of them, for at
+// most d; a replica that exits fails the test.
+func waitAll(t *testing.T, rs []*replicaProc, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		var wg sync.WaitGroup
+		for _, r := range rs {
+			select {
+			case err := <-r.exited:
+				r.dead = true
+				t.Fatalf("replica %s exited (%v) waiting for %s", r.name, err, what)
+			default:
+			}
+			wg.Go(func() {
+				if m, err := scrape(r.metrics); err == nil {
+					r.last = m
+				}
+			})
+		}
+		wg.Wait()
+		if ok() {
+			return
+		}
+		if time.Now().After(deadline) {
+			var s []string
+			for _, r := range rs {
+				s = append(s, fmt.Sprintf("%s: flows %v, shards %v, agg3 %v, resumed %v, writes %v", r.name, r.last["proflow_serve_configured_flows"],
+					r.last["proflow_serve_owned_shards"], r.last[`proflow_multi_flows_on_switch{switch="agg3"}`],
+					r.last[`proflow_serve_resumed_flows_total{from="stored"}`], r.last["proflow_serve_etcd_writes_total"]))
+			}
+			t.Fatalf("no %s within %v; last scrapes: %s", what, d, strings.Join(s, "; "))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// etcdBin is Debian's etcd-server (make etcd-deps).
+const etcdBin = "/usr/bin/etcd"
+
+// etcd3 is a 3-member etcd cluster on loopback, child processes with their
+// data in /dev/shm when there is one.
+type etcd3 struct {
+	clients []string
+	cmds    []*exec.Cmd
+	done    []chan struct{}
+}
+
+func startEtcd3(t *testing.T) *etcd3 {
+	t.Helper()
+	base := ""
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		base = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(base, "proflow-serve-etcd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &etcd3{}
+	var peers, initial []string
+	for i := range 3 {
+		e.clients = append(e.clients, "http://"+freePort(t))
+		peers = append(peers, "http://"+freePort(t))
+		initial = append(initial, fmt.Sprintf("e%d=%s", i, peers[i]))
+	}
+	for i := range 3 {
+		cmd := exec.Command(etcdBin, "--name", fmt.Sprintf("e%d", i), "--data-dir", filepath.Join(dir, fmt.Sprintf("e%d", i)),
+			"--listen-client-urls", e.clients[i], "--advertise-client-urls", e.clients[i],
+			"--listen-peer-urls", peers[i], "--initial-advertise-peer-urls", peers[i],
+			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
+			"--initial-cluster-token", filepath.Base(dir), "--heartbeat-interval", "100", "--election-timeout", "1000",
+			"--logger", "zap", "--log-level", "error")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		e.cmds, e.done = append(e.cmds, cmd), append(e.done, done)
+	}
+	t.Cleanup(func() {
+		for i, c := range e.cmds {
+			c.Process.Kill()
+			<-e.done[i]
+		}
+		os.RemoveAll(dir)
+	})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: e.clients, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := cli.Put(ctx, "/health", "ok")
+		cancel()
+		if err == nil {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd did not answer within 30 s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *etcd3) endpoints() []string { return e.clients }
+
+// kill ends member i with SIGKILL.
+func (e *etcd3) kill(i int) {
+	e.cmds[i].Process.Kill()
+	<-e.done[i]
+}
