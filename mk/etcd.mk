@@ -33,3 +33,14 @@ etcd-deps:
 ## their measurements (takeover, writes per tick, flows per replica).
 etcd-test: etcd-deps
 	$(GO) test -count=1 -v $(ETCD_TEST_FLAGS) ./internal/cluster/
+
+SERVE_REPLICA_FLOWS ?= 3000
+
+.PHONY: serve-replicas-test
+
+## serve-replicas-test: issue 14's acceptance through the binary — three
+## proflow serve replicas on a 3-member etcd sharing SERVE_REPLICA_FLOWS
+## protected flows (kill -9 takeover, etcd member loss, SIGSTOP past the
+## lease, writes per tick); `make test` runs it too, at 3,000 flows.
+serve-replicas-test: etcd-deps
+	PROFLOW_REPLICA_FLOWS=$(SERVE_REPLICA_FLOWS) $(GO) test -count=1 -v -run TestServeReplicasAcceptance ./proflow/

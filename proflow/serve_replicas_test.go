@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +40,7 @@ import (
 // It checks: the replicas split the flows and resume them on agg3; in
 // steady state the etcd writes per tick are at most 1% of the flows;
 // kill -9 of a replica → its flows are owned again within the lease TTL
-// plus two control intervals, still on agg3, with their baselines resumed
+// plus two balance intervals (TTL/3 each), still on agg3, with their baselines resumed
 // (no flow of the survivors goes back to the baseline phase); killing an
 // etcd member interrupts nothing (no shard lost, steps go on); a replica
 // stopped (SIGSTOP) past its lease reports its shards lost to the fence
@@ -188,9 +189,15 @@ func TestServeReplicasAcceptance(t *testing.T) {
 		return sum(ab, "proflow_serve_configured_flows") == float64(n) && owned(ab) == 64
 	})
 	takeover := time.Since(killed)
-	t.Logf("kill -9: every flow owned again after %v (lease TTL %v + 2 intervals = %v)", takeover.Round(time.Millisecond), ttl, ttl+2*interval)
-	if takeover > ttl+2*interval {
-		t.Errorf("takeover took %v, want ≤ TTL + 2 intervals = %v", takeover, ttl+2*interval)
+	// The bound: the lease expires TTL after c's last keepalive, and a
+	// survivor claims the free shards within one balance interval (TTL/3;
+	// usually at once, on the owner keys' watch) and resumes their flows at
+	// its next sync; the second interval covers the scrape and a loaded
+	// machine.
+	balance := ttl / 3
+	t.Logf("kill -9: every flow owned again after %v (lease TTL %v + 2 balance intervals = %v; control interval %v)", takeover.Round(time.Millisecond), ttl, ttl+2*balance, interval)
+	if takeover > ttl+2*balance {
+		t.Errorf("takeover took %v, want ≤ TTL + 2 balance intervals = %v", takeover, ttl+2*balance)
 	}
 	steps := sum(ab, "proflow_serve_steps_total")
 	waitAll(t, ab, 20*time.Second, "5 steps after the takeover", func() bool { return sum(ab, "proflow_serve_steps_total") >= steps+10 })
@@ -201,9 +208,28 @@ func TestServeReplicasAcceptance(t *testing.T) {
 		t.Errorf("baseline decisions %v after the takeover, %v before: resumed flows learnt their baselines again", got, baseDecisions)
 	}
 
-	// Kill one etcd member: no interruption.
+	// Kill one etcd member, a follower: no interruption — no shard lost or
+	// changing hands, the replicas keep stepping. (The leader's loss holds
+	// the keepalives for an election, which may take the fence down for a
+	// moment without any shard changing hands: internal/cluster's
+	// TestEtcdMemberLoss.)
+	waitAll(t, ab, 10*time.Second, "ownership settled after the takeover", func() bool { return owned(ab) == 64 })
+	epochs := func() map[string]float64 {
+		e := map[string]float64{}
+		for _, r := range ab {
+			for k, v := range r.last {
+				if strings.HasPrefix(k, "proflow_serve_shard_epoch{") {
+					e[k] = v
+				}
+			}
+		}
+		return e
+	}
+	epochs0 := epochs()
 	lost0, steps0 := sum(ab, `proflow_serve_shards_lost_total{cause="fence"}`)+sum(ab, `proflow_serve_shards_lost_total{cause="handover"}`), sum(ab, "proflow_serve_steps_total")
-	etcd.kill(0)
+	victim := etcd.follower(t, ctx, cli)
+	etcd.kill(victim)
+	t.Logf("etcd member e%d (a follower) killed", victim)
 	waitAll(t, ab, 20*time.Second, "10 steps each with an etcd member down", func() bool {
 		return sum(ab, "proflow_serve_steps_total") >= steps0+20 && owned(ab) == 64
 	})
@@ -212,6 +238,9 @@ func TestServeReplicasAcceptance(t *testing.T) {
 		waitAll(t, ab, 10*time.Second, "a scrape", func() bool { return true })
 		if got := sum(ab, `proflow_serve_shards_lost_total{cause="fence"}`) + sum(ab, `proflow_serve_shards_lost_total{cause="handover"}`); got != lost0 || owned(ab) != 64 {
 			t.Fatalf("with one etcd member down: %v shards lost (was %v), %d shards owned; want no interruption", got, lost0, owned(ab))
+		}
+		if e := epochs(); !maps.Equal(e, epochs0) {
+			t.Fatalf("with one etcd member down the shards' owners or epochs changed")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -484,6 +513,19 @@ func startEtcd3(t *testing.T) *etcd3 {
 }
 
 func (e *etcd3) endpoints() []string { return e.clients }
+
+// follower returns the index of a member that does not lead.
+func (e *etcd3) follower(t *testing.T, ctx context.Context, cli *clientv3.Client) int {
+	t.Helper()
+	for i, ep := range e.clients {
+		st, err := cli.Status(ctx, ep)
+		if err == nil && st.Leader != st.Header.MemberId {
+			return i
+		}
+	}
+	t.Fatal("no etcd follower found")
+	return -1
+}
 
 // kill ends member i with SIGKILL.
 func (e *etcd3) kill(i int) {
