@@ -257,6 +257,13 @@ func TestServeReplicasAcceptance(t *testing.T) {
 		return a.last["proflow_serve_configured_flows"] == float64(n) && owned(live("a")) == 64
 	})
 	t.Logf("SIGSTOP b: a owns every flow after %v", time.Since(stopped).Round(time.Millisecond))
+	sum0, cnt0 := a.last["proflow_multi_step_duration_seconds_sum"], a.last["proflow_multi_step_duration_seconds_count"]
+	waitAll(t, live("a"), 20*time.Second, "4 steps of a alone", func() bool {
+		return a.last["proflow_multi_step_duration_seconds_count"] >= cnt0+4
+	})
+	t.Logf("a alone: %d flows, %.2f ms a step (of a %v interval), process CPU %.1f s so far", n,
+		1e3*(a.last["proflow_multi_step_duration_seconds_sum"]-sum0)/(a.last["proflow_multi_step_duration_seconds_count"]-cnt0), interval,
+		a.last["process_cpu_seconds_total"])
 	if err := b.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
