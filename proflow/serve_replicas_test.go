@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,10 +71,7 @@ func TestServeReplicasAcceptance(t *testing.T) {
 		agg3     = 2
 	)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "proflow")
-	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildProflow(t, dir)
 	etcd := startEtcd3(t)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {

@@ -31,11 +31,7 @@ func TestServeBinarySimExample(t *testing.T) {
 		t.Skip("builds the proflow binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "proflow")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildProflow(t, dir)
 
 	example, err := os.ReadFile("../examples/serve/sim.yaml")
 	if err != nil {
@@ -113,6 +109,17 @@ func TestServeBinarySimExample(t *testing.T) {
 	if !strings.Contains(stderr.String(), "placements left as they are") {
 		t.Errorf("log lacks the clean stop")
 	}
+}
+
+// buildProflow builds this command into dir and returns the binary's path.
+func buildProflow(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "proflow")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // decided sums the per-flow decisions past the baseline phase.
