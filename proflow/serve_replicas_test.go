@@ -3,9 +3,13 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -23,7 +27,6 @@ import (
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/internal/cluster"
-	"github.com/proflow-sdn/proflow/internal/syncbuf"
 )
 
 // Acceptance 2 and 3 of issue 14 through the binary: three proflow serve
@@ -46,7 +49,10 @@ import (
 // when it runs again and writes nothing under its old epochs. Finally the
 // whole etcd history is checked: owner keys never overlap, and every state
 // write was made by the owner of the epoch it carries while that
-// ownership was live.
+// ownership was live; and so are the replicas' decision logs (JSON, at
+// debug: one record per flow and step): no two replicas decided for one
+// flow at the same time, and at the kill -9 and SIGSTOP takeovers the old
+// owner's last decision for a flow precedes the new owner's first.
 func TestServeReplicasAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the proflow binary and starts etcd")
@@ -181,6 +187,7 @@ func TestServeReplicasAcceptance(t *testing.T) {
 	baseDecisions := sum(ab, `proflow_multi_decisions_total{reason="baseline"}`)
 	killed := time.Now()
 	reps["c"].kill()
+	cuts := map[string]time.Time{"c": killed}
 	waitAll(t, ab, 30*time.Second, "c's flows owned again", func() bool {
 		return sum(ab, "proflow_serve_configured_flows") == float64(n) && owned(ab) == 64
 	})
@@ -249,6 +256,7 @@ func TestServeReplicasAcceptance(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
+	cuts["b"] = stopped
 	waitAll(t, live("a"), 30*time.Second, "a owning every flow while b is stopped", func() bool {
 		return a.last["proflow_serve_configured_flows"] == float64(n) && owned(live("a")) == 64
 	})
@@ -274,6 +282,189 @@ func TestServeReplicasAcceptance(t *testing.T) {
 		return sum(ab, `proflow_multi_flows_on_switch{switch="agg3"}`) == float64(n) && sum(ab, "proflow_multi_flows") == float64(n)
 	})
 	checkEtcdHistory(t, ctx, cli, prefix, n)
+	checkDecisionLogs(t, all, flows, interval, cuts)
+}
+
+// decisionSpan is a run of one replica's decisions for one flow, each
+// within gap of the one before, by the wall clock of its log records.
+type decisionSpan struct {
+	replica     string
+	first, last time.Time
+	decisions   int
+}
+
+// checkDecisionLogs reads every replica's decision records (JSON lines, at
+// debug) and checks, flow by flow, that no two replicas were deciding for
+// it at once: a replica's decisions for a flow form spans (consecutive
+// decisions at most three control intervals apart), and two spans of
+// different replicas may overlap by at most one control interval plus the
+// timestamps' resolution. The decision records' own time ("at") is each
+// replica's simulated clock, so the records' wall-clock time is used. At
+// a cut (cuts: the replica killed or stopped, and when), every flow the
+// cut replica was deciding for passes to another replica whose first
+// decision follows the cut replica's last.
+func checkDecisionLogs(t *testing.T, reps []*replicaProc, flows []proflow.FlowID, interval time.Duration, cuts map[string]time.Time) {
+	t.Helper()
+	const resolution = time.Microsecond // slog's JSON times are to the ns; the wall clock, about a µs
+	gap, tol := 3*interval, interval+resolution
+	start := time.Now()
+	spans := map[string][]decisionSpan{} // flow → spans, every replica
+	records := 0
+	for _, r := range reps {
+		own := map[string]*decisionSpan{} // flow → r's open span
+		n, err := readDecisions(r.logPath, func(flow, replica string, at time.Time) {
+			if replica != r.name {
+				t.Fatalf("replica %s's log has a decision record of replica %q", r.name, replica)
+			}
+			sp := own[flow]
+			if sp == nil || at.Sub(sp.last) > gap {
+				if sp != nil {
+					spans[flow] = append(spans[flow], *sp)
+				}
+				sp = &decisionSpan{replica: r.name, first: at, last: at}
+				own[flow] = sp
+			}
+			if at.After(sp.last) {
+				sp.last = at
+			}
+			sp.decisions++
+		})
+		if err != nil {
+			t.Fatalf("replica %s's log: %v", r.name, err)
+		}
+		for flow, sp := range own {
+			spans[flow] = append(spans[flow], *sp)
+		}
+		records += n
+	}
+	parse := time.Since(start)
+
+	// At a cut: the flows the cut replica was deciding for (a span of it
+	// ending within gap before the cut), and the handovers of those to
+	// another replica, with the gap from the old owner's last decision to
+	// the new owner's first.
+	type cutStats struct {
+		flows, handovers int
+		minGap, maxGap   time.Duration
+	}
+	atCut := map[string]*cutStats{}
+	for name := range cuts {
+		atCut[name] = &cutStats{minGap: time.Hour}
+	}
+	var overlaps, brief, handovers, spanCount int
+	var worst time.Duration
+	for _, f := range flows {
+		ss := spans[f.String()]
+		if len(ss) == 0 {
+			t.Errorf("flow %v: no decision in any replica's log", f)
+			continue
+		}
+		slices.SortFunc(ss, func(a, b decisionSpan) int { return a.first.Compare(b.first) })
+		spanCount += len(ss)
+		for i, a := range ss {
+			for _, b := range ss[i+1:] { // b.first ≥ a.first
+				if a.replica == b.replica || !b.first.Before(a.last) {
+					continue
+				}
+				end := a.last
+				if b.last.Before(end) {
+					end = b.last
+				}
+				ov := end.Sub(b.first)
+				worst = max(worst, ov)
+				if ov <= tol {
+					brief++
+					continue
+				}
+				if overlaps++; overlaps <= 10 {
+					t.Errorf("flow %v: replica %s decided for it from %s to %s (%d decisions) and replica %s from %s to %s (%d): both for %v, want ≤ %v",
+						f, a.replica, a.first.Format(time.StampMicro), a.last.Format(time.StampMicro), a.decisions,
+						b.replica, b.first.Format(time.StampMicro), b.last.Format(time.StampMicro), b.decisions, ov, tol)
+				}
+			}
+		}
+		for name, at := range cuts {
+			c := atCut[name]
+			for i, a := range ss {
+				if a.replica != name || a.last.After(at) || a.last.Before(at.Add(-gap)) {
+					continue
+				}
+				c.flows++
+				if i+1 == len(ss) || ss[i+1].replica == name {
+					t.Errorf("flow %v: replica %s decided for it until %s, cut at %s, and no other replica took it over", f, name, a.last.Format(time.StampMicro), at.Format(time.StampMicro))
+					continue
+				}
+				next := ss[i+1]
+				c.handovers++
+				g := next.first.Sub(a.last)
+				c.minGap, c.maxGap = min(c.minGap, g), max(c.maxGap, g)
+				if g <= 0 {
+					t.Errorf("flow %v: replica %s's first decision after %s's cut (%s) does not follow %s's last (%s)", f, next.replica, name,
+						next.first.Format(time.StampMicro), name, a.last.Format(time.StampMicro))
+				}
+			}
+		}
+		for i := 1; i < len(ss); i++ {
+			if ss[i].replica != ss[i-1].replica {
+				handovers++
+			}
+		}
+	}
+	if overlaps > 10 {
+		t.Errorf("… %d overlapping decision spans in all", overlaps)
+	}
+	t.Logf("decision logs: %d decision records for %d flows parsed in %v; %d spans (a replica deciding for a flow, decisions ≤ %v apart), %d handovers; "+
+		"spans of two replicas overlapping: %d beyond %v, %d within it (worst %v)",
+		records, len(spans), parse.Round(time.Millisecond), spanCount, gap, handovers, overlaps, tol, brief, worst)
+	for _, name := range slices.Sorted(maps.Keys(cuts)) {
+		c := atCut[name]
+		if c.flows == 0 {
+			t.Errorf("replica %s: no flow it was deciding for at its cut", name)
+			continue
+		}
+		t.Logf("cut of replica %s: %d flows it was deciding for, %d taken over, the new owner's first decision %v to %v after %s's last",
+			name, c.flows, c.handovers, c.minGap.Round(time.Millisecond), c.maxGap.Round(time.Millisecond), name)
+	}
+}
+
+// readDecisions calls fn for every decision record ("proflow decision") of
+// the JSON log at path, in order, and returns how many there were. A last
+// line without its newline (the replica still writing) is left out.
+func readDecisions(path string, fn func(flow, replica string, at time.Time)) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rd := bufio.NewReaderSize(f, 1<<20)
+	marker := []byte(`"msg":"proflow decision"`)
+	var rec struct {
+		Time    time.Time `json:"time"`
+		Flow    string    `json:"flow"`
+		Replica string    `json:"replica"`
+	}
+	n := 0
+	for line := 1; ; line++ {
+		b, err := rd.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if !bytes.Contains(b, marker) {
+			continue
+		}
+		rec.Flow, rec.Replica = "", ""
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return n, fmt.Errorf("line %d: %v", line, err)
+		}
+		if rec.Flow == "" || rec.Time.IsZero() {
+			return n, fmt.Errorf("line %d: a decision without its flow or time: %s", line, b)
+		}
+		fn(rec.Flow, rec.Replica, rec.Time)
+		n++
+	}
 }
 
 // checkEtcdHistory reads every revision of the owner and state keys and
@@ -352,7 +543,7 @@ type replicaProc struct {
 	name    string
 	cmd     *exec.Cmd
 	metrics string
-	log     *syncbuf.Buffer
+	logPath string // its stderr: JSON lines at debug
 	exited  chan error
 	last    map[string]float64
 	dead    bool
@@ -362,7 +553,8 @@ func startReplica(t *testing.T, ctx context.Context, bin, dir, name, scen string
 	t.Helper()
 	addr := freePort(t)
 	eps, _ := json.Marshal(endpoints)
-	cfg := fmt.Sprintf(`log_level: info
+	cfg := fmt.Sprintf(`log_level: debug
+log_format: json
 metrics: {listen: %q}
 southbound:
   sim: {profile: testbed, scenario: %q, seed: 1, speed: 1, max_protected: %d}
@@ -373,9 +565,14 @@ cluster: {endpoints: %s, prefix: %s, replica: %s, lease_ttl: %v}
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := &replicaProc{name: name, metrics: "http://" + addr + "/metrics", log: &syncbuf.Buffer{}, exited: make(chan error, 1)}
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close() // the child has its own descriptor
+	r := &replicaProc{name: name, metrics: "http://" + addr + "/metrics", logPath: logf.Name(), exited: make(chan error, 1)}
 	r.cmd = exec.CommandContext(ctx, bin, "serve", "-config", path)
-	r.cmd.Stderr = r.log
+	r.cmd.Stderr = logf
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -392,14 +589,30 @@ cluster: {endpoints: %s, prefix: %s, replica: %s, lease_ttl: %v}
 			}
 		}
 		if t.Failed() {
-			log := r.log.String()
-			if len(log) > 6000 {
-				log = "…" + log[len(log)-6000:]
-			}
-			t.Logf("replica %s's log:\n%s", r.name, log)
+			t.Logf("replica %s's log, its last records above debug:\n%s", r.name, logTail(r.logPath, 6000))
 		}
 	})
 	return r
+}
+
+// logTail returns the last records above debug of the JSON log at path,
+// up to about max bytes.
+func logTail(path string, max int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	size := 0
+	lines := bytes.Split(data, []byte("\n"))
+	for i := len(lines) - 1; i >= 0 && size < max; i-- {
+		if l := lines[i]; len(l) > 0 && !bytes.Contains(l, []byte(`"level":"DEBUG"`)) {
+			out = append(out, string(l))
+			size += len(l)
+		}
+	}
+	slices.Reverse(out)
+	return strings.Join(out, "\n")
 }
 
 func (r *replicaProc) kill() {

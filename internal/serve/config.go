@@ -25,6 +25,12 @@ import (
 type Config struct {
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level,omitempty"`
+	// LogFormat is text (default: slog's key=value lines) or json (one
+	// JSON object a line, slog's JSONHandler, timestamps to the
+	// nanosecond). Every decision is one record at debug (a reroute at
+	// info, a failure at warn) with the flow; in cluster mode every record
+	// carries the replica's name. A change needs a restart.
+	LogFormat string `yaml:"log_format,omitempty"`
 	// Metrics is where /metrics (Prometheus) and /healthz are served.
 	Metrics MetricsConfig `yaml:"metrics,omitempty"`
 	// Interval is the control interval (default 500ms).
@@ -288,6 +294,7 @@ var (
 	policyKinds = []string{"agent", "reactive", "crowd", "static"}
 	jointModes  = []string{"independent", "greedy"}
 	logLevels   = []string{"debug", "info", "warn", "error"}
+	logFormats  = []string{"text", "json"}
 )
 
 // Load reads, checks and returns the config file at path, with relative
@@ -338,6 +345,9 @@ func (p *problems) add(path, format string, args ...any) {
 func (c Config) WithDefaults() Config {
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = "text"
 	}
 	if c.Metrics.Listen == "" {
 		c.Metrics.Listen = DefaultMetricsListen
@@ -420,6 +430,9 @@ func (c *Config) Validate() error {
 	var p problems
 	if c.LogLevel != "" && !slices.Contains(logLevels, c.LogLevel) {
 		p.add("log_level", "%q, want one of %s", c.LogLevel, strings.Join(logLevels, ", "))
+	}
+	if c.LogFormat != "" && !slices.Contains(logFormats, c.LogFormat) {
+		p.add("log_format", "%q, want one of %s", c.LogFormat, strings.Join(logFormats, ", "))
 	}
 	if l := c.Metrics.Listen; l != "" && l != "off" {
 		checkHostPort(&p, "metrics.listen", l)

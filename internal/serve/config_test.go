@@ -67,6 +67,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"sim max_protected", strings.Replace(validSim, "speed: 4", "speed: 4, max_protected: -3", 1), []string{"southbound.sim.max_protected: -3, want 1…100000"}},
 		{"scenario file missing", strings.Replace(validSim, "scenario: M2", "scenario: nope.json", 1), []string{`southbound.sim.scenario: "nope.json": no such file or directory, want a readable file`}},
 		{"log level", validSim + "log_level: loud\n", []string{`log_level: "loud", want one of debug, info, warn, error`}},
+		{"log format", validSim + "log_format: xml\n", []string{`log_format: "xml", want one of text, json`}},
 		{"metrics listen", validSim + "metrics: {listen: 9464}\n", []string{`metrics.listen: "9464", want host:port`}},
 		{"interval", validSim + "interval: 1ms\n", []string{"interval: 1ms, want at least 10ms"}},
 		{"joint", validSim + "joint: herd\n", []string{`joint: "herd", want one of independent, greedy`}},
@@ -152,7 +153,7 @@ func TestEffectiveRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"log_level: info", "listen: 127.0.0.1:9464", "interval: 500ms", "profile: testbed", "joint: independent", "samples: 10"} {
+	for _, want := range []string{"log_level: info", "log_format: text", "listen: 127.0.0.1:9464", "interval: 500ms", "profile: testbed", "joint: independent", "samples: 10"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("effective config lacks %q:\n%s", want, out)
 		}

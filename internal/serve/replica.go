@@ -72,10 +72,12 @@ type replica struct {
 	resumed     *prometheus.CounterVec
 }
 
-func joinCluster(ctx context.Context, c *Config, reg prometheus.Registerer, log *slog.Logger) (*replica, error) {
+// joinCluster joins the cluster of c; the member logs on base (it names
+// the replica in its records), the replica on log.
+func joinCluster(ctx context.Context, c *Config, reg prometheus.Registerer, base, log *slog.Logger) (*replica, error) {
 	cc := cluster.DefaultConfig(c.Cluster.Replica, c.Cluster.Endpoints...)
 	cc.Prefix, cc.LeaseTTL = c.Cluster.Prefix, c.Cluster.LeaseTTL
-	cc.Logger = log.With("component", "cluster")
+	cc.Logger = base.With("component", "cluster")
 	r := &replica{log: log, dirty: make(chan struct{}, 1), all: map[proflow.FlowID]proflow.ProtectedFlow{}, saved: map[proflow.FlowID]cluster.FlowState{}}
 	r.register(reg)
 	cc.OnChange = r.onChange

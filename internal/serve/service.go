@@ -27,8 +27,8 @@ import (
 // Options are the collaborators of a Service that do not come from its
 // config.
 type Options struct {
-	// LogOutput receives the log (text, at the config's log_level;
-	// default os.Stderr).
+	// LogOutput receives the log (at the config's log_level, in its
+	// log_format; default os.Stderr).
 	LogOutput io.Writer
 }
 
@@ -82,7 +82,16 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	}
 	s := &Service{cfg: c, level: new(slog.LevelVar), reg: prometheus.NewRegistry(), flows: map[proflow.FlowID]proflow.ProtectedFlow{}}
 	s.level.Set(parseLevel(c.LogLevel))
-	s.log = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: s.level}))
+	hopts := &slog.HandlerOptions{Level: s.level}
+	var h slog.Handler = slog.NewTextHandler(out, hopts)
+	if c.LogFormat == "json" {
+		h = slog.NewJSONHandler(out, hopts)
+	}
+	base := slog.New(h) // package cluster names the replica in its records itself
+	s.log = base
+	if c.Cluster != nil { // replicas' logs, merged, still say whose
+		s.log = base.With("replica", c.Cluster.Replica)
+	}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "proflow", Subsystem: "serve", Name: "reloads_total",
 		Help: "Config reloads (SIGHUP), by result: ok (applied), error (the new config was refused or a flow could not be added)."}, []string{"result"})
@@ -112,7 +121,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	if c.Cluster != nil {
 		// Join first: the OpenFlow server fences its writes by the
 		// member's ownership.
-		if s.rep, err = joinCluster(ctx, &c, s.reg, s.log); err != nil {
+		if s.rep, err = joinCluster(ctx, &c, s.reg, base, s.log); err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		owner = ownerCookies(s.rep.m, s.rep.m.Shard)
