@@ -76,7 +76,8 @@ func (c Config) withDefaults() Config {
 
 // Fabric is a running testbed.
 type Fabric struct {
-	cfg Config
+	cfg  Config
+	lock *os.File // LockFile, held from Up to Down
 }
 
 // Check reports why a fabric cannot be built here (not root, a tool
@@ -148,13 +149,19 @@ func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 	if err := Check(); err != nil {
 		return nil, err
 	}
-	f := &Fabric{cfg: cfg}
+	lock, err := acquireLock(ctx, LockFile)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fabric{cfg: cfg, lock: lock}
 	// Leftovers of a crashed run would collide with the names.
 	if err := Down(ctx, cfg); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("ovsfabric: clean leftovers: %w", err)
 	}
 	if err := f.up(ctx); err != nil {
 		_ = Down(context.WithoutCancel(ctx), cfg)
+		lock.Close()
 		return nil, err
 	}
 	return f, nil
@@ -470,7 +477,14 @@ func (f *Fabric) RestartSwitchd(ctx context.Context) error {
 }
 
 // Down removes the fabric.
-func (f *Fabric) Down(ctx context.Context) error { return Down(ctx, f.cfg) }
+func (f *Fabric) Down(ctx context.Context) error {
+	err := Down(ctx, f.cfg)
+	if f.lock != nil {
+		f.lock.Close() // releases LockFile
+		f.lock = nil
+	}
+	return err
+}
 
 // Down removes every namespace (and the processes in it), link, qdisc and
 // OVS process a fabric with this configuration created, and its run
