@@ -116,6 +116,12 @@ func upBed(t *testing.T, ctx context.Context) *bed {
 	if err := b.srv.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// As Experiment.Run does: a tbf ovs-vswitchd replaced is put back.
+	if restored, err := b.f.EnsureBuckets(ctx); err != nil {
+		t.Fatal(err)
+	} else if len(restored) > 0 {
+		t.Logf("tbf replaced after the fabric came up, put back on %v", restored)
+	}
 	// tc overflow: an agent on the uplinks, a client merged after OpenFlow
 	// (as Experiment.Run does).
 	tel, stopAgent, err := ovsfabric.OverflowTelemetry(ctx, b.f, b.srv, topo)
