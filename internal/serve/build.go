@@ -410,7 +410,7 @@ func flowParts(c *Config, topo proflow.Topology) (proflow.FlowParts, error) {
 	case "static":
 		parts.Policy = func(proflow.ProtectedFlow) (proflow.Policy, error) { return policy.Static{}, nil }
 	case "reactive":
-		rc := policy.DefaultReactiveConfig()
+		rc := policy.ReactiveConfigFor(topo.BucketRate) // ξ_th scaled to the fabric's bucket rate
 		if r := pc.Reactive; r != nil {
 			rc.Threshold = orFloat(r.ThresholdBytesPerSec, rc.Threshold)
 			rc.Consecutive = orInt(r.Consecutive, rc.Consecutive)

@@ -237,7 +237,9 @@ type PolicyConfig struct {
 	Crowd    *CrowdConfig    `yaml:"crowd,omitempty"`
 }
 
-// ReactiveConfig is policy.ReactiveConfig in YAML; zero fields keep the defaults.
+// ReactiveConfig is policy.ReactiveConfig in YAML; zero fields keep the
+// defaults, with the threshold scaled to the topology's bucket rate
+// (policy.ReactiveConfigFor: 27,000/s at 25 MB/s, 1,350/s at 10 Mbit/s).
 type ReactiveConfig struct {
 	ThresholdBytesPerSec float64       `yaml:"threshold_bytes_per_sec,omitempty"`
 	Consecutive          int           `yaml:"consecutive,omitempty"`
