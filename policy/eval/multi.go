@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/workpool"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
@@ -474,51 +475,13 @@ func (s MultiSweep) Run(ctx context.Context) ([]*MultiEpisode, error) {
 // runMultiMany runs specs on parallelism workers; the result does not
 // depend on parallelism. The first failure in spec order is returned.
 func runMultiMany(ctx context.Context, specs []MultiSpec, parallelism int, progress func(done, total int)) ([]*MultiEpisode, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	out := make([]*MultiEpisode, len(specs))
-	errs := make([]error, len(specs))
-	jobs := make(chan int)
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for range max(1, min(parallelism, len(specs))) {
-		wg.Go(func() {
-			for i := range jobs {
-				out[i], errs[i] = RunMultiEpisode(ctx, specs[i])
-				if errs[i] != nil {
-					cancel()
-				}
-				mu.Lock()
-				done++
-				if progress != nil {
-					progress(done, len(specs))
-				}
-				mu.Unlock()
-			}
-		})
-	}
-feed:
-	for i := range specs {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	var first error
-	for i, err := range errs {
-		if err != nil && (first == nil || !errors.Is(err, context.Canceled)) {
-			first = fmt.Errorf("eval: multi-flow episode %d (%s/%s/%s, seed %d): %w", i, specs[i].Scenario.Name, specs[i].Policy, specs[i].Mode, specs[i].Seed, err)
-			if !errors.Is(err, context.Canceled) {
-				break
-			}
-		}
-	}
-	if first != nil {
-		return nil, first
+	errs := workpool.Run(ctx, len(specs), parallelism, func(ctx context.Context, i int) (err error) {
+		out[i], err = RunMultiEpisode(ctx, specs[i])
+		return err
+	}, progress)
+	if i := workpool.First(ctx, errs); i >= 0 {
+		return nil, fmt.Errorf("eval: multi-flow episode %d (%s/%s/%s, seed %d): %w", i, specs[i].Scenario.Name, specs[i].Policy, specs[i].Mode, specs[i].Seed, errs[i])
 	}
 	for _, e := range out {
 		if e == nil {

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/workpool"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
 
@@ -140,59 +140,14 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 // calls never overlap. A failing episode stops the others; RunMany returns
 // the first failure in spec order.
 func RunMany(ctx context.Context, specs []EpisodeSpec, parallelism int, progress func(done, total int)) ([]*trace.Episode, error) {
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	out := make([]*trace.Episode, len(specs))
-	errs := make([]error, len(specs))
-	jobs := make(chan int)
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for range max(1, min(parallelism, len(specs))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				ep, err := RunEpisode(ctx, specs[i])
-				out[i], errs[i] = ep, err
-				if err != nil {
-					cancel()
-				}
-				mu.Lock()
-				done++
-				if progress != nil {
-					progress(done, len(specs))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i := range specs {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
+	errs := workpool.Run(ctx, len(specs), parallelism, func(ctx context.Context, i int) (err error) {
+		out[i], err = RunEpisode(ctx, specs[i])
+		return err
+	}, progress)
 	// Report the first real failure in spec order, not the cancellations it
 	// caused in the episodes running beside it.
-	first := -1
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		if first < 0 {
-			first = i
-		}
-		if !errors.Is(err, context.Canceled) || parent.Err() != nil {
-			first = i
-			break
-		}
-	}
+	first := workpool.First(ctx, errs)
 	if first >= 0 {
 		return nil, fmt.Errorf("sim: episode %d (%s, seed %d): %w", first, specName(specs[first]), specs[first].Seed, errs[first])
 	}
