@@ -27,6 +27,8 @@ import (
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/internal/cluster"
+
+	"github.com/proflow-sdn/proflow/internal/etcdtest"
 )
 
 // Acceptance 2 and 3 of issue 14 through the binary: three proflow serve
@@ -54,15 +56,7 @@ import (
 // flow at the same time, and at the kill -9 and SIGSTOP takeovers the old
 // owner's last decision for a flow precedes the new owner's first.
 func TestServeReplicasAcceptance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the proflow binary and starts etcd")
-	}
-	if _, err := os.Stat(etcdBin); err != nil {
-		if os.Geteuid() == 0 {
-			t.Fatalf("%s: %v (make etcd-deps installs it)", etcdBin, err)
-		}
-		t.Skipf("%s missing (make etcd-deps)", etcdBin)
-	}
+	etcdtest.Require(t)
 	n := 3000
 	if v := os.Getenv("PROFLOW_REPLICA_FLOWS"); v != "" {
 		var err error
@@ -658,9 +652,6 @@ func waitAll(t *testing.T, rs []*replicaProc, d time.Duration, what string, ok f
 	}
 }
 
-// etcdBin is Debian's etcd-server (make etcd-deps).
-const etcdBin = "/usr/bin/etcd"
-
 // etcd3 is a 3-member etcd cluster on loopback, child processes with their
 // data in /dev/shm when there is one.
 type etcd3 struct {
@@ -687,7 +678,7 @@ func startEtcd3(t *testing.T) *etcd3 {
 		initial = append(initial, fmt.Sprintf("e%d=%s", i, peers[i]))
 	}
 	for i := range 3 {
-		cmd := exec.Command(etcdBin, "--name", fmt.Sprintf("e%d", i), "--data-dir", filepath.Join(dir, fmt.Sprintf("e%d", i)),
+		cmd := exec.Command(etcdtest.Bin, "--name", fmt.Sprintf("e%d", i), "--data-dir", filepath.Join(dir, fmt.Sprintf("e%d", i)),
 			"--listen-client-urls", e.clients[i], "--advertise-client-urls", e.clients[i],
 			"--listen-peer-urls", peers[i], "--initial-advertise-peer-urls", peers[i],
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",

@@ -27,9 +27,6 @@ import (
 // metrics say so), applies a changed flow set on SIGHUP and exits 0 on
 // SIGTERM.
 func TestServeBinarySimExample(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the proflow binary")
-	}
 	dir := t.TempDir()
 	bin := buildProflow(t, dir)
 

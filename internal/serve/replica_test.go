@@ -5,24 +5,19 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/proflow-sdn/proflow/internal/etcdtest"
 )
 
 // startEtcd starts a one-member etcd on loopback (Debian's etcd-server,
 // make etcd-deps) and returns its client URL.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Geteuid() == 0 {
-			t.Fatalf("etcd not installed as root: %v (make etcd-deps installs it)", err)
-		}
-		t.Skip("etcd not installed (make etcd-deps)")
-	}
+	bin := etcdtest.Require(t)
 	client, peer := "http://"+freeAddr(t), "http://"+freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--name", "e0", "--data-dir", filepath.Join(t.TempDir(), "e0"),
@@ -48,9 +43,6 @@ func freeAddr(t *testing.T) string {
 // Two replicas on one etcd split the scenario's flows, each protecting only
 // the flows of its shards; when one leaves, the other protects them all.
 func TestReplicasShareFlows(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts etcd")
-	}
 	etcd := startEtcd(t)
 	start := func(name string) (*Service, context.CancelFunc, chan error) {
 		c := simConfig(t, fmt.Sprintf("cluster: {endpoints: [%q], prefix: /t/, replica: %s, lease_ttl: 2s}\n", etcd, name))
