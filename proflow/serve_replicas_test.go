@@ -72,8 +72,12 @@ func TestServeReplicasAcceptance(t *testing.T) {
 	)
 	dir := t.TempDir()
 	bin := buildProflow(t, dir)
-	etcd := startEtcd3(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	etcd, err := etcdtest.Start(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +115,7 @@ func TestServeReplicasAcceptance(t *testing.T) {
 
 	reps := map[string]*replicaProc{}
 	for _, name := range []string{"a", "b", "c"} {
-		reps[name] = startReplica(t, ctx, bin, dir, name, scen, n, etcd.endpoints(), prefix, ttl)
+		reps[name] = startReplica(t, ctx, bin, dir, name, scen, n, etcd.Endpoints(), prefix, ttl)
 	}
 	live := func(names ...string) []*replicaProc {
 		var out []*replicaProc
@@ -224,8 +228,11 @@ func TestServeReplicasAcceptance(t *testing.T) {
 	}
 	epochs0 := epochs()
 	lost0, steps0 := sum(ab, `proflow_serve_shards_lost_total{cause="fence"}`)+sum(ab, `proflow_serve_shards_lost_total{cause="handover"}`), sum(ab, "proflow_serve_steps_total")
-	victim := etcd.follower(t, ctx, cli)
-	etcd.kill(victim)
+	victim := etcd.Follower(ctx, cli)
+	if victim < 0 {
+		t.Fatal("no etcd follower found")
+	}
+	etcd.Kill(victim)
 	t.Logf("etcd member e%d (a follower) killed", victim)
 	waitAll(t, ab, 20*time.Second, "10 steps each with an etcd member down", func() bool {
 		return sum(ab, "proflow_serve_steps_total") >= steps0+20 && owned(ab) == 64
@@ -650,92 +657,4 @@ func waitAll(t *testing.T, rs []*replicaProc, d time.Duration, what string, ok f
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// etcd3 is a 3-member etcd cluster on loopback, child processes with their
-// data in /dev/shm when there is one.
-type etcd3 struct {
-	clients []string
-	cmds    []*exec.Cmd
-	done    []chan struct{}
-}
-
-func startEtcd3(t *testing.T) *etcd3 {
-	t.Helper()
-	base := ""
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		base = "/dev/shm"
-	}
-	dir, err := os.MkdirTemp(base, "proflow-serve-etcd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &etcd3{}
-	var peers, initial []string
-	for i := range 3 {
-		e.clients = append(e.clients, "http://"+freePort(t))
-		peers = append(peers, "http://"+freePort(t))
-		initial = append(initial, fmt.Sprintf("e%d=%s", i, peers[i]))
-	}
-	for i := range 3 {
-		cmd := exec.Command(etcdtest.Bin, "--name", fmt.Sprintf("e%d", i), "--data-dir", filepath.Join(dir, fmt.Sprintf("e%d", i)),
-			"--listen-client-urls", e.clients[i], "--advertise-client-urls", e.clients[i],
-			"--listen-peer-urls", peers[i], "--initial-advertise-peer-urls", peers[i],
-			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
-			"--initial-cluster-token", filepath.Base(dir), "--heartbeat-interval", "100", "--election-timeout", "1000",
-			"--logger", "zap", "--log-level", "error")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		e.cmds, e.done = append(e.cmds, cmd), append(e.done, done)
-	}
-	t.Cleanup(func() {
-		for i, c := range e.cmds {
-			c.Process.Kill()
-			<-e.done[i]
-		}
-		os.RemoveAll(dir)
-	})
-	cli, err := clientv3.New(clientv3.Config{Endpoints: e.clients, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := cli.Put(ctx, "/health", "ok")
-		cancel()
-		if err == nil {
-			return e
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd did not answer within 30 s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func (e *etcd3) endpoints() []string { return e.clients }
-
-// follower returns the index of a member that does not lead.
-func (e *etcd3) follower(t *testing.T, ctx context.Context, cli *clientv3.Client) int {
-	t.Helper()
-	for i, ep := range e.clients {
-		st, err := cli.Status(ctx, ep)
-		if err == nil && st.Leader != st.Header.MemberId {
-			return i
-		}
-	}
-	t.Fatal("no etcd follower found")
-	return -1
-}
-
-// kill ends member i with SIGKILL.
-func (e *etcd3) kill(i int) {
-	e.cmds[i].Process.Kill()
-	<-e.done[i]
 }

@@ -16,6 +16,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/proflow-sdn/proflow"
+
+	"github.com/proflow-sdn/proflow/internal/etcdtest"
 )
 
 // ttl is the tests' lease TTL: etcd 3.4 with a 1 s election timeout grants
@@ -35,9 +37,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	return time.Since(start)
 }
 
-func join(t *testing.T, c *etcdCluster, prefix, replica string, onChange func(gained, lost []int)) *Member {
+func join(t *testing.T, c *etcdtest.Cluster, prefix, replica string, onChange func(gained, lost []int)) *Member {
 	t.Helper()
-	cfg := testConfig(c.endpoints(), prefix, replica, ttl)
+	cfg := testConfig(c.Endpoints(), prefix, replica, ttl)
 	cfg.OnChange = onChange
 	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, err := Join(context.Background(), cfg)
@@ -515,19 +517,19 @@ func TestEtcdMemberLoss(t *testing.T) {
 		})
 		time.Sleep(time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		lead := c.leader(ctx, admin)
+		lead := c.Leader(ctx, admin)
 		cancel()
-		victim, role := (lead+1)%len(c.nodes), "a follower"
+		victim, role := (lead+1)%c.Size(), "a follower"
 		if leader {
 			victim, role = lead, "the leader"
 		}
 		n0 := ops.Load()
-		c.kill(victim)
+		c.Kill(victim)
 		time.Sleep(2 * ttl)
 		close(stop)
 		wg.Wait()
 		t.Logf("etcd member %s (%s) killed: %d ops after the kill, %d tries again, %d failed, slowest %v (retries included); %d of them with a fence down, %d ownership losses announced",
-			c.nodes[victim].name, role, ops.Load()-n0, retried.Load(), failed.Load(), time.Duration(slowest.Load()).Round(time.Millisecond), unwritable.Load(), lost.Load())
+			c.Name(victim), role, ops.Load()-n0, retried.Load(), failed.Load(), time.Duration(slowest.Load()).Round(time.Millisecond), unwritable.Load(), lost.Load())
 		if failed.Load() != 0 || ops.Load() == n0 {
 			t.Errorf("%s killed: %d failed ops, %d ops after the kill", role, failed.Load(), ops.Load()-n0)
 		}
@@ -537,13 +539,13 @@ func TestEtcdMemberLoss(t *testing.T) {
 		if after := epochs(); !maps.Equal(after, before) {
 			t.Errorf("%s killed: owner keys changed: %v → %v", role, before, after)
 		}
-		if err := c.restart(victim); err != nil {
+		if err := c.Restart(victim); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 20*time.Second, "the killed member rejoins", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			_, err := admin.Status(ctx, c.nodes[victim].client)
+			_, err := admin.Status(ctx, c.Client(victim))
 			return err == nil
 		})
 		waitFor(t, 2*ttl, "a and b writable with 32 shards each", func() bool {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+
+	"github.com/proflow-sdn/proflow/internal/etcdtest"
 )
 
 // A replica in a child process (the test binary run again), so that a test
@@ -76,9 +78,9 @@ type helper struct {
 	mu  sync.Mutex
 }
 
-func startHelper(t *testing.T, c *etcdCluster, prefix, replica string, ttl time.Duration) *helper {
+func startHelper(t *testing.T, c *etcdtest.Cluster, prefix, replica string, ttl time.Duration) *helper {
 	t.Helper()
-	b, _ := json.Marshal(helperConfig{Endpoints: c.endpoints(), Prefix: prefix, Replica: replica, TTL: ttl})
+	b, _ := json.Marshal(helperConfig{Endpoints: c.Endpoints(), Prefix: prefix, Replica: replica, TTL: ttl})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
 	cmd.Stderr = os.Stderr

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -17,27 +14,13 @@ import (
 // make etcd-deps) and returns its client URL.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	bin := etcdtest.Require(t)
-	client, peer := "http://"+freeAddr(t), "http://"+freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--name", "e0", "--data-dir", filepath.Join(t.TempDir(), "e0"),
-		"--listen-client-urls", client, "--advertise-client-urls", client,
-		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-		"--initial-cluster", "e0="+peer, "--log-level", "error")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	return client
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	etcdtest.Require(t)
+	c, err := etcdtest.Start(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Cleanup(c.Stop)
+	return c.Endpoints()[0]
 }
 
 // Two replicas on one etcd split the scenario's flows, each protecting only
