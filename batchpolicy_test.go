@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -342,23 +341,7 @@ func BenchmarkMultiControllerStepAgent(b *testing.B) {
 				} else {
 					parts.Policy = func(proflow.ProtectedFlow) (proflow.Policy, error) { return agent, nil }
 				}
-				cfg := proflow.DefaultMultiConfig()
-				cfg.Clock = clock
-				base := testBaseline
-				cfg.Baseline = &base
-				cfg.Joint = &proflow.Greedy{}
-				enf := proflow.EnforcerFunc(func(ctx context.Context, flow proflow.FlowID, sw int) error { return nil })
-				m, err := proflow.NewMultiController(cfg, tel, parts, enf)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for i := range n {
-					f := testFlow
-					f.Src = netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-					if err := m.AddFlow(proflow.ProtectedFlow{ID: f}, i%4); err != nil {
-						b.Fatal(err)
-					}
-				}
+				m := manyFlows(b, clock, tel, parts, n)
 				ctx := context.Background()
 				for range 15 { // apply the additions, grow the buffers (wishes from step 6)
 					step++

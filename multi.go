@@ -179,6 +179,7 @@ type MultiController struct {
 	moved  []int // by switch: flows moved there this step
 	on     []int // by switch: flows there after the step
 	bat    batchStep
+	dl     stepDeadline // step's context, reused from step to step
 	m      *multiMetrics
 }
 
@@ -484,6 +485,8 @@ func (m *MultiController) Run(ctx context.Context) error {
 	if err := m.Reconcile(ctx); err != nil {
 		m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "reconcile failed; keeping the given placements", slog.String("error", err.Error()))
 	}
+	m.dl.hold() // every step has ctx for parent: watch it once
+	defer m.dl.release()
 	return runEvery(ctx, m.cfg.Clock, m.cfg.Interval, func(ctx context.Context) { m.Step(ctx) })
 }
 
@@ -519,6 +522,11 @@ type StepSummary struct {
 
 // Step runs one iteration of the loop for every protected flow and returns
 // its summary.
+//
+// The Telemetry and the Enforcer are called with a context that ends at
+// ctx's end or after StepTimeout. The controller reuses it for its next
+// step, so it is valid until their call returns: work that outlives the
+// call must not keep it.
 func (m *MultiController) Step(ctx context.Context) StepSummary {
 	start := time.Now()
 	m.apply()
@@ -545,8 +553,8 @@ func (m *MultiController) Step(ctx context.Context) StepSummary {
 }
 
 func (m *MultiController) step(ctx context.Context, s *StepSummary) {
-	ctx, cancel := context.WithTimeout(ctx, m.cfg.StepTimeout)
-	defer cancel()
+	ctx = m.dl.begin(ctx, m.cfg.StepTimeout)
+	defer m.dl.end()
 
 	obs := &m.obs
 	obs.FlowIDs = obs.FlowIDs[:0]

@@ -1154,59 +1154,102 @@ func (nopEncoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	return nil
 }
 
-// BenchmarkMultiControllerStep measures one step for 1, 100 and 10,000
-// protected flows on the paper's four switches with a cheap policy (the
-// flows' own sample and switch decide the scores), the stability gate and
-// the Greedy joint step, in steady state: every flow past its baseline, a
-// few moving each step.
+// steadyMulti returns a MultiController protecting n flows on the paper's
+// four switches with a cheap policy (the flows' own sample and switch
+// decide the scores), the stability gate and the Greedy joint step, in
+// steady state: every flow past its baseline, a few moving each step, its
+// buffers grown by ten steps with ctx. Advance the clock by the interval
+// before each further step.
+func steadyMulti(tb testing.TB, ctx context.Context, n int) (*proflow.MultiController, *southboundtest.ManualClock) {
+	tb.Helper()
+	clock := southboundtest.NewManualClock(epoch)
+	fab := newFlowFabric(clock)
+	tel := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
+		obs.Time = clock.Now()
+		copy(obs.Switches, fab.switches)
+		for i := range obs.Flows {
+			obs.Flows[i] = healthyFlow
+		}
+		return nil
+	})
+	pol := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
+		for k := range scores {
+			scores[k] = float64((k + in.Current) % 4)
+		}
+		return nil
+	})
+	parts := proflow.FlowParts{
+		Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return nopEncoder{}, nil },
+		Policy:  func(proflow.ProtectedFlow) (proflow.Policy, error) { return pol, nil },
+		Gate: func(proflow.ProtectedFlow) (proflow.Gate, error) {
+			return policy.NewGate(policy.GateConfig{Margin: 0.2, Votes: 3, Cooldown: 15 * time.Second})
+		},
+	}
+	m := manyFlows(tb, clock, tel, parts, n)
+	for range 10 { // apply the additions, grow the buffers
+		clock.Advance(500 * time.Millisecond)
+		m.Step(ctx)
+	}
+	return m, clock
+}
+
+// manyFlows returns a MultiController with the Greedy joint step, the test
+// baseline and an enforcer accepting every move, protecting n flows that
+// differ in their source address, flow i on switch i mod 4.
+func manyFlows(tb testing.TB, clock proflow.Clock, tel proflow.Telemetry, parts proflow.FlowParts, n int) *proflow.MultiController {
+	tb.Helper()
+	cfg := proflow.DefaultMultiConfig()
+	cfg.Clock = clock
+	base := testBaseline
+	cfg.Baseline = &base
+	cfg.Joint = &proflow.Greedy{}
+	enf := proflow.EnforcerFunc(func(ctx context.Context, flow proflow.FlowID, sw int) error { return nil })
+	m, err := proflow.NewMultiController(cfg, tel, parts, enf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range n {
+		f := testFlow
+		f.Src = netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		if err := m.AddFlow(proflow.ProtectedFlow{ID: f}, i%4); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return m
+}
+
+// TestMultiControllerStepAllocs checks issue 13's "0 allocations per step
+// in steady state", with moves in every step, under a parent context that
+// is never cancelled and under one that can be.
+func TestMultiControllerStepAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+	}{{"background", context.Background()}, {"cancellable", t.Context()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, clock := steadyMulti(t, tc.ctx, 100)
+			moved := 0
+			allocs := testing.AllocsPerRun(20, func() {
+				clock.Advance(500 * time.Millisecond)
+				moved += m.Step(tc.ctx).Rerouted
+			})
+			if allocs != 0 {
+				t.Errorf("a step of 100 flows allocates %v times, want 0", allocs)
+			}
+			if moved == 0 {
+				t.Error("no flow moved: the steps did not reach the enforcer")
+			}
+		})
+	}
+}
+
+// BenchmarkMultiControllerStep measures one step of steadyMulti's
+// controller for 1, 100 and 10,000 protected flows.
 func BenchmarkMultiControllerStep(b *testing.B) {
 	for _, n := range []int{1, 100, 10000} {
 		b.Run(fmt.Sprintf("flows=%d", n), func(b *testing.B) {
-			clock := southboundtest.NewManualClock(epoch)
-			fab := newFlowFabric(clock)
-			tel := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
-				obs.Time = clock.Now()
-				copy(obs.Switches, fab.switches)
-				for i := range obs.Flows {
-					obs.Flows[i] = healthyFlow
-				}
-				return nil
-			})
-			pol := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
-				for k := range scores {
-					scores[k] = float64((k + in.Current) % 4)
-				}
-				return nil
-			})
-			cfg := proflow.DefaultMultiConfig()
-			cfg.Clock = clock
-			base := testBaseline
-			cfg.Baseline = &base
-			cfg.Joint = &proflow.Greedy{}
-			enf := proflow.EnforcerFunc(func(ctx context.Context, flow proflow.FlowID, sw int) error { return nil })
-			parts := proflow.FlowParts{
-				Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return nopEncoder{}, nil },
-				Policy:  func(proflow.ProtectedFlow) (proflow.Policy, error) { return pol, nil },
-				Gate: func(proflow.ProtectedFlow) (proflow.Gate, error) {
-					return policy.NewGate(policy.GateConfig{Margin: 0.2, Votes: 3, Cooldown: 15 * time.Second})
-				},
-			}
-			m, err := proflow.NewMultiController(cfg, tel, parts, enf)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := range n {
-				f := testFlow
-				f.Src = netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-				if err := m.AddFlow(proflow.ProtectedFlow{ID: f}, i%4); err != nil {
-					b.Fatal(err)
-				}
-			}
 			ctx := context.Background()
-			for range 10 { // apply the additions, grow the buffers
-				clock.Advance(500 * time.Millisecond)
-				m.Step(ctx)
-			}
+			m, clock := steadyMulti(b, ctx, n)
 			b.ReportAllocs()
 			b.ResetTimer()
 			moved := 0

@@ -1,0 +1,329 @@
+package proflow
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitDone fails t unless ctx's Done closes within a few seconds.
+func waitDone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after 5 s")
+	}
+}
+
+// isDone reports whether ctx's Done is closed now.
+func isDone(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+func TestStepDeadlineTimeout(t *testing.T) {
+	var s stepDeadline
+	start := time.Now()
+	ctx := s.begin(context.Background(), 20*time.Millisecond)
+	defer s.end()
+	if d, ok := ctx.Deadline(); !ok || d.Before(start.Add(20*time.Millisecond)) || d.After(time.Now().Add(20*time.Millisecond)) {
+		t.Errorf("Deadline() = %v, %t, want 20 ms after begin, true", d, ok)
+	}
+	if err := ctx.Err(); err != nil {
+		t.Errorf("Err() before the deadline = %v, want nil", err)
+	}
+	waitDone(t, ctx)
+	if waited := time.Since(start); waited < 20*time.Millisecond {
+		t.Errorf("Done closed after %v, want at least the 20 ms timeout", waited)
+	}
+	if err := ctx.Err(); err != context.DeadlineExceeded {
+		t.Errorf("Err() after the deadline = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+func TestStepDeadlineParentCancel(t *testing.T) {
+	cause := errors.New("operator stop")
+	for _, tc := range []struct {
+		name string
+		// watch asks for Done before the cancellation (a callee waiting on
+		// it); otherwise the step learns of it from Err.
+		watch, held bool
+	}{{"waiting on Done", true, false}, {"waiting on Done, held", true, true}, {"Err only", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s stepDeadline
+			if tc.held {
+				s.hold()
+				defer s.release()
+			}
+			parent, cancel := context.WithCancelCause(context.Background())
+			ctx := s.begin(parent, time.Hour)
+			defer s.end()
+			if tc.watch {
+				done := ctx.Done()
+				cancel(cause)
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatal("Done not closed 5 s after the parent's cancellation")
+				}
+			} else {
+				cancel(cause)
+			}
+			if err := ctx.Err(); err != context.Canceled {
+				t.Errorf("Err() = %v, want the parent's context.Canceled", err)
+			}
+			if !isDone(ctx) {
+				t.Error("Done open while Err is not nil")
+			}
+			if got := context.Cause(ctx); got != cause {
+				t.Errorf("context.Cause = %v, want the parent's cause %v", got, cause)
+			}
+		})
+	}
+	t.Run("cancelled before the step", func(t *testing.T) {
+		var s stepDeadline
+		parent, cancel := context.WithCancel(context.Background())
+		cancel()
+		ctx := s.begin(parent, time.Hour)
+		defer s.end()
+		if !isDone(ctx) || ctx.Err() != context.Canceled {
+			t.Errorf("step of a cancelled parent: done %t, Err() = %v, want done with context.Canceled", isDone(ctx), ctx.Err())
+		}
+	})
+}
+
+func TestStepDeadlineParentDeadlineFirst(t *testing.T) {
+	var s stepDeadline
+	want := time.Now().Add(20 * time.Millisecond)
+	parent, cancel := context.WithDeadline(context.Background(), want)
+	defer cancel()
+	ctx := s.begin(parent, time.Hour)
+	defer s.end()
+	if d, ok := ctx.Deadline(); !ok || !d.Equal(want) {
+		t.Errorf("Deadline() = %v, %t, want the parent's %v, true", d, ok, want)
+	}
+	waitDone(t, ctx)
+	if err := ctx.Err(); err != context.DeadlineExceeded {
+		t.Errorf("Err() = %v, want context.DeadlineExceeded", err)
+	}
+
+	// A later parent deadline leaves the step's own.
+	late, cancelLate := context.WithTimeout(context.Background(), time.Hour)
+	defer cancelLate()
+	s.end()
+	start := time.Now()
+	ctx = s.begin(late, time.Second)
+	if d, _ := ctx.Deadline(); d.Before(start.Add(time.Second)) || d.After(time.Now().Add(time.Second)) {
+		t.Errorf("Deadline() under a parent ending in an hour = %v, want a second after begin", d)
+	}
+}
+
+func TestStepDeadlineValue(t *testing.T) {
+	type key struct{}
+	var s stepDeadline
+	ctx := s.begin(context.WithValue(context.Background(), key{}, "first"), time.Hour)
+	if got := ctx.Value(key{}); got != "first" {
+		t.Errorf("Value = %v, want the parent's %q", got, "first")
+	}
+	s.end()
+	ctx = s.begin(context.WithValue(context.Background(), key{}, "second"), time.Hour)
+	defer s.end()
+	if got := ctx.Value(key{}); got != "second" {
+		t.Errorf("Value in the next step = %v, want its parent's %q", got, "second")
+	}
+	if got := ctx.Value("other"); got != nil {
+		t.Errorf("Value of a key the parent lacks = %v, want nil", got)
+	}
+}
+
+// TestStepDeadlineReuse checks that a step ending without a timeout or a
+// cancellation leaves its channel for the next step and allocates nothing,
+// and that a closed channel is replaced.
+func TestStepDeadlineReuse(t *testing.T) {
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		name        string
+		parent      context.Context
+		held, watch bool
+	}{
+		{"background, waiting on Done", context.Background(), false, true},
+		{"cancellable, Err only", cancellable, false, false},
+		{"cancellable, held, waiting on Done", cancellable, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s stepDeadline
+			if tc.held {
+				s.hold()
+				defer s.release()
+			}
+			ctx := s.begin(tc.parent, time.Hour)
+			first := ctx.Done()
+			s.end()
+			if allocs := testing.AllocsPerRun(100, func() {
+				ctx := s.begin(tc.parent, time.Hour)
+				if tc.watch {
+					_ = ctx.Done()
+				}
+				_ = ctx.Err()
+				_, _ = ctx.Deadline()
+				s.end()
+			}); allocs != 0 {
+				t.Errorf("a step allocates %v times, want 0", allocs)
+			}
+			ctx = s.begin(tc.parent, time.Hour)
+			if ctx.Done() != first || isDone(ctx) || ctx.Err() != nil {
+				t.Errorf("after steps that ended in time: same channel %t, done %t, Err() = %v; want the first step's open channel",
+					ctx.Done() == first, isDone(ctx), ctx.Err())
+			}
+			s.end()
+		})
+	}
+
+	var s stepDeadline
+	ctx := s.begin(context.Background(), time.Millisecond)
+	waitDone(t, ctx)
+	closed := ctx.Done()
+	s.end()
+	ctx = s.begin(context.Background(), time.Hour)
+	defer s.end()
+	if ctx.Done() == closed || isDone(ctx) || ctx.Err() != nil {
+		t.Errorf("step after a timeout: new channel %t, done %t, Err() = %v; want a new open channel, nil",
+			ctx.Done() != closed, isDone(ctx), ctx.Err())
+	}
+}
+
+// TestStepDeadlineLateTimer checks that a timer run meant for an earlier
+// step does not end the current one.
+func TestStepDeadlineLateTimer(t *testing.T) {
+	var s stepDeadline
+	s.begin(context.Background(), 20*time.Millisecond)
+	s.end()
+	ctx := s.begin(context.Background(), time.Hour)
+	defer s.end()
+	s.expire() // as a run of the timer that started before Reset
+	time.Sleep(40 * time.Millisecond)
+	if isDone(ctx) || ctx.Err() != nil {
+		t.Errorf("an earlier step's timer ended the step: Err() = %v", ctx.Err())
+	}
+}
+
+// TestStepDeadlineWatch checks that the watch of the parent lasts one step
+// unless held, follows a change of parent, and goes with release.
+func TestStepDeadlineWatch(t *testing.T) {
+	watching := func(s *stepDeadline) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.stopWatch != nil
+	}
+	p1, cancel1 := context.WithCancel(context.Background())
+	defer cancel1()
+	p2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+
+	var s stepDeadline
+	_ = s.begin(context.Background(), time.Hour).Done()
+	if watching(&s) {
+		t.Error("watching context.Background, which is never cancelled")
+	}
+	s.end()
+	ctx := s.begin(p1, time.Hour)
+	if watching(&s) {
+		t.Error("watching the parent before anyone asked for Done")
+	}
+	_ = ctx.Done()
+	if !watching(&s) {
+		t.Error("not watching the parent while a callee waits on Done")
+	}
+	s.end()
+	if watching(&s) {
+		t.Error("still watching the parent after an unheld step")
+	}
+
+	s.hold()
+	_ = s.begin(p1, time.Hour).Done()
+	s.end()
+	if !watching(&s) {
+		t.Error("held: the watch of the parent did not outlast the step")
+	}
+	_ = s.begin(p2, time.Hour)
+	if watching(&s) {
+		t.Error("held: the first parent is still watched in a step of another")
+	}
+	s.end()
+	_ = s.begin(p2, time.Hour).Done()
+	s.end()
+	s.release()
+	if watching(&s) {
+		t.Error("still watching the parent after release")
+	}
+}
+
+// TestMultiControllerRunReleasesWatch checks that Run keeps one watch of
+// its context for all its steps and drops it when it returns.
+func TestMultiControllerRunReleasesWatch(t *testing.T) {
+	var m *MultiController
+	var steps, watched atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tel := TelemetryFunc(func(ctx context.Context, obs *Observation) error {
+		m.dl.mu.Lock()
+		w := m.dl.stopWatch != nil
+		m.dl.mu.Unlock()
+		if w {
+			watched.Add(1)
+		}
+		_ = ctx.Done()
+		if steps.Add(1) == 5 {
+			cancel()
+		}
+		return errors.New("no sample")
+	})
+	cfg := DefaultMultiConfig()
+	cfg.Interval = time.Millisecond
+	parts := FlowParts{
+		Encoder: func(ProtectedFlow) (StateEncoder, error) { return placementEncoder{}, nil },
+		Policy: func(ProtectedFlow) (Policy, error) {
+			return PolicyFunc(func([]float64, *Input) error { return nil }), nil
+		},
+		Gate: func(ProtectedFlow) (Gate, error) { return GateFunc(func(*Decision) {}), nil },
+	}
+	enf := EnforcerFunc(func(context.Context, FlowID, int) error { return nil })
+	var err error
+	if m, err = NewMultiController(cfg, tel, parts, enf); err != nil {
+		t.Fatal(err)
+	}
+	f := FlowID{Src: netip.AddrFrom4([4]byte{10, 0, 0, 1}), Dst: netip.AddrFrom4([4]byte{10, 0, 0, 8}), SrcPort: 5000, DstPort: 5201, Proto: ProtoTCP}
+	if err := m.AddFlow(ProtectedFlow{ID: f}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(ctx); err != context.Canceled {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	if n, w := steps.Load(), watched.Load(); w != n-1 {
+		t.Errorf("the parent was watched when %d of %d steps began, want all but the first", w, n)
+	}
+	m.dl.mu.Lock()
+	defer m.dl.mu.Unlock()
+	if m.dl.stopWatch != nil || m.dl.held {
+		t.Errorf("after Run returned: watching %t, held %t; want neither", m.dl.stopWatch != nil, m.dl.held)
+	}
+}
+
+// placementEncoder is a StateEncoder that writes the placement only.
+type placementEncoder struct{}
+
+func (placementEncoder) Dim() int { return 34 }
+
+func (placementEncoder) Encode(dst State, obs *Observation, current int) error {
+	dst[current] = 1
+	return nil
+}
