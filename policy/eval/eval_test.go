@@ -373,7 +373,7 @@ func TestComparisonIndependentOfOtherPolicies(t *testing.T) {
 	if !ok {
 		t.Fatal("no comparison for agent")
 	}
-	if diff := cmp.Diff(a, b); diff != "" {
+	if diff := cmp.Diff(a, b, cmpopts.EquateNaNs()); diff != "" {
 		t.Errorf("agent's comparison changed when another policy was added (-alone +with):\n%s", diff)
 	}
 	if !(a.GainLo < a.GainHi) {
@@ -480,5 +480,61 @@ func TestSweepKeepsEpisodesWhenTracesCannotBeWritten(t *testing.T) {
 		if e == nil || e.Scenario != "S1" || e.Policy != "static" || e.Repeat != i || len(e.T) == 0 {
 			t.Errorf("episode %d = %+v, want S1/static/%d with samples", i, e, i)
 		}
+	}
+}
+
+// TestScenarioDiffPairsBySeed: the per-scenario difference pairs repeats
+// by seed (not by order), and its verdict follows the interval: a constant
+// lead is better, a constant loss worse, a sign that flips between repeats
+// a tie; a repeat the baseline did not run is left out.
+func TestScenarioDiffPairsBySeed(t *testing.T) {
+	var eps []*Episode
+	for rep := range 4 {
+		// Baseline throughput differs per seed; the candidate is 1 MB/s above
+		// it in S1, 1 MB/s below in S2, and ±2 MB/s alternately in S3.
+		b := 10e6 + float64(rep)*3e6
+		eps = append(eps,
+			episode("S1", "reactive", rep, b, b, 500),
+			episode("S2", "reactive", rep, b, b, 500),
+			episode("S3", "reactive", rep, b, b, 500))
+	}
+	for _, rep := range []int{3, 2, 1, 0, 7} { // reversed, and seed 7 unpaired
+		b := 10e6 + float64(rep)*3e6
+		sign := float64(1 - 2*(rep%2))
+		eps = append(eps,
+			episode("S1", "agent", rep, b+1e6, b+1e6, 500),
+			episode("S2", "agent", rep, b-1e6, b-1e6, 500),
+			episode("S3", "agent", rep, b+2e6*sign, b+2e6*sign, 500))
+	}
+	s, err := Summarize(eps, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := s.Comparison("agent")
+	if !ok {
+		t.Fatal("no comparison for agent")
+	}
+	want := map[string]struct {
+		diff    float64
+		verdict string
+	}{"S1": {1e6, VerdictBetter}, "S2": {-1e6, VerdictWorse}, "S3": {0, VerdictTie}}
+	if len(c.PerScenario) != len(want) {
+		t.Fatalf("per-scenario differences %+v, want one for each of S1, S2, S3", c.PerScenario)
+	}
+	for _, d := range c.PerScenario {
+		w := want[d.Scenario]
+		if d.Pairs != 4 || math.Abs(d.Diff-w.diff) > 1 || d.Verdict != w.verdict {
+			t.Errorf("%s: %d pairs, Δ %v, verdict %q; want 4 pairs, Δ %v, %q", d.Scenario, d.Pairs, d.Diff, d.Verdict, w.diff, w.verdict)
+		}
+		if w.verdict == VerdictTie && !(d.DiffLo < 0 && d.DiffHi > 0) {
+			t.Errorf("%s: interval [%v, %v], want it to hold 0", d.Scenario, d.DiffLo, d.DiffHi)
+		}
+	}
+	var md strings.Builder
+	if err := s.WriteMarkdown(&md, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| S2 | agent | 4 | -1.00 | [-1.00, -1.00] | worse |") {
+		t.Errorf("report lacks S2's per-scenario row:\n%s", md.String())
 	}
 }

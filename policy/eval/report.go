@@ -140,6 +140,16 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 				num(c.T, 2), pval(c.P), secs(c.Lead), secs(c.LeadLo), secs(c.LeadHi), len(c.LeadScenarios))
 		}
 		b.WriteString("\n")
+		fmt.Fprintf(&b, "Per scenario: candidate − %s mean throughput, the mean of the differences of repeats run on the same seed, "+
+			"with a t interval; better or worse where the interval excludes 0, tie where it holds 0 (the repeats cannot tell the two apart).\n\n", o.Baseline)
+		b.WriteString("| scenario | candidate | pairs | Δ (MB/s) | Δ CI | verdict |\n|---|---|---|---|---|---|\n")
+		for _, c := range s.Comparisons {
+			for _, d := range c.PerScenario {
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | [%s, %s] | %s |\n", d.Scenario, c.Candidate, d.Pairs,
+					mbps(d.Diff), mbps(d.DiffLo), mbps(d.DiffHi), d.Verdict)
+			}
+		}
+		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -169,7 +179,8 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.4f", p)
 }
 
-// WriteCSV writes cells.csv, comparisons.csv and episodes.csv into dir.
+// WriteCSV writes cells.csv, comparisons.csv, episodes.csv and
+// scenario_diffs.csv (Comparison.PerScenario) into dir.
 func (s *Summary) WriteCSV(dir string) error {
 	cells := [][]string{{"scenario", "policy", "repeats", "mean_throughput_Bps", "min_throughput_Bps", "max_throughput_Bps",
 		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s", "reroutes", "destinations"}}
@@ -202,7 +213,13 @@ func (s *Summary) WriteCSV(dir string) error {
 			}
 		}
 	}
-	for name, rows := range map[string][][]string{"cells.csv": cells, "comparisons.csv": cmps, "episodes.csv": eps} {
+	diffs := [][]string{{"scenario", "candidate", "baseline", "pairs", "diff_Bps", "diff_lo_Bps", "diff_hi_Bps", "verdict"}}
+	for _, c := range s.Comparisons {
+		for _, d := range c.PerScenario {
+			diffs = append(diffs, []string{d.Scenario, c.Candidate, c.Baseline, strconv.Itoa(d.Pairs), f(d.Diff), f(d.DiffLo), f(d.DiffHi), d.Verdict})
+		}
+	}
+	for name, rows := range map[string][][]string{"cells.csv": cells, "comparisons.csv": cmps, "episodes.csv": eps, "scenario_diffs.csv": diffs} {
 		if err := writeCSV(filepath.Join(dir, name), rows); err != nil {
 			return err
 		}

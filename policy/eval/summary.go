@@ -133,6 +133,30 @@ type Comparison struct {
 	Lead          float64  `json:"lead"`
 	LeadLo        float64  `json:"lead_lo"`
 	LeadHi        float64  `json:"lead_hi"`
+	// PerScenario is the candidate's difference from the baseline in each
+	// scenario, repeats paired by their traffic seed.
+	PerScenario []ScenarioDiff `json:"per_scenario"`
+}
+
+// Verdicts of a ScenarioDiff.
+const (
+	VerdictBetter = "better" // the whole interval above 0
+	VerdictWorse  = "worse"  // the whole interval below 0
+	VerdictTie    = "tie"    // the interval holds 0, or too few pairs for one
+)
+
+// ScenarioDiff is a candidate's mean throughput minus the baseline's in one
+// scenario: the mean over repeats of the paired differences (repeat r of
+// both policies ran on the same traffic seed), with its t interval at the
+// report's confidence. A verdict of tie means the repeats cannot tell the
+// two policies apart there, not that they are equal.
+type ScenarioDiff struct {
+	Scenario string  `json:"scenario"`
+	Pairs    int     `json:"pairs"` // repeats run by both policies with the same seed
+	Diff     float64 `json:"diff"`  // bytes/s
+	DiffLo   float64 `json:"diff_lo"`
+	DiffHi   float64 `json:"diff_hi"`
+	Verdict  string  `json:"verdict"`
 }
 
 // Summary is the evaluation of a set of episodes.
@@ -338,6 +362,13 @@ func (s *Summary) compare(candidate string, rng *rand.Rand) (Comparison, error) 
 			leads = append(leads, bc.FirstReroute-cc.FirstReroute)
 		}
 	}
+	for _, sc := range cmp.Scenarios {
+		d, err := s.scenarioDiff(sc, candidate)
+		if err != nil {
+			return Comparison{}, err
+		}
+		cmp.PerScenario = append(cmp.PerScenario, d)
+	}
 	cmp.CandidateMean, cmp.BaselineMean = mean(a), mean(b)
 	cmp.Gain = cmp.CandidateMean / cmp.BaselineMean
 	var err error
@@ -353,4 +384,37 @@ func (s *Summary) compare(candidate string, rng *rand.Rand) (Comparison, error) 
 		return Comparison{}, fmt.Errorf("lead over scenarios %v: %w", cmp.LeadScenarios, err)
 	}
 	return cmp, nil
+}
+
+// scenarioDiff pairs the candidate's and the baseline's episodes of a
+// scenario by seed and returns the mean paired difference of their window
+// means with its t interval.
+func (s *Summary) scenarioDiff(sc, candidate string) (ScenarioDiff, error) {
+	opt := s.Options
+	base := map[uint64]float64{}
+	for _, e := range s.Episodes[[2]string{sc, opt.Baseline}] {
+		base[e.Seed] = e.meanThroughput(opt.Window)
+	}
+	var diffs []float64
+	for _, e := range s.Episodes[[2]string{sc, candidate}] {
+		if b, ok := base[e.Seed]; ok {
+			diffs = append(diffs, e.meanThroughput(opt.Window)-b)
+		}
+	}
+	d := ScenarioDiff{Scenario: sc, Pairs: len(diffs), Diff: math.NaN(), DiffLo: math.NaN(), DiffHi: math.NaN(), Verdict: VerdictTie}
+	if len(diffs) == 0 {
+		return d, nil
+	}
+	m, lo, hi, err := tInterval(diffs, opt.Confidence)
+	if err != nil {
+		return ScenarioDiff{}, fmt.Errorf("difference in %s: %w", sc, err)
+	}
+	d.Diff, d.DiffLo, d.DiffHi = m, lo, hi
+	switch {
+	case lo > 0:
+		d.Verdict = VerdictBetter
+	case hi < 0:
+		d.Verdict = VerdictWorse
+	}
+	return d, nil
 }
