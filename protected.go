@@ -58,6 +58,30 @@ type BatchEnforcer interface {
 	PlaceBatch(ctx context.Context, ps []Placement, errs []error) error
 }
 
+// CheckBatch checks the arguments of a PlaceBatch call, for the
+// enforcers that implement it: errs must have one slot per placement. It
+// clears errs, so that a slot left nil means applied.
+func CheckBatch(ps []Placement, errs []error) error {
+	if len(errs) != len(ps) {
+		return fmt.Errorf("%d error slots for %d placements, want one per placement", len(errs), len(ps))
+	}
+	clear(errs)
+	return nil
+}
+
+// FailBatch ends a PlaceBatch call that failed as a whole (the connection
+// lost, ctx done): it records err in every slot of errs not already
+// holding an outcome and returns err, so that the slots left nil are
+// exactly the placements known to have been applied.
+func FailBatch(errs []error, err error) error {
+	for i := range errs {
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	return err
+}
+
 // Releaser is an Enforcer that can drop what it installed for a flow: the
 // flow's override rules or table entries, so that the fabric carries it on
 // its default path again. A multi-flow controller releases a flow it stops

@@ -51,17 +51,8 @@ type move struct {
 // write and one barrier per leaf gives the same number of round trips.
 func (s *Server) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []error) error {
 	start := time.Now()
-	if len(errs) != len(ps) {
-		return fmt.Errorf("openflow: place batch: %d error slots for %d placements, want one per placement", len(errs), len(ps))
-	}
-	clear(errs)
-	fail := func(err error) error {
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = err
-			}
-		}
-		return err
+	if err := proflow.CheckBatch(ps, errs); err != nil {
+		return fmt.Errorf("openflow: place batch: %w", err)
 	}
 	type want struct{ slot, sw, src, dst int }
 	wants := make([]want, 0, len(ps))
@@ -86,18 +77,18 @@ func (s *Server) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 		leaves = append(leaves, src, dst)
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("openflow: place batch: %w", err))
+		return proflow.FailBatch(errs, fmt.Errorf("openflow: place batch: %w", err))
 	}
 	if len(wants) == 0 {
 		return nil
 	}
 	slices.Sort(leaves)
 	if err := s.lockLeaves(ctx, slices.Compact(leaves)...); err != nil {
-		return fail(fmt.Errorf("openflow: place batch: waiting for the lease refresh: %w", err))
+		return proflow.FailBatch(errs, fmt.Errorf("openflow: place batch: waiting for the lease refresh: %w", err))
 	}
 	defer s.emu.Unlock()
 	if err := ctx.Err(); err != nil { // the lock may have taken a while
-		return fail(fmt.Errorf("openflow: place batch: %w", err))
+		return proflow.FailBatch(errs, fmt.Errorf("openflow: place batch: %w", err))
 	}
 	moves := make([]move, 0, len(wants))
 	for _, w := range wants {

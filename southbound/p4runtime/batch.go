@@ -52,20 +52,11 @@ type half struct {
 // others are applied.
 func (c *Client) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []error) error {
 	start := time.Now()
-	if len(errs) != len(ps) {
-		return fmt.Errorf("p4runtime: place batch: %d error slots for %d placements, want one per placement", len(errs), len(ps))
-	}
-	clear(errs)
-	fail := func(err error) error {
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = err
-			}
-		}
-		return err
+	if err := proflow.CheckBatch(ps, errs); err != nil {
+		return fmt.Errorf("p4runtime: place batch: %w", err)
 	}
 	if err := c.checkOpen("place batch"); err != nil {
-		return fail(err)
+		return proflow.FailBatch(errs, err)
 	}
 	n := c.cfg.Topology.NumSwitches()
 	byLeaf := make([][]*half, len(c.cfg.Leaves))
@@ -95,7 +86,7 @@ func (c *Client) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 		byLeaf[h.d.leaf] = append(byLeaf[h.d.leaf], h)
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("p4runtime: place batch: %w", err))
+		return proflow.FailBatch(errs, fmt.Errorf("p4runtime: place batch: %w", err))
 	}
 	c.placeMu.Lock()
 	defer c.placeMu.Unlock()

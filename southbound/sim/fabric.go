@@ -500,15 +500,11 @@ func (f *Fabric) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 // errs. A context already done fails the whole batch before anything is
 // applied (every errs[i] says so); errs must have len(ps).
 func (f *Fabric) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []error) error {
-	if len(errs) != len(ps) {
-		return fmt.Errorf("sim: place batch: %d error slots for %d placements, want one per placement", len(errs), len(ps))
+	if err := proflow.CheckBatch(ps, errs); err != nil {
+		return fmt.Errorf("sim: place batch: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		err = fmt.Errorf("sim: place batch: %w", err)
-		for i := range errs {
-			errs[i] = err
-		}
-		return err
+		return proflow.FailBatch(errs, fmt.Errorf("sim: place batch: %w", err))
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
