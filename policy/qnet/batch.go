@@ -113,14 +113,14 @@ func (m *Model) scratch() *batchScratch {
 // it is Go with 4×4 register blocking.
 //
 // Measured for issue 13 (BenchmarkQForwardBatch: one core of the 2-core
-// development machine, AMD EPYC, shared with other jobs so figures vary up
-// to 2×, go1.26, median of 3; 10,000 states of 34→H→H→4):
+// development machine, AMD EPYC, otherwise idle, go1.26, median of 3;
+// 10,000 states of 34→H→H→4):
 //
 //	kernel                                H = 256               H = 128
-//	assembly (AVX2/FMA)                   16 ms, 94 GFLOP/s     11 ms
-//	Go kernel                             514 ms, 2.9 GFLOP/s   156 ms
-//	gonum Sgemm on 64×64 blocks (serial)  184 ms, 8.2 GFLOP/s   65 ms
-//	Forward once per state                334 ms, 4.5 GFLOP/s   96 ms
+//	assembly (AVX2/FMA)                   16.6 ms, 91 GFLOP/s   4.7 ms
+//	Go kernel                             349 ms, 4.3 GFLOP/s   105 ms
+//	gonum Sgemm on 64×64 blocks (serial)  155 ms, 9.7 GFLOP/s   53 ms
+//	Forward once per state                251 ms, 6.0 GFLOP/s   76 ms
 //
 // gonum's Sgemm (pure Go around a 4-wide SSE axpy, no FMA; called on blocks
 // below its threshold for going parallel, so that it stays on one goroutine
