@@ -259,6 +259,8 @@
 // degradation on some repeats (16.3 s, 13.8 s mean). S11 (8.0 s, before
 // the flow degrades), S12 (only agg3, 36 of 36 repeats at base seeds 1,
 // 1000, 2000), C1, C2, N1 and N2 behave as with −1.5 (models/README.md).
+// Training seeds 2–4 on the same corpus reach 22.62–22.68 MB/s and flip
+// at 5–8 flows on every switch, so −2.0 is not a lucky seed.
 //
 // The drain term (RewardConfig.Kappa, RewardInputs.Drain; proflow's, off by
 // default) charges −κ·δ_k* for staying where the switch's transmit rate is
