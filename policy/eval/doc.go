@@ -11,7 +11,9 @@
 // window and its reroutes; a Cell is one policy on one scenario over its
 // repeats (mean throughput, reroute times, lead, overflow at the reroute);
 // a Comparison sets a policy against the baseline policy across scenarios
-// (gain with a scenario-bootstrap interval, paired t-test, lead).
+// (gain with a scenario-bootstrap interval, paired t-test, lead) and, in
+// each scenario, the difference of the two (a ScenarioDiff: repeats paired
+// by seed, a t interval and a verdict of better, worse or tie).
 //
 // # Many protected flows
 //
