@@ -225,7 +225,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 		}
 		total += len(msum.Cells) * (*repeats)
 	}
-	figs := []string{eval.FigThroughput, eval.FigMeans, eval.FigReroutes, eval.FigOverflow}
+	figs := sum.Figures()
 	if msum != nil {
 		figs = append(figs, eval.FigMulti)
 	}

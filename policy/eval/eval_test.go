@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,7 +224,10 @@ func TestReportAndPlots(t *testing.T) {
 	if err := s.WritePlots(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{FigThroughput, FigMeans, FigReroutes, FigOverflow} {
+	if got, want := s.Figures(), []string{FigThroughput, FigMeans, FigReroutes, FigOverflow, FigDiffs}; !slices.Equal(got, want) {
+		t.Errorf("figures %v, want %v (a baseline ran, so the differences too)", got, want)
+	}
+	for _, name := range s.Figures() {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -239,7 +243,7 @@ func TestReportAndPlots(t *testing.T) {
 	}
 	if os.Getenv("EVAL_KEEP_PLOTS") != "" {
 		t.Logf("plots in %s", dir)
-		for _, name := range []string{FigThroughput, FigMeans, FigReroutes, FigOverflow} {
+		for _, name := range s.Figures() {
 			b, _ := os.ReadFile(filepath.Join(dir, name))
 			os.WriteFile(filepath.Join(os.Getenv("EVAL_KEEP_PLOTS"), name), b, 0o644)
 		}

@@ -23,6 +23,9 @@ const (
 	FigMeans      = "mean-throughput.png" // mean throughput bars with min–max error bars (Fig. 5)
 	FigReroutes   = "reroute-times.png"   // first reroute time per scenario (Fig. 6)
 	FigOverflow   = "overflow-at-reroute.png"
+	// FigDiffs is each scenario's difference from the baseline with its
+	// interval (Comparison.PerScenario), written when there is a baseline.
+	FigDiffs = "scenario-diffs.png"
 )
 
 // policyColor gives the paper's colours to the known policies (Fig. 12:
@@ -60,19 +63,90 @@ func withAlpha(c color.Color, a uint8) color.Color {
 	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: a}
 }
 
-// WritePlots writes the four figures into dir.
+// Figures returns the names of the figures WritePlots writes.
+func (s *Summary) Figures() []string {
+	names := []string{FigThroughput, FigMeans, FigReroutes, FigOverflow}
+	if len(s.Comparisons) > 0 {
+		names = append(names, FigDiffs)
+	}
+	return names
+}
+
+// WritePlots writes the figures (Figures) into dir.
 func (s *Summary) WritePlots(dir string) error {
-	for name, draw := range map[string]func(string) error{
+	draws := map[string]func(string) error{
 		FigThroughput: s.plotThroughput,
 		FigMeans:      s.plotMeans,
 		FigReroutes:   s.plotReroutes,
 		FigOverflow:   s.plotOverflow,
-	} {
-		if err := draw(filepath.Join(dir, name)); err != nil {
+		FigDiffs:      s.plotDiffs,
+	}
+	for _, name := range s.Figures() {
+		if err := draws[name](filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("eval: plot %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// plotDiffs draws each candidate's per-scenario difference from the
+// baseline as a point with its interval, beside a line at zero: a point
+// whose bar crosses the line is a tie.
+func (s *Summary) plotDiffs(path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Difference from %s per scenario (error bars: %g%% t interval over repeats paired by seed)",
+		s.Options.Baseline, 100*s.Options.Confidence)
+	p.Y.Label.Text = "candidate − " + s.Options.Baseline + " (MB/s)"
+	p.X.Label.Text = "scenario"
+	p.Add(plotter.NewGrid())
+	index := make(map[string]int, len(s.Scenarios))
+	for i, sc := range s.Scenarios {
+		index[sc] = i
+	}
+	n := float64(len(s.Comparisons))
+	for j, c := range s.Comparisons {
+		shift := (float64(j) - (n-1)/2) * 0.6 / math.Max(n, 1)
+		var pts plotter.XYs
+		var eb errBars
+		for _, d := range c.PerScenario {
+			if math.IsNaN(d.Diff) {
+				continue
+			}
+			xy := plotter.XY{X: float64(index[d.Scenario]) + shift, Y: d.Diff / 1e6}
+			pts = append(pts, xy)
+			if !math.IsNaN(d.DiffLo) {
+				eb.XYs = append(eb.XYs, xy)
+				eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{(d.Diff - d.DiffLo) / 1e6, (d.DiffHi - d.Diff) / 1e6})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		col := policyColor(c.Candidate, j)
+		sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = col, vg.Points(3), draw.CircleGlyph{}
+		p.Add(sc)
+		p.Legend.Add(c.Candidate, sc)
+		if len(eb.XYs) > 0 {
+			bars, err := plotter.NewYErrorBars(eb)
+			if err != nil {
+				return err
+			}
+			bars.LineStyle.Color, bars.LineStyle.Width = col, vg.Points(1)
+			p.Add(bars)
+		}
+	}
+	zero := plotter.NewFunction(func(float64) float64 { return 0 })
+	zero.LineStyle.Width = vg.Points(1)
+	p.Add(zero)
+	p.NominalX(s.Scenarios...)
+	p.X.Min, p.X.Max = -0.5, float64(len(s.Scenarios))-0.5
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(math.Max(8, float64(len(s.Scenarios))))*vg.Inch, 4*vg.Inch)
 }
 
 // median returns the episode whose mean throughput is the median of the
