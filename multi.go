@@ -553,8 +553,8 @@ func (m *MultiController) Step(ctx context.Context) StepSummary {
 }
 
 func (m *MultiController) step(ctx context.Context, s *StepSummary) {
-	ctx = m.dl.begin(ctx, m.cfg.StepTimeout)
-	defer m.dl.end()
+	ctx, cancel := m.dl.start(ctx, m.cfg.StepTimeout)
+	defer m.dl.stop(cancel)
 
 	obs := &m.obs
 	obs.FlowIDs = obs.FlowIDs[:0]

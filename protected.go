@@ -70,9 +70,10 @@ func CheckBatch(ps []Placement, errs []error) error {
 }
 
 // FailBatch ends a PlaceBatch call that failed as a whole (the connection
-// lost, ctx done): it records err in every slot of errs not already
-// holding an outcome and returns err, so that the slots left nil are
-// exactly the placements known to have been applied.
+// lost, ctx done) before it applied any placement: it records err in every
+// slot of errs not already holding an outcome (a placement refused on its
+// own keeps its error) and returns err. A call that fails after applying
+// some placements must leave their slots nil instead.
 func FailBatch(errs []error, err error) error {
 	for i := range errs {
 		if errs[i] == nil {

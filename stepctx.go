@@ -55,6 +55,32 @@ type stepDeadline struct {
 	stopWatch func() bool
 }
 
+// start begins a step as begin does and returns its context; stop(cancel)
+// ends it. While a step is in progress (a callee stepping again with the
+// step's context, or a second goroutine stepping against the
+// documentation) start does not touch that step: it falls back to
+// context.WithTimeout, which allocates, and returns its cancel, so that
+// the outer step keeps its own deadline, timer and values. (Returning
+// s.end as a func value would allocate on every step.)
+func (s *stepDeadline) start(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	s.mu.Lock()
+	busy := s.active
+	s.mu.Unlock()
+	if busy {
+		return context.WithTimeout(parent, timeout)
+	}
+	return s.begin(parent, timeout), nil
+}
+
+// stop ends the step start began: cancel is what start returned.
+func (s *stepDeadline) stop(cancel context.CancelFunc) {
+	if cancel != nil {
+		cancel()
+		return
+	}
+	s.end()
+}
+
 // begin starts a step that ends after timeout, or at parent's deadline if
 // that is sooner, or when parent is cancelled, and returns its context.
 func (s *stepDeadline) begin(parent context.Context, timeout time.Duration) context.Context {
@@ -206,7 +232,11 @@ func (s *stepDeadline) Err() error {
 	return s.err
 }
 
-// Value returns the parent's value for key.
+// Value returns the parent's value for key. The context package's own
+// lookups go to the parent too, so context.Cause of the step's context is
+// the parent's cause (nil while the parent is live) rather than
+// DeadlineExceeded after a timeout; a context derived from it gets the
+// right cause, and proflow reads only Err.
 func (s *stepDeadline) Value(key any) any {
 	s.mu.Lock()
 	p := s.parent

@@ -327,3 +327,29 @@ func (placementEncoder) Encode(dst State, obs *Observation, current int) error {
 	dst[current] = 1
 	return nil
 }
+
+// TestStepDeadlineReentrant: a step started while one is in progress (a
+// callee stepping with the step's context) gets a context of its own; the
+// outer step keeps its deadline, its timer and its values.
+func TestStepDeadlineReentrant(t *testing.T) {
+	type key struct{}
+	var s stepDeadline
+	parent := context.WithValue(context.Background(), key{}, "outer")
+	outer, cancelOuter := s.start(parent, 30*time.Millisecond)
+	defer s.stop(cancelOuter)
+	inner, cancelInner := s.start(outer, time.Hour)
+	if inner == outer {
+		t.Fatal("the inner step reused the outer step's context")
+	}
+	if v := inner.Value(key{}); v != "outer" {
+		t.Errorf("inner Value = %v, want the outer parent's value", v)
+	}
+	s.stop(cancelInner)
+	if v := outer.Value(key{}); v != "outer" {
+		t.Errorf("outer Value after the inner step = %v, want %q", v, "outer")
+	}
+	waitDone(t, outer) // the inner end must not have stopped the outer timer
+	if err := outer.Err(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("outer Err = %v, want DeadlineExceeded", err)
+	}
+}

@@ -76,6 +76,9 @@ func TestFencedEnforcerReleasesOnlyDeletedOwnedFlows(t *testing.T) {
 	if err := enf.(proflow.BatchEnforcer).PlaceBatch(ctx, []proflow.Placement{{Flow: owned, Switch: 1}, {Flow: lost, Switch: 2}}, errs); err != nil {
 		t.Fatal(err)
 	}
+	if err := enf.(proflow.BatchEnforcer).PlaceBatch(ctx, []proflow.Placement{{Flow: owned, Switch: 1}, {Flow: lost, Switch: 2}}, errs[:1]); err == nil {
+		t.Error("PlaceBatch with 1 error slot for 2 placements succeeded, want an error")
+	}
 	if errs[0] != nil || !errors.Is(errs[1], cluster.ErrNotOwner) {
 		t.Errorf("PlaceBatch errors = %v, want nil and ErrNotOwner", errs)
 	}

@@ -402,6 +402,9 @@ func (f *fenced) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 // PlaceBatch refuses the placements of flows not owned and passes the
 // others on in one batch.
 func (f *fenced) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []error) error {
+	if err := proflow.CheckBatch(ps, errs); err != nil {
+		return fmt.Errorf("serve: place batch: %w", err)
+	}
 	var ok []proflow.Placement
 	var idx []int
 	for i, p := range ps {

@@ -542,3 +542,27 @@ func TestScenarioDiffPairsBySeed(t *testing.T) {
 		t.Errorf("report lacks S2's per-scenario row:\n%s", md.String())
 	}
 }
+
+// TestScenarioDiffSkipsSharedSeeds: two episodes of one policy on the same
+// seed (traces merged from two runs) cannot be paired, so they give no
+// difference rather than a made-up one; a scenario with no pair is n/a.
+func TestScenarioDiffSkipsSharedSeeds(t *testing.T) {
+	eps := []*Episode{
+		episode("S1", "reactive", 0, 10e6, 10e6, 500),
+		episode("S1", "reactive", 0, 20e6, 20e6, 500),
+		episode("S1", "agent", 0, 15e6, 15e6, 500),
+		episode("S1", "agent", 0, 15e6, 15e6, 500),
+		episode("S2", "reactive", 1, 10e6, 10e6, 500),
+		episode("S2", "agent", 2, 12e6, 12e6, 500),
+	}
+	s, err := Summarize(eps, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Comparison("agent")
+	for _, d := range c.PerScenario {
+		if d.Pairs != 0 || d.Verdict != VerdictNone || !math.IsNaN(d.Diff) {
+			t.Errorf("%s: %d pairs, Δ %v, %q; want no pair, Δ NaN, %q", d.Scenario, d.Pairs, d.Diff, d.Verdict, VerdictNone)
+		}
+	}
+}

@@ -141,7 +141,8 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 		}
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "Per scenario: candidate − %s mean throughput, the mean of the differences of repeats run on the same seed, "+
-			"with a t interval; better or worse where the interval excludes 0, tie where it holds 0 (the repeats cannot tell the two apart).\n\n", o.Baseline)
+			"with a t interval; better or worse where the interval excludes 0, tie where it holds 0 (the repeats cannot tell the two apart), "+
+			"n/a where no repeat of both ran on one seed.\n\n", o.Baseline)
 		b.WriteString("| scenario | candidate | pairs | Δ (MB/s) | Δ CI | verdict |\n|---|---|---|---|---|---|\n")
 		for _, c := range s.Comparisons {
 			for _, d := range c.PerScenario {

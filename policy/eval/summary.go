@@ -142,7 +142,8 @@ type Comparison struct {
 const (
 	VerdictBetter = "better" // the whole interval above 0
 	VerdictWorse  = "worse"  // the whole interval below 0
-	VerdictTie    = "tie"    // the interval holds 0, or too few pairs for one
+	VerdictTie    = "tie"    // the interval holds 0, or one pair only
+	VerdictNone   = "n/a"    // no repeat of both policies on the same seed
 )
 
 // ScenarioDiff is a candidate's mean throughput minus the baseline's in one
@@ -388,20 +389,27 @@ func (s *Summary) compare(candidate string, rng *rand.Rand) (Comparison, error) 
 
 // scenarioDiff pairs the candidate's and the baseline's episodes of a
 // scenario by seed and returns the mean paired difference of their window
-// means with its t interval.
+// means with its t interval. A seed that either policy ran more than once
+// (traces merged from several runs) pairs nothing: which of its episodes
+// belongs with which is unknown.
 func (s *Summary) scenarioDiff(sc, candidate string) (ScenarioDiff, error) {
 	opt := s.Options
-	base := map[uint64]float64{}
-	for _, e := range s.Episodes[[2]string{sc, opt.Baseline}] {
-		base[e.Seed] = e.meanThroughput(opt.Window)
+	bySeed := func(p string) map[uint64][]float64 {
+		m := map[uint64][]float64{}
+		for _, e := range s.Episodes[[2]string{sc, p}] {
+			m[e.Seed] = append(m[e.Seed], e.meanThroughput(opt.Window))
+		}
+		return m
 	}
+	base, cand := bySeed(opt.Baseline), bySeed(candidate)
 	var diffs []float64
 	for _, e := range s.Episodes[[2]string{sc, candidate}] {
-		if b, ok := base[e.Seed]; ok {
-			diffs = append(diffs, e.meanThroughput(opt.Window)-b)
+		b, c := base[e.Seed], cand[e.Seed]
+		if len(b) == 1 && len(c) == 1 {
+			diffs = append(diffs, c[0]-b[0])
 		}
 	}
-	d := ScenarioDiff{Scenario: sc, Pairs: len(diffs), Diff: math.NaN(), DiffLo: math.NaN(), DiffHi: math.NaN(), Verdict: VerdictTie}
+	d := ScenarioDiff{Scenario: sc, Pairs: len(diffs), Diff: math.NaN(), DiffLo: math.NaN(), DiffHi: math.NaN(), Verdict: VerdictNone}
 	if len(diffs) == 0 {
 		return d, nil
 	}
@@ -409,7 +417,7 @@ func (s *Summary) scenarioDiff(sc, candidate string) (ScenarioDiff, error) {
 	if err != nil {
 		return ScenarioDiff{}, fmt.Errorf("difference in %s: %w", sc, err)
 	}
-	d.Diff, d.DiffLo, d.DiffHi = m, lo, hi
+	d.Diff, d.DiffLo, d.DiffHi, d.Verdict = m, lo, hi, VerdictTie
 	switch {
 	case lo > 0:
 		d.Verdict = VerdictBetter

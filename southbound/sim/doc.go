@@ -619,10 +619,13 @@
 //     runs clean (92.8 MB/s in all against 52.3).
 //
 // TestManyFlowPlacementBound tries every placement of M1's and M3's flows
-// made once at 21 s: the best minimum-flow goodput is 1.36× the herd's in
-// M1 (three flows on one clean switch, one on another: 11.35 against 8.36
-// MB/s, seeds 1–3) and 1.08× in M3. That is the ceiling of what joint
-// placement can give the weakest flow over independent placement here.
+// with one move of each flow at 21 s: the best minimum-flow goodput is
+// 1.36× the herd's in M1 (three flows on one clean switch, one on another:
+// 11.35 against 8.36 MB/s, seeds 1–3) and 1.08× in M3. Later moves can do
+// more where a switch drains slowly: in M3, two flows on agg4 at 21 s and
+// the third joining them at 70 s keep 14.66 MB/s for the weakest (seeds
+// 1–3). In M1 nothing can do much more: a flow sends at most its cap, 12
+// MB/s, so no placement gives the weakest more than that over the window.
 //
 // Not modelled: protected flows that start or stop during an episode (all
 // start with it), a protected flow's own path through the leaves (like

@@ -57,16 +57,15 @@ func plans(n, k int, identical bool) [][]int {
 	return out
 }
 
-// TestManyFlowPlacementBound searches every fixed placement of M1's and
-// M3's flows for the best minimum-flow throughput, the most any joint
-// placer could give the weakest flow with one move each, and compares it
-// with herding (every flow onto one clean switch, what independent
-// per-flow placement does). It asserts the mechanism (the best placement
-// spreads the flows and beats herding) and logs the ratio, the ceiling of
-// the "minimum-flow" comparison of joint against independent placement on
-// this profile: a herd on a clean switch shares the switch's limit, it is
-// not crushed by congesters' streams, so herding costs the weakest flow
-// far less than a collapse does (go test -run ManyFlowPlacementBound -v).
+// TestManyFlowPlacementBound searches every placement of M1's and M3's
+// flows made with one move of each flow at 21 s for the best minimum-flow
+// throughput, and compares it with herding (every flow onto one clean
+// switch, what independent per-flow placement does). It asserts the
+// mechanism (the best placement spreads the flows and beats herding) and
+// logs the ratio: a herd on a clean switch shares the switch's limit, it
+// is not crushed by congesters' streams, so herding costs the weakest flow
+// far less than a collapse does. Later moves are not searched; they can do
+// more where a switch drains slowly (go test -run ManyFlowPlacementBound -v).
 func TestManyFlowPlacementBound(t *testing.T) {
 	cfg := sim.TestbedConfig()
 	for _, c := range []struct {
