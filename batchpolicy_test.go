@@ -63,15 +63,7 @@ func runPair(t *testing.T, flows, steps int, clock *southboundtest.ManualClock, 
 func TestMultiControllerBatchMatchesPerFlow(t *testing.T) {
 	const flows, dim = 3, 8
 	s := &scripted{topo: proflow.PaperTopology(), clock: southboundtest.NewManualClock(epoch)}
-	tel := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
-		if err := s.fabric(obs); err != nil {
-			return err
-		}
-		for i, id := range obs.FlowIDs {
-			obs.Flows[i] = s.sample(int(id.SrcPort) - 5000)
-		}
-		return nil
-	})
+	tel := s.telemetry()
 	// The per-flow scores, without the script's policy errors: a per-flow
 	// error holds one flow, a batch error every flow (see the next test).
 	scores := func(i int, dst []float64) { _ = s.scores(i, dst) }

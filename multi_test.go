@@ -75,6 +75,20 @@ func (s *scripted) fabric(obs *proflow.Observation) error {
 	return nil
 }
 
+// telemetry is a multi-flow Telemetry of the script: the fabric, and each
+// listed flow's sample (flow i has source port 5000+i).
+func (s *scripted) telemetry() proflow.Telemetry {
+	return proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
+		if err := s.fabric(obs); err != nil {
+			return err
+		}
+		for i, id := range obs.FlowIDs {
+			obs.Flows[i] = s.sample(int(id.SrcPort) - 5000)
+		}
+		return nil
+	})
+}
+
 // sample is flow i's sample at step t.
 func (s *scripted) sample(i int) proflow.FlowSample {
 	return proflow.FlowSample{Throughput: float64(i+1)*1e7 + float64(s.t%3)*1e5, CongestionRate: 3e6}
@@ -159,15 +173,7 @@ func TestMultiControllerMatchesControllers(t *testing.T) {
 
 			mcfg := proflow.DefaultMultiConfig()
 			mcfg.Clock = s.clock
-			tel := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
-				if err := s.fabric(obs); err != nil {
-					return err
-				}
-				for i, id := range obs.FlowIDs {
-					obs.Flows[i] = s.sample(int(id.SrcPort) - 5000)
-				}
-				return nil
-			})
+			tel := s.telemetry()
 			places := map[proflow.FlowID]int{}
 			enf := proflow.EnforcerFunc(func(ctx context.Context, flow proflow.FlowID, sw int) error {
 				places[flow]++
