@@ -7,6 +7,7 @@ import (
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
 // BenchmarkPlace measures a reroute against fake switches over loopback
@@ -117,34 +118,5 @@ func benchPlace1000(b *testing.B, batch bool) {
 	if err := tb.srv.WaitReady(ctx); err != nil {
 		b.Fatal(err)
 	}
-	ps := make([]proflow.Placement, benchFlows)
-	errs := make([]error, benchFlows)
-	step := func(k int) {
-		for i := range ps {
-			ps[i] = proflow.Placement{Flow: flowN(i), Switch: (i + k) % 4}
-		}
-		if batch {
-			if err := tb.srv.PlaceBatch(ctx, ps, errs); err != nil {
-				b.Fatal(err)
-			}
-			for i, err := range errs {
-				if err != nil {
-					b.Fatalf("flow %d: %v", i, err)
-				}
-			}
-			return
-		}
-		for _, p := range ps {
-			if err := tb.srv.Place(ctx, p.Flow, p.Switch); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	step(0) // every flow placed once: the steps below move them
-	b.ResetTimer()
-	for i := range b.N {
-		step(i + 1)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*benchFlows), "µs/flow")
+	southboundtest.BenchmarkPlacements(b, ctx, tb.srv, flowN, benchFlows, batch)
 }

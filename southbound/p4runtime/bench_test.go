@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
 // reportQuantiles adds p50 and p99 of the samples, in microseconds.
@@ -91,34 +92,5 @@ func benchPlace1000(b *testing.B, batch bool) {
 	cfg.Pipeline = smallTable(b, 2*benchFlows) // leaf.p4's path_select holds 256
 	c := dial(b, cfg)
 	ctx := context.Background()
-	ps := make([]proflow.Placement, benchFlows)
-	errs := make([]error, benchFlows)
-	step := func(k int) {
-		for i := range ps {
-			ps[i] = proflow.Placement{Flow: flowN(i), Switch: (i + k) % 4}
-		}
-		if batch {
-			if err := c.PlaceBatch(ctx, ps, errs); err != nil {
-				b.Fatal(err)
-			}
-			for i, err := range errs {
-				if err != nil {
-					b.Fatalf("flow %d: %v", i, err)
-				}
-			}
-			return
-		}
-		for _, p := range ps {
-			if err := c.Place(ctx, p.Flow, p.Switch); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	step(0) // every flow placed once: the steps below move them
-	b.ResetTimer()
-	for i := range b.N {
-		step(i + 1)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*benchFlows), "µs/flow")
+	southboundtest.BenchmarkPlacements(b, ctx, c, flowN, benchFlows, batch)
 }
