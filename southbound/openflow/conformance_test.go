@@ -14,37 +14,23 @@ import (
 // The OVS integration tests (package ovsfabric) run them against Open
 // vSwitch.
 
-func TestEnforcerConformance(t *testing.T) {
-	southboundtest.TestEnforcer(t, func(t *testing.T) southboundtest.EnforcerHarness {
-		tb := newTestbed(t, nil)
-		tb.ready()
-		return southboundtest.EnforcerHarness{
-			Enforcer: tb.srv, Topology: tb.cfg.Topology, Flow: fp, Timeout: 5 * time.Second,
-			Where: func(context.Context) (int, error) {
-				return tb.cfg.Topology.SwitchIndex(tb.bothWays(fp))
-			},
-			// ManyFlows: 64 flows between h1 and h8, one PlaceBatch per step.
-			WhereFlow: func(_ context.Context, f proflow.FlowID) (int, error) {
-				return tb.cfg.Topology.SwitchIndex(tb.bothWays(f))
-			},
-		}
-	})
-}
+func TestEnforcerConformance(t *testing.T) { southboundtest.TestEnforcer(t, enforcerHarness) }
 
-func TestReleaserConformance(t *testing.T) {
-	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness {
-		tb := newTestbed(t, nil)
-		tb.ready()
-		return southboundtest.EnforcerHarness{
-			Enforcer: tb.srv, Topology: tb.cfg.Topology, Flow: fp, Timeout: 5 * time.Second,
-			Where: func(context.Context) (int, error) {
-				return tb.cfg.Topology.SwitchIndex(tb.bothWays(fp))
-			},
-			WhereFlow: func(_ context.Context, f proflow.FlowID) (int, error) {
-				return tb.cfg.Topology.SwitchIndex(tb.bothWays(f))
-			},
-		}
-	})
+func TestReleaserConformance(t *testing.T) { southboundtest.TestReleaser(t, enforcerHarness) }
+
+// enforcerHarness is a ready test bed's server as the suites' enforcer; the
+// many-flow cases move 64 flows between h1 and h8, one PlaceBatch a step.
+func enforcerHarness(t *testing.T) southboundtest.EnforcerHarness {
+	tb := newTestbed(t, nil)
+	tb.ready()
+	where := func(_ context.Context, f proflow.FlowID) (int, error) {
+		return tb.cfg.Topology.SwitchIndex(tb.bothWays(f))
+	}
+	return southboundtest.EnforcerHarness{
+		Enforcer: tb.srv, Topology: tb.cfg.Topology, Flow: fp, Timeout: 5 * time.Second,
+		Where:     func(ctx context.Context) (int, error) { return where(ctx, fp) },
+		WhereFlow: where,
+	}
 }
 
 func TestTelemetryConformance(t *testing.T) {
