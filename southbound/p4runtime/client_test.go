@@ -24,18 +24,34 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestEnforcerConformance(t *testing.T) {
-	southboundtest.TestEnforcer(t, func(t *testing.T) southboundtest.EnforcerHarness {
-		f := newFabric(t, nil)
-		c := dial(t, f.config(10))
-		return southboundtest.EnforcerHarness{
-			Enforcer: c,
-			Topology: c.cfg.Topology,
-			Flow:     testFlow,
-			Where:    func(context.Context) (int, error) { return f.where(testFlow) },
-			// ManyFlows: 64 flows between 10.0.1.1 and 10.0.4.1, one PlaceBatch per step.
-			WhereFlow: func(_ context.Context, flow proflow.FlowID) (int, error) { return f.where(flow) },
+	southboundtest.TestEnforcer(t, func(t *testing.T) southboundtest.EnforcerHarness { return enforcerHarness(t, false) })
+}
+
+// enforcerHarness is a client on a fresh fabric as the conformance suites'
+// enforcer; the many-flow cases move 64 flows between 10.0.1.1 and
+// 10.0.4.1, one PlaceBatch a step. With baseForwarding a flow without an
+// override entry reads as on its base switch (baseSwitch; the releaser
+// suite), else as an error.
+func enforcerHarness(t *testing.T, baseForwarding bool) southboundtest.EnforcerHarness {
+	f := newFabric(t, nil)
+	c := dial(t, f.config(10))
+	whereFlow := func(_ context.Context, flow proflow.FlowID) (int, error) {
+		if baseForwarding {
+			_, fwd := f.dp.Path(1, flow)
+			_, rev := f.dp.Path(4, flow.Reverse())
+			if !fwd && !rev {
+				return baseSwitch(flow), nil
+			}
 		}
-	})
+		return f.where(flow)
+	}
+	return southboundtest.EnforcerHarness{
+		Enforcer:  c,
+		Topology:  c.cfg.Topology,
+		Flow:      testFlow,
+		Where:     func(context.Context) (int, error) { return f.where(testFlow) },
+		WhereFlow: whereFlow,
+	}
 }
 
 func TestTelemetryConformance(t *testing.T) {

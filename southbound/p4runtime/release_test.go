@@ -1,7 +1,6 @@
 package p4runtime
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -101,22 +100,5 @@ func baseSwitch(flow proflow.FlowID) int {
 }
 
 func TestReleaserConformance(t *testing.T) {
-	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness {
-		f := newFabric(t, nil)
-		c := dial(t, f.config(10))
-		return southboundtest.EnforcerHarness{
-			Enforcer: c,
-			Topology: c.cfg.Topology,
-			Flow:     testFlow,
-			Where:    func(context.Context) (int, error) { return f.where(testFlow) },
-			WhereFlow: func(_ context.Context, flow proflow.FlowID) (int, error) {
-				_, fwd := f.dp.Path(1, flow)
-				_, rev := f.dp.Path(4, flow.Reverse())
-				if !fwd && !rev {
-					return baseSwitch(flow), nil // no override: base forwarding
-				}
-				return f.where(flow)
-			},
-		}
-	})
+	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness { return enforcerHarness(t, true) })
 }
