@@ -2,7 +2,8 @@ package policy
 
 import "time"
 
-// trigger is the debounce and cooldown logic shared by Reactive and Crowd.
+// trigger is the debounce and cooldown logic shared by Reactive, Crowd and
+// ThroughputDrop.
 type trigger struct {
 	consecutive int
 	cooldown    time.Duration
@@ -43,4 +44,10 @@ func (t *trigger) step(now time.Time, current int, over bool) bool {
 		return false
 	}
 	return t.movedAt.IsZero() || now.Sub(t.movedAt) >= t.cooldown
+}
+
+// cooling reports whether now is within the cooldown of the last move seen
+// by step.
+func (t *trigger) cooling(now time.Time) bool {
+	return !t.movedAt.IsZero() && now.Sub(t.movedAt) < t.cooldown
 }

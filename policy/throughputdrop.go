@@ -1,0 +1,178 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// ThroughputDropConfig holds the settings of the throughput-drop reference
+// policy. Start from DefaultThroughputDropConfig, or from what proflow
+// calibrate measures on congestion-free traffic.
+type ThroughputDropConfig struct {
+	// Fraction is f: a sample whose throughput φ is strictly below f × the
+	// healthy level is a low sample. In (0, 1).
+	Fraction float64 `json:"fraction"`
+	// Consecutive is how many strictly consecutive low samples fire a
+	// reroute (the debounce).
+	Consecutive int `json:"consecutive"`
+	// Cooldown is how long after a move the policy does not fire again and
+	// does not learn: the flow ramps up on its new path meanwhile.
+	Cooldown time.Duration `json:"cooldown"`
+	// Smoothing is α of the healthy level's exponential moving average,
+	// per sample, in (0, 1]: h ← h + α(φ − h) on every sample at or above
+	// f × h. The first sample the policy sees sets h.
+	Smoothing float64 `json:"smoothing"`
+}
+
+// DefaultThroughputDropConfig returns the settings proflow calibrate
+// measures for the testbed profile on congestion-free traffic (the
+// flow alone on each switch, the seeds of proflow calibrate's defaults;
+// policy/eval.CalibrateThroughputDrop): the most sensitive fraction and
+// debounce that never fire there, and a cooldown one interval longer than
+// the slowest recovery of a flow moved between two idle switches. A test
+// (policy/eval) checks that the calibration still gives these values.
+func DefaultThroughputDropConfig() ThroughputDropConfig {
+	return ThroughputDropConfig{Fraction: 0.8, Consecutive: 2, Cooldown: 15 * time.Second, Smoothing: 0.1}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c ThroughputDropConfig) Validate() error {
+	var errs []error
+	if !(c.Fraction > 0 && c.Fraction < 1) {
+		errs = append(errs, fmt.Errorf("fraction %v, want in (0, 1)", c.Fraction))
+	}
+	if c.Consecutive < 1 {
+		errs = append(errs, fmt.Errorf("consecutive %d samples, want >= 1", c.Consecutive))
+	}
+	if c.Cooldown < 0 {
+		errs = append(errs, fmt.Errorf("cooldown %v, want >= 0", c.Cooldown))
+	}
+	if !(c.Smoothing > 0 && c.Smoothing <= 1) {
+		errs = append(errs, fmt.Errorf("smoothing %v, want in (0, 1]", c.Smoothing))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("policy: invalid throughput-drop config: %w", err)
+	}
+	return nil
+}
+
+// ThroughputDrop is a reference policy on the protected flow's own signal:
+// it reroutes when the flow's throughput falls well below the level it
+// keeps when healthy. It reads no switch counter to decide when to move,
+// only to decide where, so it needs no threshold fitted to a fabric's
+// counters; it is the strongest simple rule a practitioner would deploy
+// against bulk transfers (it acts within a sample or two of a collapse).
+//
+// # Rule
+//
+// It keeps h, the flow's healthy throughput: set by the first sample it
+// sees (the controller calls policies only after its baseline phase, when
+// the flow runs at rate), then an exponential moving average (Smoothing)
+// over the samples at or above Fraction × h, outside a move's cooldown.
+// A sample with φ < Fraction × h (strictly) is low; Consecutive strictly
+// consecutive low samples fire a reroute.
+//
+// When it fires, the destination is the switch with the lowest overflow
+// rate ξ (the least stressed bucket), then the fewest flows, then the
+// lowest transmit rate, then the lowest index; the current switch is never
+// the destination. The destination scores 1 and every other switch 0;
+// otherwise the current switch scores 1. Pair it with Immediate.
+//
+// # Cooldown
+//
+// As for Reactive: a change of Input.Current is a move dated at the
+// previous step; the count restarts and the policy does not fire, nor
+// learn h, until Cooldown has passed (the flow recovers from the move
+// meanwhile, and its ramp is not its healthy level).
+//
+// # Parameters
+//
+//	Fraction     f, low below f × h, strict       default 0.8
+//	Consecutive  low samples in a row             default 2 (1 s at 500 ms)
+//	Cooldown     no second reroute before this    default 15 s
+//	Smoothing    α of h's moving average          default 0.1 per sample
+//
+// ThroughputDrop implements proflow.Resetter. It is not safe for
+// concurrent use.
+type ThroughputDrop struct {
+	cfg     ThroughputDropConfig
+	t       trigger
+	healthy float64 // h; 0 before the first sample
+}
+
+var (
+	_ proflow.Policy   = (*ThroughputDrop)(nil)
+	_ proflow.Resetter = (*ThroughputDrop)(nil)
+)
+
+// NewThroughputDrop returns a throughput-drop policy with the given
+// settings, or their validation error.
+func NewThroughputDrop(cfg ThroughputDropConfig) (*ThroughputDrop, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &ThroughputDrop{cfg: cfg, t: newTrigger(cfg.Consecutive, cfg.Cooldown)}, nil
+}
+
+// Config returns the policy's settings.
+func (p *ThroughputDrop) Config() ThroughputDropConfig { return p.cfg }
+
+// Healthy returns h, the healthy throughput learnt so far, bytes/s; 0
+// before the first sample.
+func (p *ThroughputDrop) Healthy() float64 { return p.healthy }
+
+// Reset forgets the healthy level, the sample count and the last move.
+func (p *ThroughputDrop) Reset() {
+	p.t.reset()
+	p.healthy = 0
+}
+
+// Score applies the rule to in.Obs and writes the scores. It refuses a
+// throughput that is negative or not finite.
+func (p *ThroughputDrop) Score(scores []float64, in *proflow.Input) error {
+	if err := checkInput("throughput-drop", scores, in, true); err != nil {
+		return err
+	}
+	phi := in.Obs.Flow.Throughput
+	if !(phi >= 0) || math.IsInf(phi, 0) {
+		return fmt.Errorf("policy: throughput-drop: flow throughput %v, want a finite rate >= 0", phi)
+	}
+	if p.healthy == 0 {
+		p.healthy = phi
+	}
+	low := phi < p.cfg.Fraction*p.healthy
+	fire := p.t.step(in.Time, in.Current, low)
+	if !low && !p.t.cooling(in.Time) {
+		p.healthy += p.cfg.Smoothing * (phi - p.healthy)
+	}
+	dest := -1
+	if fire {
+		sw := in.Obs.Switches
+		for k, s := range sw {
+			if k == in.Current {
+				continue
+			}
+			if dest < 0 || lessStressed(s, sw[dest]) {
+				dest = k
+			}
+		}
+	}
+	writeScores(scores, in.Current, dest)
+	return nil
+}
+
+// lessStressed orders destinations: lower overflow, then fewer flows, then
+// a lower transmit rate.
+func lessStressed(a, b proflow.SwitchSample) bool {
+	switch {
+	case a.OverflowRate != b.OverflowRate:
+		return a.OverflowRate < b.OverflowRate
+	case a.FlowCount != b.FlowCount:
+		return a.FlowCount < b.FlowCount
+	}
+	return a.TxRate < b.TxRate
+}
