@@ -193,6 +193,8 @@ type Controller struct {
 // *policy.Agent that policy.LoadAgent returns with its error). When the
 // Enforcer is a FlowValidator, NewController refuses a cfg.Flow it could
 // never place (errors.Is(err, ErrNotInFabric) for hosts outside the fabric).
+// A policy that is an IntervalBound trained at another interval than
+// cfg.Interval is refused (errors.Is(err, ErrIntervalMismatch)).
 func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate Gate, enf Enforcer) (*Controller, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -206,6 +208,9 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 		if err := usable(c.name, c.v); err != nil {
 			return nil, fmt.Errorf("proflow: new controller: %w", err)
 		}
+	}
+	if err := checkInterval(pol, cfg.Interval); err != nil {
+		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
 	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
 	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples); err != nil {

@@ -192,7 +192,9 @@ type protectedFlow struct {
 
 // NewMultiController checks cfg and the collaborators and returns a
 // controller protecting no flow yet; add flows with AddFlow. Nil and typed
-// nil collaborators are refused, as are missing FlowParts functions.
+// nil collaborators are refused, as are missing FlowParts functions and a
+// FlowParts.Batch that is an IntervalBound trained at another interval than
+// cfg.Interval (AddFlow refuses such a per-flow Policy likewise).
 func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enforcer) (*MultiController, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -214,6 +216,9 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 	if parts.Batch != nil {
 		if err := usable("batch policy", parts.Batch); err != nil {
 			return nil, fmt.Errorf("proflow: new multi-flow controller: %w", err)
+		}
+		if err := checkInterval(parts.Batch, cfg.Interval); err != nil {
+			return nil, fmt.Errorf("proflow: new multi-flow controller: batch policy: %w", err)
 		}
 	}
 	m := &MultiController{cfg: cfg, tel: tel, parts: parts, enf: enf, byID: make(map[FlowID]*protectedFlow)}
@@ -239,7 +244,8 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 //
 // It refuses an invalid flow, a switch outside the topology, a flow
 // already protected (ErrFlowProtected), one a FlowValidator enforcer could
-// never place, and failing or unusable collaborators.
+// never place, failing or unusable collaborators, and a policy trained at
+// another interval (ErrIntervalMismatch).
 func (m *MultiController) AddFlow(f ProtectedFlow, current int) error {
 	if err := m.newFlow(f, current, m.cfg.Baseline); err != nil {
 		return fmt.Errorf("proflow: add flow %v: %w", f.ID, err)
@@ -283,6 +289,9 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 	var pol Policy
 	if m.parts.Batch == nil {
 		if pol, err = build("policy", m.parts.Policy, f); err != nil {
+			return err
+		}
+		if err := checkInterval(pol, m.cfg.Interval); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy/qnet"
@@ -23,9 +24,10 @@ type ModelMismatchError struct {
 	Model, Deployment string
 }
 
-// Error names the field and both values.
+// Error names the field, both values and the remedy.
 func (e *ModelMismatchError) Error() string {
-	return fmt.Sprintf("policy: model does not match the deployment's state encoder: %s is %s in the model, %s in the deployment",
+	return fmt.Sprintf("policy: model does not match the deployment's state encoder: %s is %s in the model, %s in the deployment; "+
+		"a model fits one fabric: train one for this fabric (make model with a simulator profile of its topology and bucket rate; see models/README.md and docs/torch.md)",
 		e.Field, e.Model, e.Deployment)
 }
 
@@ -48,7 +50,11 @@ func (e *ModelMismatchError) Is(target error) bool { return target == ErrModelMi
 // scaling constants it was trained with; NewAgent refuses a model whose
 // num_switches, num_leaves, state_layout, state_dim or encoder constants
 // differ from the deployment's encoder configuration, because the same
-// telemetry would then encode to states the network never saw.
+// telemetry would then encode to states the network never saw. The model
+// also records the control interval it was trained at (ModelIntervalKey;
+// 500 ms when absent): the Agent reports it as TrainedInterval, and
+// proflow.NewController refuses the agent at any other Config.Interval.
+// LoadModel returns the gate the model was evaluated behind with it.
 //
 // Score does not allocate. An Agent is not safe for concurrent use; Clone
 // gives another goroutine its own.
@@ -57,13 +63,19 @@ type Agent struct {
 	meta qnet.Metadata
 	q    []float32
 	qb   []float32 // ScoreBatch's Q-values, rows × switches
+
+	interval time.Duration // the control interval the model was trained at
 }
 
-var _ proflow.Policy = (*Agent)(nil)
+var (
+	_ proflow.Policy        = (*Agent)(nil)
+	_ proflow.IntervalBound = (*Agent)(nil)
+)
 
 // NewAgent returns an agent for model m, described by meta, deployed with
 // the state encoder configuration enc. It returns a *ModelMismatchError when
-// the model was trained for other states.
+// the model was trained for other states, and an error when meta records
+// an unreadable control interval (ModelInterval).
 func NewAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig) (*Agent, error) {
 	if m == nil {
 		return nil, errors.New("policy: new agent: nil model")
@@ -105,11 +117,16 @@ func NewAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig) (*
 	if me != enc {
 		return nil, &ModelMismatchError{Field: "encoder", Model: fmt.Sprintf("%+v", me), Deployment: fmt.Sprintf("%+v", enc)}
 	}
-	return &Agent{m: m.Clone(), meta: meta, q: make([]float32, m.OutputDim())}, nil
+	interval, err := ModelInterval(meta)
+	if err != nil {
+		return nil, fmt.Errorf("policy: new agent: %w", err)
+	}
+	return &Agent{m: m.Clone(), meta: meta, q: make([]float32, m.OutputDim()), interval: interval}, nil
 }
 
 // LoadAgent loads the model file at path (see package qnet) and returns an
-// agent for it, deployed with the state encoder configuration enc.
+// agent for it, deployed with the state encoder configuration enc. Prefer
+// LoadModel, which also returns the gate the model was evaluated behind.
 func LoadAgent(path string, enc telemetry.EncoderConfig) (*Agent, error) {
 	m, meta, err := qnet.Load(path)
 	if err != nil {
@@ -132,7 +149,7 @@ func (a *Agent) Model() *qnet.Model { return a.m }
 // Clone returns an agent sharing the weights but not the buffers, for use in
 // another goroutine.
 func (a *Agent) Clone() *Agent {
-	return &Agent{m: a.m.Clone(), meta: a.meta, q: make([]float32, len(a.q))}
+	return &Agent{m: a.m.Clone(), meta: a.meta, q: make([]float32, len(a.q)), interval: a.interval}
 }
 
 // Score writes Q_θ(in.State, k) into scores[k] for every switch k.

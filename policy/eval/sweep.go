@@ -2,12 +2,9 @@ package eval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -105,66 +102,31 @@ func ProfileMismatch(policyName string, meta qnet.Metadata, cfg sim.Config) stri
 
 // ModelGateKey is the metadata key (qnet.Metadata.Extra) under which a
 // model records the stability gate it was trained to run behind, as a
-// GateConfig in JSON.
-const ModelGateKey = "gate_config"
+// GateConfig in JSON: policy.ModelGateKey.
+const ModelGateKey = policy.ModelGateKey
 
 // ModelGate returns the gate a model records, or policy.DefaultGateConfig
-// for a model that records none.
-func ModelGate(meta qnet.Metadata) (policy.GateConfig, error) {
-	s, ok := meta.Extra[ModelGateKey]
-	if !ok {
-		return policy.DefaultGateConfig(), nil
-	}
-	g, err := readGateConfig(strings.NewReader(s))
-	if err != nil {
-		return policy.GateConfig{}, fmt.Errorf("eval: model metadata %s: %w", ModelGateKey, err)
-	}
-	return g, nil
-}
+// for a model that records none: policy.ModelGate.
+func ModelGate(meta qnet.Metadata) (policy.GateConfig, error) { return policy.ModelGate(meta) }
 
 // LoadGateConfig reads a GateConfig JSON file: unknown fields refused,
-// fields left out keep DefaultGateConfig's values, the result validated.
-func LoadGateConfig(path string) (policy.GateConfig, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return policy.GateConfig{}, fmt.Errorf("eval: gate config: %w", err)
-	}
-	defer f.Close()
-	g, err := readGateConfig(io.LimitReader(f, 1<<16))
-	if err != nil {
-		return policy.GateConfig{}, fmt.Errorf("eval: gate config %s: %w", path, err)
-	}
-	return g, nil
-}
+// fields left out keep DefaultGateConfig's values, the result validated
+// (policy.LoadGateConfig).
+func LoadGateConfig(path string) (policy.GateConfig, error) { return policy.LoadGateConfig(path) }
 
-func readGateConfig(r io.Reader) (policy.GateConfig, error) {
-	g := policy.DefaultGateConfig()
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&g); err != nil {
-		return policy.GateConfig{}, fmt.Errorf("decode: %w", err)
-	}
-	if err := g.Validate(); err != nil {
-		return policy.GateConfig{}, err
-	}
-	return g, nil
-}
-
-// AgentPolicy returns the learned agent loaded once from a model file,
-// behind the stability gate gate; a zero GateConfig selects the gate the
-// model records (ModelGate). Every episode gets its own clone of the
+// AgentPolicy returns the learned agent loaded once from a model file
+// (policy.LoadModel, as a controller embedding the agent loads it), behind
+// the stability gate gate; a zero GateConfig selects the gate the model
+// records (policy.ModelGate). Every episode gets its own clone of the
 // agent (sharing the weights). The model must have been trained for the
 // topology's encoder configuration.
 func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.Topology) (PolicySpec, error) {
-	encCfg := telemetry.DefaultEncoderConfig(topo)
-	agent, err := policy.LoadAgent(modelPath, encCfg)
+	agent, recorded, err := policy.LoadModel(modelPath, telemetry.DefaultEncoderConfig(topo))
 	if err != nil {
 		return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
 	}
 	if gate == (policy.GateConfig{}) {
-		if gate, err = ModelGate(agent.Metadata()); err != nil {
-			return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
-		}
+		gate = recorded
 	}
 	if err := gate.Validate(); err != nil {
 		return PolicySpec{}, err
