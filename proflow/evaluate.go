@@ -43,7 +43,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	policies := fs.String("policies", "static,reactive,crowd,agent", "comma-separated policies: static, reactive, crowd, oracle (reads the scenario: the ceiling, not deployable), agent (needs -model)")
 	model := fs.String("model", defaultModel, "model file of the agent")
 	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	scenarios := fs.String("scenarios", "S1-S10", `built-in scenarios: "all", a list "S1,S5,C1" or a range "S1-S10" (with -scenario-file and no -scenarios: none)`)
+	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "heldout" (H1..H64), a list "S1,S5,H3" or a range "S1-S10", "H1-H64" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
 	repeats := fs.Int("repeats", 3, "repeats per scenario and policy")
@@ -402,30 +402,39 @@ func splitList(s string) []string {
 	return out
 }
 
-// selectScenarios resolves "all", a comma list and "S1-S10" style ranges of
-// built-in scenarios, then adds the user's files. A name or range that is
-// not built in, or an empty selection, is a usage error.
+// selectScenarios resolves "all" (the built-ins), "heldout" (the held-out
+// family H1..H64, southbound/sim's package documentation), a comma list and
+// "S1-S10" or "H1-H64" style ranges (both ends in the same list), then adds
+// the user's files. A name or range that is neither built in nor held out,
+// or an empty selection, is a usage error.
 func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits) ([]*sim.Scenario, error) {
 	var names []string
-	builtins := sim.BuiltinScenarios()
+	builtins, family := sim.BuiltinScenarios(), sim.FamilyScenarios()
 	for _, item := range splitList(sel) {
 		switch {
 		case item == "all":
 			names = append(names, builtins...)
+		case item == "heldout":
+			names = append(names, family...)
 		case strings.Contains(item, "-"):
 			from, to, _ := strings.Cut(item, "-")
-			i, j := indexOf(builtins, from), indexOf(builtins, to)
-			if i < 0 || j < 0 || j < i {
-				return nil, fmt.Errorf("-scenarios: range %q, want two built-in names in order (built-ins: %s): %w", item, strings.Join(builtins, " "), errUsage)
+			var span []string
+			for _, list := range [][]string{builtins, family} {
+				if i, j := indexOf(list, from), indexOf(list, to); i >= 0 && j >= i {
+					span = list[i : j+1]
+				}
 			}
-			names = append(names, builtins[i:j+1]...)
+			if span == nil {
+				return nil, fmt.Errorf("-scenarios: range %q, want two built-in names in order (built-ins: %s) or two held-out ones (%s..%s): %w", item, strings.Join(builtins, " "), family[0], family[len(family)-1], errUsage)
+			}
+			names = append(names, span...)
 		default:
 			names = append(names, item)
 		}
 	}
 	var out []*sim.Scenario
 	for _, n := range names {
-		sc, err := sim.BuiltinScenario(n)
+		sc, err := sim.LookupScenario(n)
 		if err != nil {
 			return nil, fmt.Errorf("-scenarios %s: %w: %w", sel, err, errUsage)
 		}

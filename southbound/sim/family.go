@@ -1,0 +1,650 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The held-out family (package documentation, "Held-out family"): FamilySize
+// scenarios H1..H64, generated from a fixed PCG seed over the space the
+// paper's scenarios sample (Appendix D). It is the yardstick for the learned
+// agent against the rule-based baselines; no profile, reward, gate or model
+// choice may look at it.
+const (
+	// FamilySize is the number of scenarios in the held-out family.
+	FamilySize = 64
+	// FamilyPrefix starts every family name: H1..H64.
+	FamilyPrefix = "H"
+
+	// familySeed1 and familySeed2 seed the PCG generator ("ProFlow",
+	// "HeldOut" in ASCII). Changing them changes the family, which the
+	// freeze test forbids.
+	familySeed1 = 0x50726f466c6f77
+	familySeed2 = 0x48656c644f7574
+
+	// familyHosts is the number of congester hosts, h2..h6 (the testbed's
+	// congester leaves; they send to Config.CongestionSink).
+	familyHosts = 5
+	// familySwitches is the number of aggregation switches, agg1..agg4.
+	familySwitches = 4
+	// familyMaxEntries is the most congester entries of one scenario.
+	familyMaxEntries = 8
+	// familyBrief is the longest full-rate visit to the protected flow's
+	// switch that still counts as brief (N2's crowd stays 6 s).
+	familyBrief = 6 * time.Second
+	// familyLightLoad is the most capped load (sum of stream caps, in
+	// bytes per second) on the protected flow's switch that counts as
+	// light: 40 Mbit/s, a fifth of the testbed's 200 Mbit/s bucket (C1
+	// offers 30 Mbit/s).
+	familyLightLoad = Rate(40e6 / 8)
+)
+
+// FamilyScenarios returns the names of the held-out family, H1..H64, in
+// order. They are not built-ins: BuiltinScenarios and BuiltinScenario do
+// not know them, so "all built-in scenarios" keeps its meaning.
+func FamilyScenarios() []string {
+	names := make([]string, FamilySize)
+	for i := range names {
+		names[i] = FamilyPrefix + strconv.Itoa(i+1)
+	}
+	return names
+}
+
+// FamilyScenario returns a fresh copy of the held-out family's scenario
+// name (H1..H64), validated against DefaultConfig. It generates the whole
+// family each time (microseconds), so it keeps no state.
+func FamilyScenario(name string) (*Scenario, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, FamilyPrefix))
+	if !strings.HasPrefix(name, FamilyPrefix) || err != nil || n < 1 || n > FamilySize || FamilyPrefix+strconv.Itoa(n) != name {
+		return nil, fmt.Errorf("sim: no held-out scenario %q, want %s1..%s%d", name, FamilyPrefix, FamilyPrefix, FamilySize)
+	}
+	sc := generateFamily()[n-1].sc
+	if err := sc.ValidateLimits(DefaultConfig(), DefaultLimits()); err != nil {
+		return nil, fmt.Errorf("sim: held-out scenario %s: %w", name, err)
+	}
+	return sc, nil
+}
+
+// LookupScenario returns a fresh copy of the scenario name: a built-in (see
+// BuiltinScenario) or a member of the held-out family (see FamilyScenario).
+func LookupScenario(name string) (*Scenario, error) {
+	if strings.HasPrefix(name, FamilyPrefix) {
+		if _, err := strconv.Atoi(name[len(FamilyPrefix):]); err == nil {
+			return FamilyScenario(name)
+		}
+	}
+	if _, err := BuiltinScenarioJSON(name); err != nil {
+		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s) or a held-out one (%s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize)
+	}
+	return BuiltinScenario(name)
+}
+
+// familyPattern is what kind of load a scenario's congesters offer.
+type familyPattern int
+
+const (
+	patCrowd    familyPattern = iota // 2..5 full-rate hosts
+	patElephant                      // one full-rate host
+	patCapped                        // 2..5 hosts of rate-capped streams
+	patMixture                       // full-rate hosts and capped hosts
+	numPatterns
+)
+
+var patternNames = [...]string{"crowd", "elephant", "capped crowd", "mixture"}
+
+// familyOverlap is how the congesters meet the protected flow's switch k*.
+type familyOverlap int
+
+const (
+	ovFull    familyOverlap = iota // every congester starts on k*
+	ovPartial                      // some start on k* or move onto it, some never touch it
+	ovNone                         // none is ever on k*
+	numOverlaps
+)
+
+var overlapNames = [...]string{"full", "partial", "no"}
+
+// familyArrival is when the congesters arrive and leave.
+type familyArrival int
+
+const (
+	arrTogether familyArrival = iota // all at congestion_start, to the end
+	arrRamped                        // one after another (a lone host: late)
+	arrRolling                       // together, then all move switch to switch (S6)
+	arrBursts                        // leave and come back, 2 or 3 bursts
+	arrBrief                         // one visit of at most familyBrief (N2)
+	numArrivals
+)
+
+var arrivalNames = [...]string{"together", "ramped", "rolling", "bursts", "brief"}
+
+// familyPlan is one cell of the family's design; the generator fills in
+// hosts, streams and times at random.
+type familyPlan struct {
+	pattern   familyPattern
+	overlap   familyOverlap
+	arrival   familyArrival
+	trap      bool // a full-rate elephant sits on another switch from t=0 (S12)
+	short     bool // bursts of at most familyBrief each
+	protected int  // index of k*, the protected flow's switch
+}
+
+// familyMember is a generated scenario with what it was generated as.
+type familyMember struct {
+	plan familyPlan
+	sc   *Scenario
+	// elephants lists the switches (indexes) on which a lone full-rate
+	// elephant host (pattern elephant, or a trap's) first sends.
+	elephants []int
+	// benign says that no full-rate congester sends on k* for longer
+	// than familyBrief and capped load there is light: staying is right.
+	benign bool
+}
+
+// familyPlans returns the family's design: FamilySize cells.
+//
+//   - 32: every pattern × arrival (together, ramped, rolling, bursts) ×
+//     overlap full or partial;
+//   - 8: no overlap, every pattern with two arrivals;
+//   - 16: destination traps, every pattern × the four arrivals, overlap
+//     full or partial alternately;
+//   - 8: brief visits, every pattern with one brief visit (N2) or brief
+//     bursts, full or partial overlap.
+//
+// The protected flow's switch is balanced within each group, and the cells
+// are shuffled, so H numbers say nothing about the kind.
+func familyPlans(r *rand.Rand) []familyPlan {
+	var groups [][]familyPlan
+	var g []familyPlan
+	for p := range numPatterns {
+		for a := range arrBrief {
+			for _, o := range []familyOverlap{ovFull, ovPartial} {
+				g = append(g, familyPlan{pattern: p, arrival: a, overlap: o})
+			}
+		}
+	}
+	groups = append(groups, g)
+	g = nil
+	noOverlapArrivals := [numPatterns][2]familyArrival{
+		patCrowd:    {arrTogether, arrRolling},
+		patElephant: {arrRamped, arrBursts},
+		patCapped:   {arrTogether, arrBursts},
+		patMixture:  {arrRamped, arrRolling},
+	}
+	for p := range numPatterns {
+		for _, a := range noOverlapArrivals[p] {
+			g = append(g, familyPlan{pattern: p, arrival: a, overlap: ovNone})
+		}
+	}
+	groups = append(groups, g)
+	g = nil
+	for p := range numPatterns {
+		for a := range arrBrief {
+			g = append(g, familyPlan{pattern: p, arrival: a, overlap: familyOverlap(int(p+familyPattern(a)) % 2), trap: true})
+		}
+	}
+	groups = append(groups, g)
+	g = nil
+	for p := range numPatterns {
+		for i, a := range []familyArrival{arrBrief, arrBursts} {
+			g = append(g, familyPlan{pattern: p, arrival: a, overlap: familyOverlap((int(p) + i) % 2), short: true})
+		}
+	}
+	groups = append(groups, g)
+
+	var plans []familyPlan
+	for _, g := range groups {
+		pos := make([]int, len(g))
+		for i := range pos {
+			pos[i] = i % familySwitches
+		}
+		r.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
+		for i := range g {
+			g[i].protected = pos[i]
+		}
+		plans = append(plans, g...)
+	}
+	r.Shuffle(len(plans), func(i, j int) { plans[i], plans[j] = plans[j], plans[i] })
+	return plans
+}
+
+// generateFamily builds the held-out family from its fixed seed: the same
+// FamilySize members, in the same order, on every call.
+func generateFamily() []familyMember {
+	r := rand.New(rand.NewPCG(familySeed1, familySeed2))
+	plans := familyPlans(r)
+	members := make([]familyMember, len(plans))
+	for i, p := range plans {
+		b := familyBuilder{r: r, plan: p}
+		members[i] = b.build(FamilyPrefix + strconv.Itoa(i+1))
+	}
+	return members
+}
+
+// familySender is one congester host of a generated scenario.
+type familySender struct {
+	host    string
+	streams int
+	cap     Rate // per stream; 0 means full rate
+	onK     bool // its traffic meets k*
+}
+
+// familyBuilder turns one plan into a scenario, drawing the free choices
+// (hosts, streams, caps, switches, times) from r.
+type familyBuilder struct {
+	r    *rand.Rand
+	plan familyPlan
+	cgs  []Congester
+	// trap is the trap elephant's switch, or -1; other avoids it.
+	trap int
+	// arrival describes the arrival pattern with its drawn times.
+	arrival string
+}
+
+// The episode's times: congestion starts at familyStart and the episode
+// ends at familyEnd (the defaults of Scenario).
+const (
+	familyStart = DefaultCongestionStart
+	familyEnd   = DefaultCongestionStart + DefaultWindow
+)
+
+// pick returns one of xs at random.
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
+
+// secs returns s seconds.
+func secs(s int) Duration { return Duration(time.Duration(s) * time.Second) }
+
+// other returns a random switch other than k and the trap's.
+func (b *familyBuilder) other(k int) int {
+	var xs []int
+	for i := range familySwitches {
+		if i != k && i != b.trap {
+			xs = append(xs, i)
+		}
+	}
+	return pick(b.r, xs...)
+}
+
+func (b *familyBuilder) build(name string) familyMember {
+	p, r, k := b.plan, b.r, b.plan.protected
+	hosts := r.Perm(familyHosts)
+	host := func(i int) string { return hostName(hosts[i] + 1) }
+	m := familyMember{plan: p}
+	budget, avail, used := familyMaxEntries, familyHosts, 0
+	b.trap = -1
+	trapSwitch := -1
+	if p.trap {
+		trapSwitch = b.other(k)
+		b.trap = trapSwitch
+		b.cgs = append(b.cgs, Congester{Host: host(0), Streams: 8, Arrive: 0, Switch: switchName(trapSwitch)})
+		m.elephants = append(m.elephants, trapSwitch)
+		budget, avail, used = budget-1, avail-1, 1
+	}
+	bursts := 1
+	switch {
+	case p.arrival == arrBursts && p.short:
+		bursts = pick(r, 2, 3)
+	case p.arrival == arrBursts:
+		bursts = pick(r, 2, 2, 3)
+	}
+	maxN := min(avail, budget/bursts)
+	senders := b.senders(maxN)
+	for i := range senders {
+		senders[i].host = host(used + i)
+	}
+	used += len(senders)
+	switch p.overlap {
+	case ovFull:
+		for i := range senders {
+			senders[i].onK = true
+		}
+	case ovPartial:
+		if len(senders) == 1 {
+			senders[0].onK = true // it reaches k* by a move or a later burst
+			break
+		}
+		on := 1 + r.IntN(len(senders)-1)
+		for _, i := range r.Perm(len(senders))[:on] {
+			senders[i].onK = true
+		}
+	}
+	lone := len(senders) == 1 && p.overlap == ovPartial
+	switch p.arrival {
+	case arrTogether, arrRamped:
+		b.steady(senders, lone)
+	case arrRolling:
+		b.rolling(senders)
+	case arrBursts:
+		b.bursts(senders, bursts, lone)
+	case arrBrief:
+		b.brief(senders, lone)
+	}
+	if p.pattern == patElephant {
+		m.elephants = append(m.elephants, mustSwitchIndex(b.cgs[len(b.cgs)-len(senders)*bursts].Switch))
+	}
+	if p.trap {
+		// S12's decoys: capped hosts on the remaining switches, so that
+		// every candidate shows a flow count.
+		free := []int{}
+		for i := range familySwitches {
+			if i != k && i != trapSwitch {
+				free = append(free, i)
+			}
+		}
+		for _, sw := range free {
+			if used >= familyHosts || len(b.cgs) >= familyMaxEntries {
+				break
+			}
+			b.cgs = append(b.cgs, Congester{Host: host(used), Streams: 6, StreamCap: Rate(1e6 / 8), Arrive: secs(20), Switch: switchName(sw)})
+			used++
+		}
+	}
+	m.sc = &Scenario{
+		Name:            name,
+		ProtectedSwitch: switchName(k),
+		CongestionStart: Duration(familyStart),
+		Window:          Duration(DefaultWindow),
+		Congesters:      b.cgs,
+	}
+	m.benign = familyBenign(m.sc)
+	m.sc.Description = b.describe(m, senders, trapSwitch)
+	return m
+}
+
+// mustSwitchIndex parses a switch name the generator wrote.
+func mustSwitchIndex(name string) int {
+	i, _ := strconv.Atoi(strings.TrimPrefix(name, "agg"))
+	return i - 1
+}
+
+// senders draws the congester hosts of the plan's pattern, at most maxN
+// of them (maxN >= 2), host names left empty.
+func (b *familyBuilder) senders(maxN int) []familySender {
+	r := b.r
+	full := func() familySender { return familySender{streams: pick(r, 4, 6, 8, 8, 12)} }
+	capped := func() familySender {
+		return familySender{streams: pick(r, 4, 6, 8), cap: pick(r, Rate(500e3/8), Rate(1e6/8), Rate(1e6/8), Rate(2e6/8))}
+	}
+	var s []familySender
+	switch b.plan.pattern {
+	case patCrowd:
+		for range 2 + r.IntN(maxN-1) {
+			s = append(s, full())
+		}
+	case patElephant:
+		s = append(s, familySender{streams: pick(r, 8, 12, 16)})
+	case patCapped:
+		for range 2 + r.IntN(maxN-1) {
+			s = append(s, capped())
+		}
+	case patMixture:
+		nf := 1 + r.IntN(min(2, maxN-1))
+		nc := 1 + r.IntN(maxN-nf)
+		for range nf {
+			s = append(s, full())
+		}
+		for range nc {
+			s = append(s, capped())
+		}
+	}
+	return s
+}
+
+// entry returns a congester entry for s on switch sw from arrive to depart
+// (0: the end).
+func (s familySender) entry(sw int, arrive, depart Duration) Congester {
+	return Congester{Host: s.host, Streams: s.streams, StreamCap: s.cap, Arrive: arrive, Depart: depart, Switch: switchName(sw)}
+}
+
+// steady places senders that arrive together or ramped and stay to the
+// end. A lone partial sender arrives elsewhere and moves onto k* later.
+func (b *familyBuilder) steady(senders []familySender, lone bool) {
+	r, k := b.r, b.plan.protected
+	gap := 0
+	if b.plan.arrival == arrRamped {
+		gap = pick(r, 5, 10, 15)
+	}
+	b.arrival = "arriving together at 20s"
+	if gap > 0 {
+		b.arrival = fmt.Sprintf("ramped arrival, one host every %ds from 20s", gap)
+	}
+	for i, s := range senders {
+		at := 20 + i*gap
+		if b.plan.arrival == arrRamped && len(senders) == 1 {
+			at = 20 + pick(r, 10, 20, 30)
+			b.arrival = fmt.Sprintf("ramped arrival: late, at %ds", at)
+		}
+		switch {
+		case lone:
+			c := s.entry(b.other(k), secs(at), 0)
+			c.Moves = []Move{{At: secs(at + pick(r, 10, 20, 30, 40)), Switch: switchName(k)}}
+			b.cgs = append(b.cgs, c)
+		case s.onK:
+			b.cgs = append(b.cgs, s.entry(k, secs(at), 0))
+		default:
+			b.cgs = append(b.cgs, s.entry(b.other(k), secs(at), 0))
+		}
+	}
+}
+
+// rolling places the senders together on one switch at congestion start
+// and moves them all to the next switch every period (S6): from k* (full
+// overlap), from another switch across k* (partial), or round the other
+// switches only (none).
+func (b *familyBuilder) rolling(senders []familySender) {
+	r, k := b.r, b.plan.protected
+	ring := []int{0, 1, 2, 3}
+	if b.plan.overlap == ovNone {
+		ring = slices.DeleteFunc(ring, func(i int) bool { return i == k })
+	}
+	if r.IntN(2) == 0 {
+		slices.Reverse(ring)
+	}
+	start := slices.Index(ring, k)
+	if b.plan.overlap != ovFull {
+		start = r.IntN(len(ring))
+		for ring[start] == k {
+			start = r.IntN(len(ring))
+		}
+	}
+	period := pick(r, 20, 25, 30, 40)
+	b.arrival = fmt.Sprintf("rolling: arriving together at 20s on %s, all moving to the next switch every %ds", switchName(ring[start]), period)
+	var moves []Move
+	for i, at := 1, 20+period; secs(at) < Duration(familyEnd); i, at = i+1, at+period {
+		moves = append(moves, Move{At: secs(at), Switch: switchName(ring[(start+i)%len(ring)])})
+	}
+	for _, s := range senders {
+		c := s.entry(ring[start], secs(20), 0)
+		c.Moves = slices.Clone(moves)
+		b.cgs = append(b.cgs, c)
+	}
+}
+
+// bursts sends every sender in n bursts that start together: each lasts
+// on seconds and the next comes off seconds later. Senders not on k* keep
+// one other switch; a lone partial sender alternates between another
+// switch and k*.
+func (b *familyBuilder) bursts(senders []familySender, n int, lone bool) {
+	r, k := b.r, b.plan.protected
+	on, off := pick(r, 10, 15, 20), pick(r, 10, 20, 30)
+	if b.plan.short {
+		on, off = pick(r, 3, 4, 5, 6), pick(r, 15, 25, 35)
+	}
+	b.arrival = fmt.Sprintf("in %d bursts of %ds, %ds apart, from 20s", n, on, off)
+	for _, s := range senders {
+		elsewhere := b.other(k)
+		for j := range n {
+			sw := elsewhere
+			if s.onK && (!lone || j%2 == 1) {
+				sw = k
+			}
+			at := 20 + j*(on+off)
+			b.cgs = append(b.cgs, s.entry(sw, secs(at), secs(at+on)))
+		}
+	}
+}
+
+// brief sends every sender once for at most familyBrief (N2); a lone
+// partial sender instead arrives elsewhere, visits k* briefly and returns.
+func (b *familyBuilder) brief(senders []familySender, lone bool) {
+	r, k := b.r, b.plan.protected
+	stay := pick(r, 3, 4, 5, 6)
+	b.arrival = fmt.Sprintf("brief: one visit of %ds", stay)
+	for _, s := range senders {
+		switch {
+		case lone:
+			from := b.other(k)
+			at := 20 + pick(r, 10, 20, 30)
+			c := s.entry(from, secs(20), 0)
+			c.Moves = []Move{{At: secs(at), Switch: switchName(k)}, {At: secs(at + stay), Switch: switchName(from)}}
+			b.cgs = append(b.cgs, c)
+		case s.onK:
+			b.cgs = append(b.cgs, s.entry(k, secs(20), secs(20+stay)))
+		default:
+			b.cgs = append(b.cgs, s.entry(b.other(k), secs(20), secs(20+stay)))
+		}
+	}
+}
+
+// interval is a period of time [from, to).
+type interval struct{ from, to time.Duration }
+
+// onSwitch returns the periods in which c sends through switch sw.
+func onSwitch(c Congester, sw string) []interval {
+	end := time.Duration(c.Depart)
+	if end == 0 {
+		end = familyEnd
+	}
+	var out []interval
+	cur, from := c.Switch, time.Duration(c.Arrive)
+	for _, mv := range c.Moves {
+		if cur == sw {
+			out = append(out, interval{from, time.Duration(mv.At)})
+		}
+		cur, from = mv.Switch, time.Duration(mv.At)
+	}
+	if cur == sw {
+		out = append(out, interval{from, end})
+	}
+	return out
+}
+
+// familyLoad returns how long full-rate congesters send through the
+// protected flow's switch in sc (the union of their periods) and the peak
+// capped load there (the most that capped streams offer at one time).
+func familyLoad(sc *Scenario) (full time.Duration, capped Rate) {
+	var fulls []interval
+	type cappedPeriod struct {
+		interval
+		rate Rate
+	}
+	var caps []cappedPeriod
+	for _, c := range sc.Congesters {
+		for _, iv := range onSwitch(c, sc.ProtectedSwitch) {
+			if c.StreamCap == 0 {
+				fulls = append(fulls, iv)
+			} else {
+				caps = append(caps, cappedPeriod{iv, c.StreamCap * Rate(c.Streams)})
+			}
+		}
+	}
+	slices.SortFunc(fulls, func(a, b interval) int { return cmp.Compare(a.from, b.from) })
+	var reach time.Duration
+	for _, iv := range fulls {
+		if from := max(iv.from, reach); iv.to > from {
+			full += iv.to - from
+		}
+		reach = max(reach, iv.to)
+	}
+	// The load peaks when some period starts.
+	for _, p := range caps {
+		var sum Rate
+		for _, q := range caps {
+			if q.from <= p.from && p.from < q.to {
+				sum += q.rate
+			}
+		}
+		capped = max(capped, sum)
+	}
+	return full, capped
+}
+
+// familyBenign reports whether staying on the protected flow's switch is
+// right in sc by construction: full-rate congesters send there for at most
+// familyBrief in all, and capped ones offer at most familyLightLoad there.
+func familyBenign(sc *Scenario) bool {
+	full, capped := familyLoad(sc)
+	return full <= familyBrief && capped <= familyLightLoad
+}
+
+// describe writes the scenario's Description: the pattern, the overlap
+// with the protected flow's switch, the arrival, the positions, and every
+// congester entry.
+func (b *familyBuilder) describe(m familyMember, senders []familySender, trapSwitch int) string {
+	p := m.plan
+	k := switchName(p.protected)
+	var w strings.Builder
+	nf, nc := 0, 0
+	for _, s := range senders {
+		if s.cap == 0 {
+			nf++
+		} else {
+			nc++
+		}
+	}
+	switch p.pattern {
+	case patCrowd:
+		fmt.Fprintf(&w, "Crowd of %d full-rate hosts", nf)
+	case patElephant:
+		fmt.Fprintf(&w, "Single full-rate elephant %s (%d streams, first on %s)", senders[0].host, senders[0].streams, switchName(m.elephants[len(m.elephants)-1]))
+	case patCapped:
+		fmt.Fprintf(&w, "Capped crowd of %d hosts", nc)
+	case patMixture:
+		fmt.Fprintf(&w, "Mixture of %s and %s", plural(nf, "full-rate host"), plural(nc, "capped host"))
+	}
+	fmt.Fprintf(&w, ", %s overlap with the protected flow's switch %s, %s.", overlapNames[p.overlap], k, b.arrival)
+	if p.trap {
+		rel := "above"
+		if trapSwitch < p.protected {
+			rel = "below"
+		}
+		fmt.Fprintf(&w, " Destination trap: a full-rate elephant on %s (index %s %s's) since 0s.", switchName(trapSwitch), rel, k)
+	}
+	if m.benign {
+		full, capped := familyLoad(m.sc)
+		fmt.Fprintf(&w, " Benign: full-rate congesters send through %s for %v in all and capped ones offer at most %v there, so staying should be right.", k, full, capped)
+	}
+	w.WriteString(" Congesters:")
+	for i, c := range m.sc.Congesters {
+		if i > 0 {
+			w.WriteString(";")
+		}
+		rate := "full rate"
+		if c.StreamCap != 0 {
+			rate = "at " + c.StreamCap.String()
+		}
+		until := "end"
+		if c.Depart != 0 {
+			until = c.Depart.String()
+		}
+		fmt.Fprintf(&w, " %s %d streams %s on %s %v–%s", c.Host, c.Streams, rate, c.Switch, c.Arrive, until)
+		for _, mv := range c.Moves {
+			fmt.Fprintf(&w, ", %s at %v", mv.Switch, mv.At)
+		}
+	}
+	w.WriteString(".")
+	return w.String()
+}
+
+// plural writes n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
