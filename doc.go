@@ -35,7 +35,7 @@
 // goroutine of the collaborator's own cannot be recovered by anyone but it.
 //
 // NewController refuses collaborators that cannot work: nil, and typed nils
-// such as the nil *policy.Agent that policy.LoadAgent returns with its
+// such as the nil *policy.Agent that policy.LoadModel returns with its
 // error. An Enforcer that is a FlowValidator (the OpenFlow and P4Runtime
 // southbounds are) checks the protected flow's hosts there too, so a flow
 // that is not between two leaves of the fabric fails at once, not at the
@@ -87,14 +87,16 @@
 // one-method interface has a function adapter (TelemetryFunc, PolicyFunc,
 // GateFunc, EnforcerFunc). Optional capabilities are separate interfaces:
 // Locator (an enforcer that reads back the placement), FlowValidator (an
-// enforcer that checks a flow against its fabric), Baseliner and Resetter.
+// enforcer that checks a flow against its fabric), Baseliner, Resetter and
+// IntervalBound (a policy trained at one control interval, such as the
+// learned agent: NewController refuses it at another Config.Interval).
 //
 //	encCfg := telemetry.DefaultEncoderConfig(cfg.Topology)
 //	enc, err := telemetry.NewEncoder(encCfg)
 //	if err != nil { ... }
-//	agent, err := policy.LoadAgent("model.safetensors", encCfg)
+//	agent, gateCfg, err := policy.LoadModel("model.safetensors", encCfg) // the gate its model was evaluated behind
 //	if err != nil { ... }
-//	gate, err := policy.NewGate(policy.DefaultGateConfig())
+//	gate, err := policy.NewGate(gateCfg)
 //	if err != nil { ... }
 //	ctrl, err := proflow.NewController(cfg, myTelemetry, enc, agent, gate, myEnforcer)
 //	if err != nil { ... }

@@ -154,11 +154,13 @@ func Example_embedding() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	agent, err := policy.LoadAgent("models/default.safetensors", encCfg) // or policy.NewCrowd(...)
+	// The learned agent and the gate its model was evaluated behind (or
+	// models.LoadDefault(encCfg), the same model embedded; or policy.NewCrowd(...)).
+	agent, gateCfg, err := policy.LoadModel("models/default.safetensors", encCfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	gate, err := policy.NewGate(policy.DefaultGateConfig())
+	gate, err := policy.NewGate(gateCfg)
 	if err != nil {
 		log.Fatal(err)
 	}

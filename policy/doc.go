@@ -5,8 +5,9 @@
 // A proflow.Policy scores every aggregation switch as a destination for the
 // protected flow; a higher score is a better placement.
 //
-//   - Agent: the learned Q-network (package qnet), loaded from a model file.
-//     Its scores are Q-values computed from the encoded state alone.
+//   - Agent: the learned Q-network (package qnet), loaded from a model file
+//     (LoadModel, ReadModel; package models embeds the default one). Its
+//     scores are Q-values computed from the encoded state alone.
 //   - Static: never reroutes.
 //   - Reactive: reroutes once the overflow rate of the flow's switch has
 //     exceeded a threshold (27,000 B/s) for three consecutive samples.
@@ -20,16 +21,30 @@
 // Each type's documentation states its rule, its destination choice and its
 // parameters with their defaults.
 //
+// # What a model fits
+//
+// A model is trained for one fabric and one control interval. Its metadata
+// records the state layout, the switch and leaf counts and the encoder's
+// scaling constants (the bucket rate as rate_scale), which NewAgent checks
+// against the deployment's encoder (a *ModelMismatchError otherwise), the
+// control interval (ModelIntervalKey; 500 ms when absent), which
+// proflow.NewController checks against Config.Interval through
+// Agent.TrainedInterval, and the gate it was evaluated behind
+// (ModelGateKey). For another fabric, train a model for it (make model;
+// models/README.md).
+//
 // # The gate
 //
 // Gate implements proflow.Gate, the three-part stability mechanism of the
 // paper: a candidate switch must beat the current one by more than a margin
 // δ, win W consecutive steps, and wait out a cooldown after the previous
-// reroute. Use NewGate(DefaultGateConfig()) with the Agent, and Immediate()
-// with the reference policies, which debounce by themselves:
+// reroute. Run the Agent behind the gate its model was evaluated behind,
+// which LoadModel returns with it (DefaultGateConfig for a model that
+// records none), and the reference policies behind Immediate(), since they
+// debounce by themselves:
 //
-//	agent, err := policy.LoadAgent("model.safetensors", encCfg)
-//	gate, err := policy.NewGate(policy.DefaultGateConfig())
+//	agent, gateCfg, err := policy.LoadModel("model.safetensors", encCfg)
+//	gate, err := policy.NewGate(gateCfg)
 //	ctrl, err := proflow.NewController(cfg, tel, enc, agent, gate, enf)
 //
 //	reactive, err := policy.NewReactive(policy.DefaultReactiveConfig())
