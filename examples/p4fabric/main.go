@@ -138,7 +138,8 @@ func run(ctx context.Context, o options, out io.Writer) (*result, error) {
 }
 
 // policySpec builds the named policy: a reference policy behind the
-// immediate gate, or the learned agent behind the stability gate.
+// immediate gate, or the learned agent behind the stability gate its model
+// was evaluated behind (policy.LoadModel).
 func policySpec(name, model string, topo proflow.Topology) (eval.PolicySpec, error) {
 	if name != "agent" {
 		spec, err := eval.ReferencePolicy(name)
@@ -150,7 +151,7 @@ func policySpec(name, model string, topo proflow.Topology) (eval.PolicySpec, err
 	if _, err := os.Stat(model); err != nil {
 		return eval.PolicySpec{}, fmt.Errorf("policy agent needs a model: %w (train one, e.g. make model, or pass -model)", err)
 	}
-	return eval.AgentPolicy("agent", model, policy.DefaultGateConfig(), topo)
+	return eval.AgentPolicy("agent", model, policy.GateConfig{}, topo) // the gate the model records
 }
 
 // runOverP4Runtime runs one episode with the controller talking P4Runtime

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/models"
 	"github.com/proflow-sdn/proflow/policy"
-	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/p4runtime"
 	"github.com/proflow-sdn/proflow/southbound/p4runtime/simdp"
@@ -432,15 +432,23 @@ func flowParts(c *Config, topo proflow.Topology) (proflow.FlowParts, error) {
 		}
 		parts.Policy = func(proflow.ProtectedFlow) (proflow.Policy, error) { return policy.NewCrowd(cc) }
 	case "agent":
-		agent, err := policy.LoadAgent(c.Path(pc.Model), encCfg)
+		// The agent and the gate its model was evaluated behind; no model
+		// path runs the default model embedded in the binary.
+		var (
+			agent *policy.Agent
+			gc    policy.GateConfig
+			err   error
+		)
+		if pc.Model == "" {
+			agent, gc, err = models.LoadDefault(encCfg)
+		} else {
+			agent, gc, err = policy.LoadModel(c.Path(pc.Model), encCfg)
+		}
 		if err != nil {
 			return parts, &FieldError{Path: "policy.model", Problem: err.Error()}
 		}
-		var gc policy.GateConfig
-		if g := c.Gate; g != nil {
+		if g := c.Gate; g != nil { // the config's gate wins over the model's
 			gc = policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance}
-		} else if gc, err = eval.ModelGate(agent.Metadata()); err != nil {
-			return parts, &FieldError{Path: "policy.model", Problem: err.Error()}
 		}
 		if err := gc.Validate(); err != nil {
 			return parts, &FieldError{Path: "gate", Problem: err.Error()}

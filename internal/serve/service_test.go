@@ -215,14 +215,15 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// The OVS example builds (its model fits its topology) and, with no switch
-// connected and no tc agent, keeps running: every step holds on the
-// telemetry error, nothing is placed, and it still stops cleanly.
+// The OVS example builds (its model fits its topology and, at the example's
+// 500ms, its control interval) and, with no switch connected and no tc
+// agent, keeps running: every step holds on the telemetry error, nothing is
+// placed, and it still stops cleanly.
 func TestOVSExampleKeepsRunningWithoutTelemetry(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	model, _ := filepath.Abs("../../models/ovs.safetensors")
 	c := exampleConfig(t, "ovs.yaml", "127.0.0.1:9464", "127.0.0.1:0", "127.0.0.1:6653", "127.0.0.1:0",
-		"http://127.0.0.1:9101", "http://127.0.0.1:1", "../../models/ovs.safetensors", model, "interval: 500ms", "interval: 50ms")
+		"http://127.0.0.1:9101", "http://127.0.0.1:1", "../../models/ovs.safetensors", model)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	svc, err := New(ctx, c, Options{LogOutput: io.Discard})
