@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 )
 
 // Config is the service's configuration, read from YAML (Load, Parse). Its
@@ -33,7 +35,9 @@ type Config struct {
 	LogFormat string `yaml:"log_format,omitempty"`
 	// Metrics is where /metrics (Prometheus) and /healthz are served.
 	Metrics MetricsConfig `yaml:"metrics,omitempty"`
-	// Interval is the control interval (default 500ms).
+	// Interval is the control interval, 10ms…1m (default 500ms; with the
+	// sim southbound the profile's sampling interval, the only one it
+	// accepts).
 	Interval time.Duration `yaml:"interval,omitempty"`
 	// Topology is the controller's view of the fabric. Required with the
 	// openflow and p4runtime southbounds; with sim it defaults to the
@@ -98,7 +102,8 @@ type SimConfig struct {
 	Scenario string `yaml:"scenario"`
 	// Seed seeds the episode (default 1).
 	Seed uint64 `yaml:"seed,omitempty"`
-	// Speed is simulated seconds per wall-clock second (default 1).
+	// Speed is simulated seconds per wall-clock second, MinSimSpeed…
+	// MaxSimSpeed (default 1).
 	Speed float64 `yaml:"speed,omitempty"`
 	// Via is how the service reaches the simulated fabric: "" or
 	// "direct" (default) calls it in-process; "p4runtime" puts it behind a
@@ -114,7 +119,9 @@ type SimConfig struct {
 
 // OpenFlowConfig is the OpenFlow 1.3 controller the switches connect to.
 type OpenFlowConfig struct {
-	// Listen is the address the switches connect to (default :6653).
+	// Listen is the address the switches connect to (default
+	// 127.0.0.1:6653, loopback only; a switch on another machine needs
+	// an address it reaches, such as :6653, and then TLS is advised).
 	Listen string `yaml:"listen,omitempty"`
 	// Fabric is the wiring: "paper" (default, the OVS fabric's) or a JSON
 	// file of openflow.Fabric.
@@ -283,12 +290,32 @@ type ClusterConfig struct {
 const (
 	DefaultMetricsListen = "127.0.0.1:9464"
 	DefaultModel         = "models/default.safetensors"
-	DefaultOpenFlowPort  = ":6653"
+	DefaultOpenFlowPort  = "127.0.0.1:6653"
 	DefaultCookiePrefix  = 0x50f1
 	DefaultClusterPrefix = "/proflow"
 	DefaultLeaseTTL      = 10 * time.Second
 	// MaxFlows bounds the flows of one config.
 	MaxFlows = 100_000
+	// MinInterval and MaxInterval bound interval.
+	MinInterval = 10 * time.Millisecond
+	MaxInterval = time.Minute
+	// MinSimSpeed and MaxSimSpeed bound southbound.sim.speed: below the
+	// minimum a 500 ms step takes more than a minute of wall time.
+	MinSimSpeed = 0.01
+	MaxSimSpeed = 1000
+)
+
+// Bounds on the files a config names, in bytes: each is read whole, so
+// each is refused beyond its bound (and when it is not a regular file).
+const (
+	// MaxConfigBytes bounds the config file and a flows file: MaxFlows
+	// flows of about 70 bytes each, with room to spare.
+	MaxConfigBytes = 16 << 20
+	// maxSmallFileBytes bounds a fabric JSON file, a TLS certificate, key
+	// or CA file and a token file.
+	maxSmallFileBytes = 1 << 20
+	// maxModelBytes bounds a model file (the reference models are 300 KB).
+	maxModelBytes = 1 << 30
 )
 
 // Policy kinds and joint modes.
@@ -302,7 +329,7 @@ var (
 // Load reads, checks and returns the config file at path, with relative
 // file names resolved against its directory. It does not apply defaults.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := fileutil.ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("serve: config: %w", err)
 	}
@@ -439,8 +466,8 @@ func (c *Config) Validate() error {
 	if l := c.Metrics.Listen; l != "" && l != "off" {
 		checkHostPort(&p, "metrics.listen", l)
 	}
-	if c.Interval < 0 || (c.Interval > 0 && c.Interval < 10*time.Millisecond) {
-		p.add("interval", "%v, want at least 10ms (or absent for 500ms)", c.Interval)
+	if c.Interval < 0 || (c.Interval > 0 && (c.Interval < MinInterval || c.Interval > MaxInterval)) {
+		p.add("interval", "%v, want %v…%v (or absent for 500ms)", c.Interval, MinInterval, MaxInterval)
 	}
 	sb := c.checkSouthbound(&p)
 	c.checkTopology(&p, sb)
@@ -487,13 +514,13 @@ func (c *Config) checkSouthbound(p *problems) string {
 		if s.Sim.Scenario == "" {
 			p.add("southbound.sim.scenario", "missing, want a built-in scenario name (S1, M2, …) or a scenario JSON file")
 		} else if looksLikeFile(s.Sim.Scenario) {
-			c.checkFile(p, "southbound.sim.scenario", s.Sim.Scenario)
+			c.checkFile(p, "southbound.sim.scenario", s.Sim.Scenario, maxSmallFileBytes)
 		}
 		if s.Sim.Profile != "" && looksLikeFile(s.Sim.Profile) {
-			c.checkFile(p, "southbound.sim.profile", s.Sim.Profile)
+			c.checkFile(p, "southbound.sim.profile", s.Sim.Profile, maxSmallFileBytes)
 		}
-		if v := s.Sim.Speed; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || (v > 0 && v > 1000) {
-			p.add("southbound.sim.speed", "%v, want a number in (0, 1000] (simulated seconds per second; absent for 1)", v)
+		if v := s.Sim.Speed; v != 0 && !(v >= MinSimSpeed && v <= MaxSimSpeed) {
+			p.add("southbound.sim.speed", "%v, want a number in [%v, %v] (simulated seconds per second; absent for 1)", v, MinSimSpeed, MaxSimSpeed)
 		}
 		if v := s.Sim.Via; v != "" && v != "direct" && v != "p4runtime" {
 			p.add("southbound.sim.via", "%q, want direct (in-process, default) or p4runtime (behind a local P4Runtime target)", v)
@@ -507,7 +534,7 @@ func (c *Config) checkSouthbound(p *problems) string {
 			checkHostPort(p, "southbound.openflow.listen", o.Listen)
 		}
 		if o.Fabric != "" && o.Fabric != "paper" {
-			c.checkFile(p, "southbound.openflow.fabric", o.Fabric)
+			c.checkFile(p, "southbound.openflow.fabric", o.Fabric, maxSmallFileBytes)
 		}
 		if o.TLS != nil {
 			c.checkTLS(p, "southbound.openflow.tls", o.TLS, true)
@@ -596,7 +623,7 @@ func (c *Config) checkTelemetry(p *problems) {
 		p.add("telemetry.tcstat.format", "%q, want json or prometheus", t.Format)
 	}
 	if t.TokenFile != "" {
-		c.checkFile(p, "telemetry.tcstat.token_file", t.TokenFile)
+		c.checkFile(p, "telemetry.tcstat.token_file", t.TokenFile, maxSmallFileBytes)
 	}
 	if t.Timeout < 0 {
 		p.add("telemetry.tcstat.timeout", "%v, want a positive duration (or absent for 1s)", t.Timeout)
@@ -632,7 +659,7 @@ func (c *Config) checkFlows(p *problems, sb string) {
 		p.add("flows", "none, want list, file or etcd_prefix (only the sim southbound defaults to its scenario's flows)")
 	}
 	if f.File != "" {
-		c.checkFile(p, "flows.file", f.File)
+		c.checkFile(p, "flows.file", f.File, MaxConfigBytes)
 	}
 	if f.EtcdPrefix != "" {
 		if c.Cluster == nil {
@@ -695,7 +722,7 @@ func (c *Config) checkPolicy(p *problems) {
 		if model == "" {
 			model = DefaultModel
 		}
-		c.checkFile(p, "policy.model", model)
+		c.checkFile(p, "policy.model", model, maxModelBytes)
 	}
 	if r := pc.Reactive; r != nil {
 		checkReference(p, "reactive", pc.Kind, "threshold_bytes_per_sec", r.ThresholdBytesPerSec, r.Consecutive, r.Cooldown)
@@ -775,19 +802,16 @@ func (c *Config) checkTLS(p *problems, path string, t *TLSConfig, server bool) {
 	}
 	for _, f := range []struct{ name, file string }{{"cert_file", t.CertFile}, {"key_file", t.KeyFile}, {"ca_file", t.CAFile}} {
 		if f.file != "" {
-			c.checkFile(p, path+"."+f.name, f.file)
+			c.checkFile(p, path+"."+f.name, f.file, maxSmallFileBytes)
 		}
 	}
 }
 
-// checkFile reports a file that cannot be read.
-func (c *Config) checkFile(p *problems, path, name string) {
-	fi, err := os.Stat(c.Path(name))
-	switch {
-	case err != nil:
+// checkFile reports a file that cannot be read: missing, not a regular
+// file (a directory, a device, a FIFO) or larger than maxBytes.
+func (c *Config) checkFile(p *problems, path, name string, maxBytes int64) {
+	if err := fileutil.CheckRegular(c.Path(name), maxBytes); err != nil {
 		p.add(path, "%q: %v, want a readable file", name, unwrapPath(err))
-	case fi.IsDir():
-		p.add(path, "%q is a directory, want a file", name)
 	}
 }
 
@@ -799,12 +823,14 @@ func unwrapPath(err error) error {
 }
 
 func checkHostPort(p *problems, path, addr string) {
-	host, port, err := net.SplitHostPort(addr)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
 		p.add(path, "%q, want host:port (127.0.0.1:9464, :6653)", addr)
 		return
 	}
-	_ = host
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		p.add(path, "%q: port %q, want a number 0…65535", addr, port)
+	}
 }
 
 // looksLikeFile reports whether a profile or scenario names a file rather
@@ -829,7 +855,7 @@ func (c Config) Effective() ([]byte, error) {
 
 // ReadFlowsFile reads a flows file: a YAML list of flows as in flows.list.
 func ReadFlowsFile(path string, needSwitch bool, topo *TopologyConfig) ([]FlowConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := fileutil.ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("serve: flows file: %w", err)
 	}

@@ -5,9 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 )
 
 // validSim is a minimal valid config on the simulated fabric.
@@ -62,14 +66,27 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"no southbound", "policy: {kind: static}\n", []string{"southbound: none set, want exactly one of sim, openflow, p4runtime"}},
 		{"two southbounds", strings.Replace(validSim, "sim: {scenario: M2, speed: 4}", "sim: {scenario: M2}\n  openflow: {}", 1), []string{"southbound: sim and openflow set, want exactly one"}},
 		{"no scenario", strings.Replace(validSim, "scenario: M2, ", "", 1), []string{"southbound.sim.scenario: missing, want a built-in scenario name"}},
-		{"speed", strings.Replace(validSim, "speed: 4", "speed: -1", 1), []string{"southbound.sim.speed: -1, want a number in (0, 1000]"}},
+		{"speed", strings.Replace(validSim, "speed: 4", "speed: -1", 1), []string{"southbound.sim.speed: -1, want a number in [0.01, 1000]"}},
+		// Issue 24: 1e-12 overflowed the wall step (a panic at start),
+		// 1e-9 froze the simulated time.
+		{"speed too small", strings.Replace(validSim, "speed: 4", "speed: 1e-12", 1), []string{"southbound.sim.speed: 1e-12, want a number in [0.01, 1000]"}},
+		{"speed tiny", strings.Replace(validSim, "speed: 4", "speed: 1e-9", 1), []string{"southbound.sim.speed: 1e-09, want a number in [0.01, 1000]"}},
+		{"speed NaN", strings.Replace(validSim, "speed: 4", "speed: .nan", 1), []string{"southbound.sim.speed: NaN, want"}},
+		{"interval too long", validSim + "interval: 100000h\n", []string{"interval: 100000h0m0s, want 10ms…1m0s"}},
+		{"second document", validSim + "---\npolicy: {kind: static}\n", []string{"(document): a second YAML document after ---, want one document"}},
+		{"binary", "\x00\x01\x02southbound: {}\n", []string{"(document): binary data (a NUL byte or invalid UTF-8 at byte 0), want YAML text"}},
+		{"invalid UTF-8", validSim + "joint: \xff\n", []string{"(document): binary data"}},
+		{"metrics port out of range", validSim + "metrics: {listen: \"127.0.0.1:99999\"}\n", []string{`metrics.listen: "127.0.0.1:99999": port "99999", want a number 0…65535`}},
+		{"flows file is a device", strings.Replace(validSim, "flows:\n  list:\n    - {id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", weight: 2}", "flows: {file: /dev/zero}", 1), []string{`flows.file: "/dev/zero": /dev/zero is a device: not a regular file, want a regular file`}},
+		{"fabric is a device", strings.Replace(validOF, `listen: "127.0.0.1:6653"`, `fabric: /dev/zero`, 1), []string{`southbound.openflow.fabric: "/dev/zero": /dev/zero is a device: not a regular file`}},
+		{"token file is a device", validOF + "telemetry:\n  tcstat: {token_file: /dev/zero, switches: [{agent: http://127.0.0.1:9101, interfaces: [a]}, {agent: http://127.0.0.1:9102, interfaces: [b]}]}\n", []string{`telemetry.tcstat.token_file: "/dev/zero": /dev/zero is a device: not a regular file`}},
 		{"sim via", strings.Replace(validSim, "speed: 4", "speed: 4, via: openflow", 1), []string{`southbound.sim.via: "openflow", want direct`}},
 		{"sim max_protected", strings.Replace(validSim, "speed: 4", "speed: 4, max_protected: -3", 1), []string{"southbound.sim.max_protected: -3, want 1…100000"}},
 		{"scenario file missing", strings.Replace(validSim, "scenario: M2", "scenario: nope.json", 1), []string{`southbound.sim.scenario: "nope.json": no such file or directory, want a readable file`}},
 		{"log level", validSim + "log_level: loud\n", []string{`log_level: "loud", want one of debug, info, warn, error`}},
 		{"log format", validSim + "log_format: xml\n", []string{`log_format: "xml", want one of text, json`}},
 		{"metrics listen", validSim + "metrics: {listen: 9464}\n", []string{`metrics.listen: "9464", want host:port`}},
-		{"interval", validSim + "interval: 1ms\n", []string{"interval: 1ms, want at least 10ms"}},
+		{"interval", validSim + "interval: 1ms\n", []string{"interval: 1ms, want 10ms…1m0s"}},
 		{"joint", validSim + "joint: herd\n", []string{`joint: "herd", want one of independent, greedy`}},
 		{"policy kind", strings.Replace(validSim, "kind: crowd", "kind: oracle", 1), []string{`policy.kind: "oracle", want one of agent, reactive, crowd, static`}},
 		{"policy missing", strings.Replace(validSim, "policy: {kind: crowd}", "", 1), []string{"policy.kind: missing, want one of"}},
@@ -182,5 +199,59 @@ func TestFlowsFile(t *testing.T) {
 	}
 	if diff := cmp.Diff([]FlowConfig{{ID: "tcp 10.0.0.1:5001->10.0.0.8:5201", Weight: 3}}, fs); diff != "" {
 		t.Errorf("flows (-want +got):\n%s", diff)
+	}
+}
+
+// Issue 24: the field-path check followed aliases before the YAML
+// library's own excessive-aliasing check; an 80 KB file of aliases took
+// 15.8 s of CPU. It is refused at once now.
+func TestAliasesBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("topology: {switches: [a], leaves: [l], bucket_rate_bytes_per_sec: 1}\nsouthbound:\n  p4runtime:\n    election_id: {low: 1}\n    targets:\n      - &t {name: x, address: \"127.0.0.1:1\", device_id: 1, host_ports: [1], uplinks: [1], hosts: &h [")
+	for i := range 10_000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("x")
+	}
+	b.WriteString("]}\n")
+	for range 20_000 {
+		b.WriteString("      - *t\n")
+	}
+	b.WriteString("policy: {kind: static}\n")
+	start := time.Now()
+	_, err := Parse([]byte(b.String()))
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Parse of %d bytes of aliases took %v, want well under a second", b.Len(), took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "aliases expand to more than") {
+		t.Errorf("Parse = %v, want the aliases refused", err)
+	}
+}
+
+// Issue 24: the config file itself is refused when it is not a regular
+// file (os.ReadFile read /dev/zero until memory ran out and blocked on a
+// FIFO) or too large.
+func TestLoadRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, make([]byte, MaxConfigBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]error{"/dev/zero": fileutil.ErrNotRegular, fifo: fileutil.ErrNotRegular, dir: fileutil.ErrNotRegular, big: fileutil.ErrTooLarge} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(path); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, want) {
+				t.Errorf("Load(%s) = %v, want %v", path, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Load(%s) blocked", path)
+		}
 	}
 }
