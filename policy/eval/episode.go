@@ -143,3 +143,24 @@ func (e *Episode) degradation(frac, window float64) (float64, bool) {
 	}
 	return 0, false
 }
+
+// belowSeconds returns the time in [0, window) during which φ is below
+// frac of the baseline, seconds: each sample stands for the time until the
+// next one (the last for the spacing before it), clipped to the window.
+func (e *Episode) belowSeconds(frac, window float64) float64 {
+	total := 0.0
+	for i, t := range e.T {
+		if t < 0 || t >= window || !(e.Throughput[i] < frac*e.Baseline) {
+			continue
+		}
+		var dt float64
+		switch {
+		case i+1 < len(e.T):
+			dt = e.T[i+1] - t
+		case i > 0:
+			dt = t - e.T[i-1]
+		}
+		total += math.Min(dt, window-t)
+	}
+	return total
+}

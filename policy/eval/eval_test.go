@@ -97,13 +97,15 @@ func TestSummarizeCells(t *testing.T) {
 	r := (20*20e6 + 100*8e6) / 120.0
 	want := []Cell{
 		{Scenario: "S1", Policy: "static", Repeats: 2, MeanThroughput: (m0 + m1) / 2, MinThroughput: m0, MaxThroughput: m1,
-			FirstReroute: nan, SecondReroute: nan, OverflowAtReroute: nan, Degraded: 2, Degradation: 25, Lead: nan},
+			FirstReroute: nan, SecondReroute: nan, OverflowAtReroute: nan, Degraded: 2, Degradation: 25, Lead: nan,
+			SLOSeconds: (100 + 90) / 2},
 		{Scenario: "S1", Policy: "reactive", Repeats: 2, MeanThroughput: r, MinThroughput: r, MaxThroughput: r,
 			Fired: 2, FirstReroute: 45, SecondFired: 1, SecondReroute: 90, OverflowAtReroute: 24500,
-			Degraded: 2, Degradation: 20, Lead: 25 - 45, Reroutes: 3, Destinations: "#1 ×2, #2 ×1"},
+			Degraded: 2, Degradation: 20, Lead: 25 - 45, Reroutes: 3, Destinations: "#1 ×2, #2 ×1",
+			Moves: 1.5, SLOSeconds: 100},
 		{Scenario: "S1", Policy: "agent", Repeats: 2, MeanThroughput: 20e6, MinThroughput: 20e6, MaxThroughput: 20e6,
 			Fired: 2, FirstReroute: 11, SecondReroute: nan, OverflowAtReroute: 21100, Degradation: nan, Lead: 25 - 11,
-			Reroutes: 2, Destinations: "#1 ×2"},
+			Reroutes: 2, Destinations: "#1 ×2", Moves: 1},
 	}
 	if diff := cmp.Diff(want, s.Cells, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
@@ -117,6 +119,19 @@ func TestSummarizeCells(t *testing.T) {
 	}
 	if got, want := c.Gain, 20e6/r; math.Abs(got-want) > 1e-12 {
 		t.Errorf("gain %v, want %v", got, want)
+	}
+	// Static and reactive are deployable; reactive is the stronger, and the
+	// agent is compared with it.
+	if st, ok := s.StrongestOf("S1"); !ok || st.Policy != "reactive" || st.Mean != r {
+		t.Errorf("strongest of S1: %+v, want reactive at %v", st, r)
+	}
+	sc, ok := s.StrongestComparison("agent")
+	if !ok || len(sc.PerScenario) != 1 || sc.PerScenario[0].Baseline != "reactive" || sc.BestOverall != "reactive" ||
+		math.Abs(sc.Gain-20e6/r) > 1e-12 || math.Abs(sc.PerScenario[0].Rel-(20e6-r)/r) > 1e-12 {
+		t.Errorf("agent against the strongest: %+v", sc)
+	}
+	if _, ok := s.StrongestComparison("reactive"); ok {
+		t.Error("a deployable policy is compared with the strongest deployable one")
 	}
 }
 

@@ -113,22 +113,29 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	b.WriteString("\n\n")
 
 	b.WriteString("## Reroutes\n\n")
-	b.WriteString("First reroute time (repeats that rerouted / repeats), second reroute time, lead time (positive: moved before the flow would degrade), " +
-		"overflow ξ on the old switch at the first reroute, reroutes over all repeats and where they went.\n\n")
-	b.WriteString("| scenario | policy | first reroute (s) | second (s) | lead (s) | ξ at reroute (/s) | degraded | reroutes | destinations |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "First reroute time (repeats that rerouted / repeats), second reroute time, lead time (positive: moved before the flow would degrade; "+
+		"– where there is no reference onset), overflow ξ on the old switch at the first reroute, SLO-violation seconds (time in the window with the flow "+
+		"below %g%% of its baseline, mean over repeats), moves per repeat, reroutes over all repeats and where they went.\n\n", 100*o.SLOFraction)
+	b.WriteString("| scenario | policy | first reroute (s) | second (s) | lead (s) | ξ at reroute (/s) | degraded | SLO (s) | moves | reroutes | destinations |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range s.Cells {
 		dest := c.Destinations
 		if dest == "" {
 			dest = "–"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s (%d/%d) | %s (%d) | %s | %s | %d/%d | %d | %s |\n", c.Scenario, c.Policy,
+		fmt.Fprintf(&b, "| %s | %s | %s (%d/%d) | %s (%d) | %s | %s | %d/%d | %s | %s | %d | %s |\n", c.Scenario, c.Policy,
 			secs(c.FirstReroute), c.Fired, c.Repeats, secs(c.SecondReroute), c.SecondFired, secs(c.Lead),
-			bps(c.OverflowAtReroute), c.Degraded, c.Repeats, c.Reroutes, dest)
+			bps(c.OverflowAtReroute), c.Degraded, c.Repeats, secs(c.SLOSeconds), num(c.Moves, 2), c.Reroutes, dest)
 	}
 	b.WriteString("\n")
+	s.writeStrongest(&b)
 
 	if len(s.Comparisons) > 0 {
 		fmt.Fprintf(&b, "## Comparison with %s\n\n", o.Baseline)
+		if o.Baseline == "reactive" {
+			b.WriteString("Reactive is the paper's baseline (§V-A): it reads only the overflow counter, so its lateness, and with it every gain below, " +
+				"is set by how long the bucket's counted reserve lasts (see the sensitivity report, proflow sensitivity). " +
+				"The yardstick is the strongest deployable policy, above.\n\n")
+		}
 		b.WriteString("Gain = ratio of dataset-wide mean throughputs, with a scenario-bootstrap interval; paired t-test across scenarios; " +
 			"lead = baseline's first reroute − candidate's, over scenarios where the baseline rerouted on every repeat, with a t interval.\n\n")
 		b.WriteString("| candidate | scenarios | mean (MB/s) | baseline mean (MB/s) | gain | gain CI | Δ (MB/s) | t | p | lead (s) | lead CI | lead n |\n")
@@ -180,15 +187,18 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.4f", p)
 }
 
-// WriteCSV writes cells.csv, comparisons.csv, episodes.csv and
-// scenario_diffs.csv (Comparison.PerScenario) into dir.
+// WriteCSV writes cells.csv, comparisons.csv, episodes.csv,
+// scenario_diffs.csv (Comparison.PerScenario) and strongest.csv
+// (StrongestComparison.PerScenario) into dir.
 func (s *Summary) WriteCSV(dir string) error {
 	cells := [][]string{{"scenario", "policy", "repeats", "mean_throughput_Bps", "min_throughput_Bps", "max_throughput_Bps",
-		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s", "reroutes", "destinations"}}
+		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s", "reroutes", "destinations",
+		"moves", "slo_seconds"}}
 	for _, c := range s.Cells {
 		cells = append(cells, []string{c.Scenario, c.Policy, strconv.Itoa(c.Repeats), f(c.MeanThroughput), f(c.MinThroughput),
 			f(c.MaxThroughput), strconv.Itoa(c.Fired), f(c.FirstReroute), strconv.Itoa(c.SecondFired), f(c.SecondReroute),
-			f(c.OverflowAtReroute), strconv.Itoa(c.Degraded), f(c.Degradation), f(c.Lead), strconv.Itoa(c.Reroutes), c.Destinations})
+			f(c.OverflowAtReroute), strconv.Itoa(c.Degraded), f(c.Degradation), f(c.Lead), strconv.Itoa(c.Reroutes), c.Destinations,
+			f(c.Moves), f(c.SLOSeconds)})
 	}
 	cmps := [][]string{{"candidate", "baseline", "scenarios", "candidate_mean_Bps", "baseline_mean_Bps", "gain", "gain_lo", "gain_hi",
 		"mean_diff_Bps", "t", "p", "lead_s", "lead_lo_s", "lead_hi_s", "lead_scenarios"}}
@@ -220,7 +230,15 @@ func (s *Summary) WriteCSV(dir string) error {
 			diffs = append(diffs, []string{d.Scenario, c.Candidate, c.Baseline, strconv.Itoa(d.Pairs), f(d.Diff), f(d.DiffLo), f(d.DiffHi), d.Verdict})
 		}
 	}
-	for name, rows := range map[string][][]string{"cells.csv": cells, "comparisons.csv": cmps, "episodes.csv": eps, "scenario_diffs.csv": diffs} {
+	strongest := [][]string{{"scenario", "candidate", "strongest", "strongest_mean_Bps", "candidate_mean_Bps", "rel", "pairs", "diff_Bps", "diff_lo_Bps", "diff_hi_Bps", "verdict"}}
+	for _, c := range s.StrongestComparisons {
+		for _, d := range c.PerScenario {
+			strongest = append(strongest, []string{d.Scenario, c.Candidate, d.Baseline, f(d.BaselineMean), f(d.CandidateMean), f(d.Rel),
+				strconv.Itoa(d.Pairs), f(d.Diff), f(d.DiffLo), f(d.DiffHi), d.Verdict})
+		}
+	}
+	for name, rows := range map[string][][]string{"cells.csv": cells, "comparisons.csv": cmps, "episodes.csv": eps, "scenario_diffs.csv": diffs,
+		"strongest.csv": strongest} {
 		if err := writeCSV(filepath.Join(dir, name), rows); err != nil {
 			return err
 		}
@@ -240,4 +258,44 @@ func writeCSV(path string, rows [][]string) error {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil
+}
+
+// writeStrongest writes the section that sets every policy that is not
+// deployable against the strongest deployable policy of each scenario.
+func (s *Summary) writeStrongest(b *strings.Builder) {
+	if len(s.StrongestComparisons) == 0 {
+		return
+	}
+	o := s.Options
+	b.WriteString("## Against the strongest deployable baseline\n\n")
+	fmt.Fprintf(b, "In each scenario the strongest deployable baseline is the policy among %s with the highest mean throughput there "+
+		"(a per-scenario envelope no single rule reaches; its mean over scenarios is \"strongest mean\"); \"best rule\" is the single deployable "+
+		"policy with the highest mean over all the scenarios. Gains with scenario-bootstrap intervals. Per scenario: the candidate's difference "+
+		"from that scenario's strongest, repeats paired by seed, with a t interval; \"worse by more than %g%%\" counts the scenarios whose mean is "+
+		"more than that below the strongest's; \"gap closed\" is Σ(candidate − strongest) / Σ(oracle − strongest) over the scenarios where the oracle "+
+		"is ahead of the strongest.\n\n", strings.Join(o.Deployable, ", "), 100*StrongestWorseBy)
+	b.WriteString("| candidate | scenarios | mean (MB/s) | strongest mean (MB/s) | gain | gain CI | best rule | its mean (MB/s) | gain over it | CI | better / tie / worse | worse by > 2% | gap closed |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range s.StrongestComparisons {
+		worse := "none"
+		if len(c.WorseByMore) > 0 {
+			worse = strings.Join(c.WorseByMore, ", ")
+		}
+		gap := "–"
+		if !math.IsNaN(c.GapClosed) {
+			gap = fmt.Sprintf("%.0f%% (%d scenarios)", 100*c.GapClosed, len(c.GapScenarios))
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | [%s, %s] | %s | %s | %s | [%s, %s] | %d / %d / %d | %s | %s |\n",
+			c.Candidate, len(c.Scenarios), mbps(c.CandidateMean), mbps(c.StrongestMean), ratio(c.Gain), ratio(c.GainLo), ratio(c.GainHi),
+			c.BestOverall, mbps(c.BestOverallMean), ratio(c.GainOverBest), ratio(c.GainOverBestLo), ratio(c.GainOverBestHi),
+			c.Better, c.Ties, c.Worse, worse, gap)
+	}
+	b.WriteString("\n| scenario | strongest | its mean (MB/s) | candidate | mean (MB/s) | Δ (MB/s) | Δ CI | Δ/strongest | verdict |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range s.StrongestComparisons {
+		for _, d := range c.PerScenario {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | [%s, %s] | %+.1f%% | %s |\n", d.Scenario, d.Baseline, mbps(d.BaselineMean),
+				c.Candidate, mbps(d.CandidateMean), mbps(d.Diff), mbps(d.DiffLo), mbps(d.DiffHi), 100*d.Rel, d.Verdict)
+		}
+	}
+	b.WriteString("\n")
 }

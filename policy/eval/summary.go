@@ -36,6 +36,15 @@ type Options struct {
 	Confidence float64 `json:"confidence"`
 	// Resamples is the number of scenario bootstrap resamples (10,000).
 	Resamples int `json:"resamples"`
+	// SLOFraction: a sample is an SLO violation when its throughput is
+	// below this fraction of the episode's baseline (0.8); Cell.SLOSeconds
+	// adds up their time.
+	SLOFraction float64 `json:"slo_fraction"`
+	// Deployable lists the policies that count as deployable baselines:
+	// the strongest of them in each scenario is the yardstick of every
+	// other policy (Summary.Strongest, StrongestComparisons). Default
+	// DeployablePolicies.
+	Deployable []string `json:"deployable,omitempty"`
 	// Seed seeds the bootstrap, so reports are reproducible. Each
 	// comparison draws from its own generator, derived from Seed and the
 	// candidate's name (FNV-1a), so adding or removing a policy does not
@@ -46,7 +55,7 @@ type Options struct {
 // DefaultOptions returns the settings of the paper's evaluation (SPEC §9).
 func DefaultOptions() Options {
 	return Options{Window: 120, DegradationFraction: 0.5, Baseline: "reactive", Reference: "static",
-		Confidence: 0.95, Resamples: 10000, Seed: 1}
+		Confidence: 0.95, Resamples: 10000, Seed: 1, SLOFraction: 0.8, Deployable: DeployablePolicies()}
 }
 
 // Validate checks the options.
@@ -57,6 +66,9 @@ func (o Options) Validate() error {
 	}
 	if !(o.DegradationFraction > 0 && o.DegradationFraction < 1) {
 		errs = append(errs, fmt.Errorf("degradation fraction %v, want in (0, 1)", o.DegradationFraction))
+	}
+	if !(o.SLOFraction > 0 && o.SLOFraction <= 1) {
+		errs = append(errs, fmt.Errorf("SLO fraction %v, want in (0, 1]", o.SLOFraction))
 	}
 	if !(o.Confidence > 0 && o.Confidence < 1) {
 		errs = append(errs, fmt.Errorf("confidence %v, want in (0, 1)", o.Confidence))
@@ -104,6 +116,12 @@ type Cell struct {
 	// order of first use).
 	Reroutes     int    `json:"reroutes"`
 	Destinations string `json:"destinations"`
+	// Moves is the mean number of moves per repeat in the window
+	// (Reroutes / Repeats).
+	Moves float64 `json:"moves"`
+	// SLOSeconds is the mean over repeats of the time in the window with
+	// the flow below Options.SLOFraction of its baseline, seconds.
+	SLOSeconds float64 `json:"slo_seconds"`
 }
 
 // Comparison compares a candidate policy with the baseline policy over the
@@ -167,6 +185,13 @@ type Summary struct {
 	Policies    []string     `json:"policies"`  // in first-seen order
 	Cells       []Cell       `json:"cells"`     // scenario-major, policy-minor; missing pairs omitted
 	Comparisons []Comparison `json:"comparisons"`
+	// Strongest names the strongest deployable policy of each scenario
+	// (Options.Deployable), in the order of Scenarios; empty when none ran.
+	Strongest []StrongestCell `json:"strongest,omitempty"`
+	// StrongestComparisons set every policy that is not deployable (the
+	// agent, the oracle) against the strongest deployable one of each
+	// scenario.
+	StrongestComparisons []StrongestComparison `json:"strongest_comparisons,omitempty"`
 	// Notes are printed at the top of the report (warnings such as a model
 	// trained on another profile).
 	Notes []string `json:"notes,omitempty"`
@@ -263,6 +288,9 @@ func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 			s.Comparisons = append(s.Comparisons, c)
 		}
 	}
+	if err := s.strongest(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -293,7 +321,7 @@ func meanOnset(eps []*Episode, opt Options) float64 {
 // own onset.
 func summariseCell(sc, p string, eps []*Episode, refOnset float64, hasRef bool, opt Options) Cell {
 	c := Cell{Scenario: sc, Policy: p, Repeats: len(eps), MinThroughput: math.Inf(1), MaxThroughput: math.Inf(-1)}
-	var means, first, second, ovf, onset, lead []float64
+	var means, first, second, ovf, onset, lead, slo []float64
 	var dests []string
 	count := map[string]int{}
 	for _, e := range eps {
@@ -310,6 +338,7 @@ func summariseCell(sc, p string, eps []*Episode, refOnset float64, hasRef bool, 
 		}
 		m := e.meanThroughput(opt.Window)
 		means = append(means, m)
+		slo = append(slo, e.belowSeconds(opt.SLOFraction, opt.Window))
 		c.MinThroughput = math.Min(c.MinThroughput, m)
 		c.MaxThroughput = math.Max(c.MaxThroughput, m)
 		own, degraded := e.degradation(opt.DegradationFraction, opt.Window)
@@ -332,6 +361,8 @@ func summariseCell(sc, p string, eps []*Episode, refOnset float64, hasRef bool, 
 		}
 	}
 	c.MeanThroughput = mean(means)
+	c.Moves = float64(c.Reroutes) / float64(c.Repeats)
+	c.SLOSeconds = mean(slo)
 	c.Fired, c.FirstReroute = len(first), mean(first)
 	c.SecondFired, c.SecondReroute = len(second), mean(second)
 	c.OverflowAtReroute = mean(ovf)
@@ -364,7 +395,7 @@ func (s *Summary) compare(candidate string, rng *rand.Rand) (Comparison, error) 
 		}
 	}
 	for _, sc := range cmp.Scenarios {
-		d, err := s.scenarioDiff(sc, candidate)
+		d, err := s.scenarioDiff(sc, candidate, opt.Baseline)
 		if err != nil {
 			return Comparison{}, err
 		}
@@ -387,12 +418,12 @@ func (s *Summary) compare(candidate string, rng *rand.Rand) (Comparison, error) 
 	return cmp, nil
 }
 
-// scenarioDiff pairs the candidate's and the baseline's episodes of a
+// scenarioDiff pairs the candidate's and the baseline policy's episodes of a
 // scenario by seed and returns the mean paired difference of their window
 // means with its t interval. A seed that either policy ran more than once
 // (traces merged from several runs) pairs nothing: which of its episodes
 // belongs with which is unknown.
-func (s *Summary) scenarioDiff(sc, candidate string) (ScenarioDiff, error) {
+func (s *Summary) scenarioDiff(sc, candidate, baseline string) (ScenarioDiff, error) {
 	opt := s.Options
 	bySeed := func(p string) map[uint64][]float64 {
 		m := map[uint64][]float64{}
@@ -401,7 +432,7 @@ func (s *Summary) scenarioDiff(sc, candidate string) (ScenarioDiff, error) {
 		}
 		return m
 	}
-	base, cand := bySeed(opt.Baseline), bySeed(candidate)
+	base, cand := bySeed(baseline), bySeed(candidate)
 	var diffs []float64
 	for _, e := range s.Episodes[[2]string{sc, candidate}] {
 		b, c := base[e.Seed], cand[e.Seed]
