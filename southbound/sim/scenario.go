@@ -535,8 +535,10 @@ func LoadScenarioWithLimits(path string, cfg Config, lim Limits) (*Scenario, err
 var builtinFS embed.FS
 
 // BuiltinScenarios returns the names of the embedded scenarios: S1–S12, C1
-// and C2 of the paper, in that order, then the others by prefix and number
-// (M1–M4, several protected flows; N1, N2).
+// and C2 of the paper, in that order (the variants S11b–S11e and S12b–S12e
+// right after S11 and S12), then the others by prefix and number (M1–M4,
+// several protected flows; N1, N2). The held-out family is not among them
+// (see FamilyScenarios).
 func BuiltinScenarios() []string {
 	entries, _ := builtinFS.ReadDir("scenarios")
 	names := make([]string, 0, len(entries))
@@ -547,16 +549,23 @@ func BuiltinScenarios() []string {
 	return names
 }
 
-// compareScenarioNames orders S before C and numbers numerically.
+// compareScenarioNames orders S before C and numbers numerically; a
+// letter after the number sorts a variant right after its scenario (S11,
+// S11b, …, S11e, S12).
 func compareScenarioNames(a, b string) int {
 	// The paper's scenarios first (S, then C), then the others by prefix;
-	// within a prefix by number.
+	// within a prefix by number, then by the whole name.
+	isDigit := func(r rune) bool { return r >= '0' && r <= '9' }
 	rank := func(s string) (int, string, int) {
-		i := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+		i := strings.IndexFunc(s, isDigit)
 		if i < 0 {
 			i = len(s)
 		}
-		n, _ := strconv.Atoi(s[i:])
+		j := strings.IndexFunc(s[i:], func(r rune) bool { return !isDigit(r) })
+		if j < 0 {
+			j = len(s) - i
+		}
+		n, _ := strconv.Atoi(s[i : i+j])
 		switch s[:i] {
 		case "S":
 			return 0, "", n
