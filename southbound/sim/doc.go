@@ -518,7 +518,38 @@
 // table's placement is kept. In S12 the elephant on agg2 starts with the
 // episode, so agg2's bucket is already exhausted ("saturated") when
 // congestion starts; agg3 and agg4 carry one capped host each, so every
-// candidate shows flow count 2.
+// candidate shows flow count 2. The variants S11b–S11e put S11's elephant
+// and the protected flow on agg2, agg3 and agg4 (S11e: an elephant from
+// leaf3); S12b–S12e put S12's elephant below or above the protected flow's
+// switch in index order, on the lowest-index candidate (where a
+// fewest-flows rule's tie-break lands: S12, S12c, S12e) or not (S12b,
+// S12d).
+//
+// # Held-out family
+//
+// FamilyScenarios names a held-out family of 64 scenarios, H1–H64, that
+// nobody develops with: it is the yardstick for the learned agent against
+// the strongest rule-based baseline. FamilyScenario builds one,
+// LookupScenario finds a built-in or a family member, and "proflow
+// evaluate -scenarios heldout" (or H1-H64) runs them; BuiltinScenarios
+// does not list them. A generator with a fixed PCG seed samples the space
+// of the paper's scenarios (Appendix D; testbed of Section V-A): 1 to 8
+// congester entries of the hosts h2–h6; crowds of full-rate hosts, single
+// elephants, capped crowds and mixtures, with 4 to 16 streams; full,
+// partial or no overlap with the protected flow's switch; arrivals
+// together, ramped, rolling (S6), in bursts that leave and come back, or
+// one brief visit (N2); the protected flow on each of agg1–agg4 (16 each);
+// and 16 destination traps (S12) with the elephant on every switch, below
+// and above the protected flow's. Each scenario's description says what it
+// is; a benign one (25: no full-rate load on k* beyond 6 s, capped load
+// there at most 40 Mbit/s) says that staying should be right. The JSON of
+// every member is in testdata/family and the table in
+// docs/heldout-family.md.
+//
+// The family is frozen: a test pins the SHA-256 of its JSON, and the
+// commit that set that digest is the freeze point. No profile, reward,
+// gate or model choice may look at the family's results; change the
+// family only by adding a new one under another prefix.
 //
 // # Several protected flows
 //

@@ -130,6 +130,7 @@ type familyPlan struct {
 	overlap   familyOverlap
 	arrival   familyArrival
 	trap      bool // a full-rate elephant sits on another switch from t=0 (S12)
+	trapAt    int  // with trap: index of the elephant's switch
 	short     bool // bursts of at most familyBrief each
 	protected int  // index of k*, the protected flow's switch
 }
@@ -156,8 +157,9 @@ type familyMember struct {
 //   - 8: brief visits, every pattern with one brief visit (N2) or brief
 //     bursts, full or partial overlap.
 //
-// The protected flow's switch is balanced within each group, and the cells
-// are shuffled, so H numbers say nothing about the kind.
+// The protected flow's switch is balanced within each group (in the traps
+// together with the elephant's), and the cells are shuffled, so H numbers
+// say nothing about the kind.
 func familyPlans(r *rand.Rand) []familyPlan {
 	var groups [][]familyPlan
 	var g []familyPlan
@@ -208,6 +210,27 @@ func familyPlans(r *rand.Rand) []familyPlan {
 			g[i].protected = pos[i]
 		}
 		plans = append(plans, g...)
+	}
+	// The traps' (k*, elephant) pairs: all 12 ordered pairs and the 4 of
+	// neighbours k*, k*+1, so that k* and the elephant take every switch
+	// 4 times and the elephant is below k* in 7 traps, above in 9.
+	var pairs [][2]int
+	for k := range familySwitches {
+		for e := range familySwitches {
+			if e != k {
+				pairs = append(pairs, [2]int{k, e})
+			}
+		}
+	}
+	for k := range familySwitches {
+		pairs = append(pairs, [2]int{k, (k + 1) % familySwitches})
+	}
+	r.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+	for i := range plans {
+		if plans[i].trap {
+			plans[i].protected, plans[i].trapAt = pairs[0][0], pairs[0][1]
+			pairs = pairs[1:]
+		}
 	}
 	r.Shuffle(len(plans), func(i, j int) { plans[i], plans[j] = plans[j], plans[i] })
 	return plans
@@ -279,7 +302,7 @@ func (b *familyBuilder) build(name string) familyMember {
 	b.trap = -1
 	trapSwitch := -1
 	if p.trap {
-		trapSwitch = b.other(k)
+		trapSwitch = p.trapAt
 		b.trap = trapSwitch
 		b.cgs = append(b.cgs, Congester{Host: host(0), Streams: 8, Arrive: 0, Switch: switchName(trapSwitch)})
 		m.elephants = append(m.elephants, trapSwitch)
@@ -613,11 +636,23 @@ func (b *familyBuilder) describe(m familyMember, senders []familySender, trapSwi
 		if trapSwitch < p.protected {
 			rel = "below"
 		}
-		fmt.Fprintf(&w, " Destination trap: a full-rate elephant on %s (index %s %s's) since 0s.", switchName(trapSwitch), rel, k)
+		lowest := "not the lowest-index candidate"
+		if trapSwitch == 0 || trapSwitch == 1 && p.protected == 0 {
+			lowest = "the lowest-index candidate"
+		}
+		fmt.Fprintf(&w, " Destination trap: a full-rate elephant on %s since 0s (%s %s in index order, %s).", switchName(trapSwitch), rel, k, lowest)
 	}
 	if m.benign {
 		full, capped := familyLoad(m.sc)
-		fmt.Fprintf(&w, " Benign: full-rate congesters send through %s for %v in all and capped ones offer at most %v there, so staying should be right.", k, full, capped)
+		fullText := "no full-rate congester sends through " + k
+		if full > 0 {
+			fullText = fmt.Sprintf("full-rate congesters send through %s for %v in all", k, full)
+		}
+		cappedText := ""
+		if capped > 0 {
+			cappedText = fmt.Sprintf(" and capped ones offer at most %v there", capped)
+		}
+		fmt.Fprintf(&w, " Benign: %s%s, so staying should be right.", fullText, cappedText)
 	}
 	w.WriteString(" Congesters:")
 	for i, c := range m.sc.Congesters {
