@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -61,6 +64,59 @@ func (c ThroughputDropConfig) Validate() error {
 		return fmt.Errorf("policy: invalid throughput-drop config: %w", err)
 	}
 	return nil
+}
+
+// MarshalJSON writes the configuration with the cooldown as a Go
+// duration string ("12s").
+func (c ThroughputDropConfig) MarshalJSON() ([]byte, error) {
+	type plain ThroughputDropConfig
+	return json.Marshal(struct {
+		plain
+		Cooldown string `json:"cooldown"`
+	}{plain(c), c.Cooldown.String()})
+}
+
+// UnmarshalJSON decodes a JSON object into c. Fields left out keep c's
+// values; unknown fields are refused. The cooldown is a Go duration string
+// ("12s") or a number of nanoseconds.
+func (c *ThroughputDropConfig) UnmarshalJSON(data []byte) error {
+	type plain ThroughputDropConfig
+	v := struct {
+		*plain
+		Cooldown json.RawMessage `json:"cooldown"`
+	}{plain: (*plain)(c)}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	if v.Cooldown == nil || string(v.Cooldown) == "null" {
+		return nil
+	}
+	d, err := parseCooldown(v.Cooldown)
+	if err != nil {
+		return err
+	}
+	c.Cooldown = d
+	return nil
+}
+
+// ReadThroughputDropConfig reads one ThroughputDropConfig JSON object from
+// r (at most 64 KiB): fields left out keep DefaultThroughputDropConfig's
+// values, unknown fields are refused, and the result is validated.
+func ReadThroughputDropConfig(r io.Reader) (ThroughputDropConfig, error) {
+	c := DefaultThroughputDropConfig()
+	dec := json.NewDecoder(io.LimitReader(r, 1<<16))
+	if err := dec.Decode(&c); err != nil {
+		return ThroughputDropConfig{}, fmt.Errorf("policy: throughput-drop config: decode: %w", err)
+	}
+	if dec.More() {
+		return ThroughputDropConfig{}, errors.New("policy: throughput-drop config: trailing data after the JSON object, want one object")
+	}
+	if err := c.Validate(); err != nil {
+		return ThroughputDropConfig{}, err
+	}
+	return c, nil
 }
 
 // ThroughputDrop is a reference policy on the protected flow's own signal:

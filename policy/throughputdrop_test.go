@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +153,36 @@ func TestThroughputDropRefusesBadInput(t *testing.T) {
 	obs := &proflow.Observation{Switches: []proflow.SwitchSample{{}, {}}, Flow: proflow.FlowSample{Throughput: -1}}
 	if err := p.Score(make([]float64, 2), &proflow.Input{Obs: obs}); err == nil || !strings.Contains(err.Error(), "flow throughput -1") {
 		t.Errorf("Score with φ = -1: %v, want an error naming the throughput", err)
+	}
+}
+
+func TestThroughputDropConfigJSON(t *testing.T) {
+	want := ThroughputDropConfig{Fraction: 0.85, Consecutive: 3, Cooldown: 7 * time.Second, Smoothing: 0.2}
+	data, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"cooldown":"7s"`) {
+		t.Errorf("marshalled %s, want the cooldown as a duration string", data)
+	}
+	got, err := ReadThroughputDropConfig(bytes.NewReader(data))
+	if err != nil || got != want {
+		t.Errorf("round trip: %+v, %v; want %+v", got, err, want)
+	}
+	// Fields left out keep the defaults; nanoseconds are accepted.
+	got, err = ReadThroughputDropConfig(strings.NewReader(`{"fraction": 0.7, "cooldown": 3000000000}`))
+	def := DefaultThroughputDropConfig()
+	if err != nil || got.Fraction != 0.7 || got.Cooldown != 3*time.Second || got.Consecutive != def.Consecutive || got.Smoothing != def.Smoothing {
+		t.Errorf("partial: %+v, %v", got, err)
+	}
+	for in, msg := range map[string]string{
+		`{"fraction": 2}`:      "fraction 2, want in (0, 1)",
+		`{"fractoin": 0.5}`:    `unknown field "fractoin"`,
+		`{"cooldown": "soon"}`: `cooldown "soon", want a Go duration`,
+		`{"fraction": 0.5} {}`: "trailing data",
+	} {
+		if _, err := ReadThroughputDropConfig(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want an error containing %q", in, err, msg)
+		}
 	}
 }

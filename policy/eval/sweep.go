@@ -47,7 +47,9 @@ func (p PolicySpec) factoryFor(sc *sim.Scenario, cfg sim.Config) (sim.PolicyFact
 }
 
 // ReferencePolicy returns one of the reference policies with its paper
-// defaults: "static", "reactive" or "crowd", each behind an immediate gate
+// defaults: "static", "reactive", "crowd" or "throughput-drop" (with
+// policy.DefaultThroughputDropConfig, the testbed profile's calibration;
+// ThroughputDropPolicy takes other settings), each behind an immediate gate
 // (they debounce and cool down by themselves), or "oracle" (OraclePolicy:
 // not deployable, it reads the scenario). The reactive threshold follows
 // the bucket rate of the topology the factory is given
@@ -66,8 +68,10 @@ func ReferencePolicy(name string) (PolicySpec, error) {
 		}
 	case "crowd":
 		build = func(proflow.Topology) (proflow.Policy, error) { return policy.NewCrowd(policy.DefaultCrowdConfig()) }
+	case ThroughputDropName:
+		return ThroughputDropPolicy(policy.DefaultThroughputDropConfig())
 	default:
-		return PolicySpec{}, fmt.Errorf("eval: unknown reference policy %q, want static, reactive, crowd or oracle", name)
+		return PolicySpec{}, fmt.Errorf("eval: unknown reference policy %q, want static, reactive, crowd, %s or oracle", name, ThroughputDropName)
 	}
 	return PolicySpec{Name: name, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
 		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))

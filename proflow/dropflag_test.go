@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// throughput-drop's settings come from the calibration on congestion-free
+// traffic by default, or from a JSON file; a bad file is a usage error
+// naming the flag.
+func TestEvaluateThroughputDropSettings(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "drop.json")
+	if err := os.WriteFile(good, []byte(`{"fraction": 0.6, "cooldown": "20s"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"fraction": 1.5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		drop, want string
+	}{
+		{"calibrate", "throughput-drop calibrated on profile testbed's congestion-free traffic (proflow calibrate): fraction 0.9, 2 samples, cooldown 12s"},
+		{good, "throughput-drop settings from " + good + ": fraction 0.6, 2 samples, cooldown 20s"},
+	} {
+		e, stdout, _ := newTestEnv()
+		args := []string{"evaluate", "-policies", "static,throughput-drop", "-scenarios", "S11", "-repeats", "1", "-drop", tc.drop, "-out", filepath.Join(dir, "out")}
+		if err := e.dispatch(context.Background(), args); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("-drop %s: the report does not say %q:\n%s", tc.drop, tc.want, stdout)
+		}
+	}
+	for _, drop := range []string{bad, filepath.Join(dir, "missing.json"), dir} {
+		e, _, _ := newTestEnv()
+		err := e.dispatch(context.Background(), []string{"evaluate", "-policies", "throughput-drop", "-scenarios", "S11", "-drop", drop, "-out", filepath.Join(dir, "out")})
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "-drop") {
+			t.Errorf("-drop %s: %v, want a usage error naming -drop", drop, err)
+		}
+	}
+}
