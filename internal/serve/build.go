@@ -244,7 +244,9 @@ func buildOpenFlow(c *Config, flows []FlowConfig, owner openflow.Owner, reg prom
 				return nil
 			}
 			return err
-		}}, nil
+		},
+		// Serve closes ln; this closes it when New fails before Run.
+		close: func() error { _ = ln.Close(); return nil }}, nil
 }
 
 func buildP4Runtime(ctx context.Context, c *Config, flows []FlowConfig, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {

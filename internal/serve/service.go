@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"reflect"
 	"slices"
@@ -87,6 +88,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	if c.LogFormat == "json" {
 		h = slog.NewJSONHandler(out, hopts)
 	}
+	// Every record, the southbound's, the cluster's and net/http's
+	// included, passes the rate limit: a storm of failures logs a bounded
+	// number of lines and counts the rest.
+	lim := newLogLimiter(time.Now)
+	h = limitHandler{next: h, lim: lim}
 	base := slog.New(h) // package cluster names the replica in its records itself
 	s.log = base
 	if c.Cluster != nil { // replicas' logs, merged, still say whose
@@ -102,7 +108,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	for _, r := range []string{"ok", "error"} {
 		s.reloads.WithLabelValues(r)
 	}
-	s.reg.MustRegister(s.reloads, s.cfgFlows, s.stepsM)
+	s.reg.MustRegister(s.reloads, s.cfgFlows, s.stepsM, lim.suppressed)
 
 	var err error
 	var start []FlowConfig
@@ -128,6 +134,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	}
 	if s.sb, err = buildSouthbound(ctx, &c, start, owner, s.reg, s.log); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if o := c.Southbound.OpenFlow; o != nil && o.TLS == nil && !loopbackAddr(o.Listen) {
+		s.log.Warn("openflow: listening beyond loopback without TLS: anyone who reaches the port can act as a switch of the fabric",
+			"listen", o.Listen)
 	}
 	parts, err := flowParts(&c, s.sb.topo)
 	if err != nil {
@@ -198,6 +208,19 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	return s, nil
 }
 
+// loopbackAddr reports whether a host:port listens on loopback only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
 func parseLevel(s string) slog.Level {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(s)) // validated
@@ -232,7 +255,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	var srv *http.Server
 	if s.metricsLn != nil {
-		srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+		srv = s.httpServer()
 		wg.Go(func() {
 			if err := srv.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
 				fail("metrics", err)
@@ -265,6 +288,16 @@ func (s *Service) Run(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// httpServer returns the server of /metrics and /healthz: bounded in the
+// time a client may take to send its headers, keep an idle connection or
+// read a reply, its own errors logged through the service's logger (and
+// its rate limit), not the standard logger.
+func (s *Service) httpServer() *http.Server {
+	return &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute,
+		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 }
 
 // loop reconciles, then steps once per interval on the southbound's clock

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -262,4 +263,40 @@ func exampleConfig(t *testing.T, name string, oldnew ...string) *Config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// Issue 24: the OpenFlow listener defaulted to every interface; it
+// defaults to loopback, and a listener beyond loopback without TLS is
+// logged. When New fails after the listener was opened, it is closed.
+func TestOpenFlowListenerLoopbackAndClosedOnFailure(t *testing.T) {
+	c, err := Parse([]byte("topology: {switches: [agg1, agg2, agg3, agg4], leaves: [leaf1, leaf2, leaf3], bucket_rate_bytes_per_sec: 1.25e6}\nsouthbound: {openflow: {}}\nflows: {list: [{id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", switch: agg1}]}\npolicy: {kind: static}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.WithDefaults().Southbound.OpenFlow.Listen; got != "127.0.0.1:6653" {
+		t.Errorf("default openflow.listen = %q, want 127.0.0.1:6653", got)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	// A model file that does not load fails New after the listener is
+	// open.
+	c.Dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(c.Dir, "junk.safetensors"), []byte("junk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.Southbound.OpenFlow.Listen = addr
+	c.Metrics.Listen = "off"
+	c.Policy = PolicyConfig{Kind: "agent", Model: "junk.safetensors"}
+	if _, err := New(context.Background(), c, Options{LogOutput: io.Discard}); err == nil || !strings.Contains(err.Error(), "policy.model") {
+		t.Fatalf("New = %v, want the model refused", err)
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the OpenFlow port %s is still held after New failed: %v", addr, err)
+	}
+	ln.Close()
 }

@@ -21,6 +21,9 @@ type metrics struct {
 	pollLatency prometheus.Histogram   // proflow_openflow_poll_duration_seconds
 	reroutes    *prometheus.CounterVec // proflow_openflow_placements_total
 	placeLat    prometheus.Histogram   // proflow_openflow_placement_duration_seconds
+
+	acceptErrors      prometheus.Counter // proflow_openflow_accept_errors_total
+	handshakeFailures prometheus.Counter // proflow_openflow_handshake_failures_total
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -46,6 +49,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 				"Not proflow_reroutes_total, the controller's count of reroute decisions."}, []string{"result"}),
 		placeLat: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "placement_duration_seconds",
 			Help: "Time from a placement request to the barrier replies confirming the new rules.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
+		acceptErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "accept_errors_total",
+			Help: "Temporary errors accepting a connection (descriptors exhausted, connection aborted), each retried after a back-off."}),
+		handshakeFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "handshake_failures_total",
+			Help: "Connections dropped because the OpenFlow handshake failed (not OpenFlow 1.3, timed out, closed)."}),
 	}
 	for t := range ofwire.NumErrorTypes {
 		m.ofErrors.WithLabelValues(strconv.Itoa(t))
@@ -57,7 +64,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, r := range []string{"ok", "error"} {
 		m.reroutes.WithLabelValues(r)
 	}
-	if err := promreg.RegisterAll(reg, m.connected, m.disconnects, m.ofErrors, m.flowMods, m.polls, m.pollLatency, m.reroutes, m.placeLat); err != nil {
+	if err := promreg.RegisterAll(reg, m.connected, m.disconnects, m.ofErrors, m.flowMods, m.polls, m.pollLatency, m.reroutes, m.placeLat, m.acceptErrors, m.handshakeFailures); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	of "github.com/netrack/openflow"
@@ -200,23 +201,54 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer s.wg.Done()
 		s.maintain(ctx)
 	}()
+	var backoff time.Duration
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !temporaryAccept(err) {
+				return fmt.Errorf("openflow: accept: %w", err)
 			}
-			return fmt.Errorf("openflow: accept: %w", err)
+			// Out of descriptors, a connection aborted before it was
+			// accepted, a timeout: wait and accept again, as net/http's
+			// server does, backing off up to a second.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			if s.m != nil {
+				s.m.acceptErrors.Inc()
+			}
+			s.cfg.Logger.Warn("openflow: accept failed; retrying", "error", err, "retry_in", backoff)
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			continue
 		}
+		backoff = 0
 		if !s.goroutine(func() { s.handle(ctx, conn) }) {
 			_ = conn.Close()
 		}
 	}
+}
+
+// temporaryAccept reports whether an Accept error is one a server outlives:
+// a timeout, the process or system out of descriptors or buffers, or a
+// connection that ended before it was accepted.
+func temporaryAccept(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EINTR, syscall.EAGAIN, syscall.EPROTO, syscall.EPERM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // goroutine runs f tracked by the wait group unless Serve is returning.
@@ -247,6 +279,9 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 	conn := of.NewConn(raw)
 	feat, err := handshake(ctx, conn, s.cfg.HandshakeTimeout)
 	if err != nil {
+		if s.m != nil {
+			s.m.handshakeFailures.Inc()
+		}
 		log.Warn("openflow: handshake failed", "error", err)
 		_ = raw.Close()
 		return
