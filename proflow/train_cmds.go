@@ -131,6 +131,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if ds.Profile != "" || ds.ProfileDigest != "" {
 		meta.Extra[eval.ModelProfileKey], meta.Extra[eval.ModelProfileDigestKey] = ds.Profile, ds.ProfileDigest
 	}
+	for k, v := range ds.ModelExtra() { // the control interval
+		meta.Extra[k] = v
+	}
 	if err := qnet.Save(*out, res.Q, meta); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

@@ -247,7 +247,7 @@ func Collect(ctx context.Context, cfg CollectConfig) (*Collection, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds.Profile, ds.ProfileDigest = cfg.Sim.Name, cfg.Sim.Digest()
+	ds.Profile, ds.ProfileDigest, ds.Interval = cfg.Sim.Name, cfg.Sim.Digest(), cfg.Sim.Interval
 	col := &Collection{Dataset: ds, Counts: counts}
 	for off := 0; off < len(plans); off += collectChunk {
 		chunk := plans[off:min(off+collectChunk, len(plans))]

@@ -528,6 +528,9 @@ func TestCollect(t *testing.T) {
 	if ds.Profile != "datacenter" || ds.ProfileDigest != sim.DefaultConfig().Digest() {
 		t.Errorf("dataset profile %q %q, want datacenter and its digest", ds.Profile, ds.ProfileDigest)
 	}
+	if ds.Interval != sim.DefaultConfig().Interval {
+		t.Errorf("dataset interval %v, want the profile's %v", ds.Interval, sim.DefaultConfig().Interval)
+	}
 	if ds.Encoder != telemetry.DefaultEncoderConfig(sim.DefaultConfig().Topology()) {
 		t.Errorf("encoder %+v, want the default for the simulated fabric", ds.Encoder)
 	}

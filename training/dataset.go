@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
+	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
 
@@ -66,6 +68,10 @@ type Dataset struct {
 	// Profile and ProfileDigest name the simulated world the data came from
 	// (sim.Config.Name and Digest); empty for data from a real fabric.
 	Profile, ProfileDigest string
+	// Interval is the control interval between a transition's s_t and
+	// s_{t+1} (sim.Config.Interval for collected data); 0 when unknown.
+	// A model trained on the dataset records it (policy.ModelIntervalKey).
+	Interval time.Duration
 
 	// S holds the states s_t and S2 the next states s_{t+1}, Dim() values
 	// per transition.
@@ -218,10 +224,22 @@ func (d *Dataset) Episodes() []int32 {
 	return ids
 }
 
+// ModelExtra returns what a model trained on d records about the data in
+// its metadata (qnet.Metadata.Extra), beyond the encoder: the control
+// interval under policy.ModelIntervalKey, when d records one. A model
+// without it is taken as trained at the paper's 500 ms.
+func (d *Dataset) ModelExtra() map[string]string {
+	extra := map[string]string{}
+	if d.Interval > 0 {
+		extra[policy.ModelIntervalKey] = d.Interval.String()
+	}
+	return extra
+}
+
 // Subset returns a new dataset holding transitions idx, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
 	dim := d.Dim()
-	out := &Dataset{Encoder: d.Encoder, Corpus: d.Corpus, Profile: d.Profile, ProfileDigest: d.ProfileDigest, rewardInputs: d.rewardInputs}
+	out := &Dataset{Encoder: d.Encoder, Corpus: d.Corpus, Profile: d.Profile, ProfileDigest: d.ProfileDigest, Interval: d.Interval, rewardInputs: d.rewardInputs}
 	n := len(idx)
 	out.S, out.S2 = make([]float32, 0, n*dim), make([]float32, 0, n*dim)
 	for _, i := range idx {
@@ -443,6 +461,9 @@ func (d *Dataset) Write(w io.Writer) error {
 	if d.Profile != "" || d.ProfileDigest != "" {
 		meta["profile"], meta["profile_digest"] = d.Profile, d.ProfileDigest
 	}
+	if d.Interval > 0 {
+		meta["interval"] = d.Interval.String()
+	}
 	done := make([]byte, n)
 	for i, v := range d.Done {
 		if v {
@@ -507,6 +528,11 @@ func readDataset(r io.Reader) (*Dataset, error) {
 		return nil, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
 	}
 	d := &Dataset{Corpus: meta["corpus"], Profile: meta["profile"], ProfileDigest: meta["profile_digest"]}
+	if s, ok := meta["interval"]; ok {
+		if d.Interval, err = time.ParseDuration(s); err != nil || d.Interval <= 0 {
+			return nil, fmt.Errorf("interval %q, want a positive Go duration such as 500ms", s)
+		}
+	}
 	if d.Encoder, err = decodeEncoder(meta["encoder"]); err != nil {
 		return nil, err
 	}

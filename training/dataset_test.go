@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
+	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
 
@@ -195,7 +198,7 @@ func TestDatasetRoundTrip(t *testing.T) {
 	for _, inputs := range []bool{false, true} {
 		d := testDataset(t, 3, 8, inputs)
 		if inputs {
-			d.Profile, d.ProfileDigest = "testbed", "sha256:0123"
+			d.Profile, d.ProfileDigest, d.Interval = "testbed", "sha256:0123", 500*time.Millisecond
 		}
 		var buf bytes.Buffer
 		if err := d.Write(&buf); err != nil {
@@ -374,5 +377,25 @@ func TestDatasetWithoutDrain(t *testing.T) {
 	c.Kappa = 0.5
 	if err := back.Relabel(c); err == nil || !strings.Contains(err.Error(), "drain") {
 		t.Errorf("relabel with kappa 0.5 without the drain input: %v, want an error naming it", err)
+	}
+}
+
+// TestDatasetModelExtra checks what a model trained on a dataset records
+// about it: the control interval, which the policy reads back; nothing
+// for a dataset that records none.
+func TestDatasetModelExtra(t *testing.T) {
+	d := testDataset(t, 1, 3, false)
+	if extra := d.ModelExtra(); len(extra) != 0 {
+		t.Errorf("ModelExtra of a dataset without interval = %v, want none", extra)
+	}
+	d.Interval = 250 * time.Millisecond
+	extra := d.ModelExtra()
+	if diff := cmp.Diff(map[string]string{policy.ModelIntervalKey: "250ms"}, extra); diff != "" {
+		t.Errorf("ModelExtra (-want +got):\n%s", diff)
+	}
+	meta := qnet.NewMetadata(d.Encoder)
+	meta.Extra = extra
+	if got, err := policy.ModelInterval(meta); err != nil || got != d.Interval {
+		t.Errorf("policy.ModelInterval of the recorded metadata = %v, %v; want %v", got, err, d.Interval)
 	}
 }
