@@ -49,6 +49,11 @@ type Member struct {
 // Join connects to etcd, takes a lease and starts claiming shards in the
 // background (see the package doc). The member owns nothing when Join
 // returns; OnChange or Owned say when it does.
+//
+// Join fails within Config.DialTimeout when etcd does not answer (no
+// endpoint listening, or one that accepts and never replies), with an
+// error naming the endpoints; the client dials lazily, so the bound is on
+// Join's own first requests.
 func Join(ctx context.Context, cfg Config) (*Member, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -69,12 +74,17 @@ func Join(ctx context.Context, cfg Config) (*Member, error) {
 		cache: make(map[proflow.FlowID]cachedState),
 		nudge: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
-	if err := m.checkShards(ctx); err != nil {
-		cli.Close()
-		return nil, err
+	jctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	err = m.checkShards(jctx)
+	if err == nil {
+		err = m.newLease(jctx)
 	}
-	if err := m.newLease(ctx); err != nil {
+	if err != nil {
 		cli.Close()
+		if jctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("cluster: etcd at %v did not answer within %v (DialTimeout): %w", cfg.Endpoints, cfg.DialTimeout, err)
+		}
 		return nil, err
 	}
 	m.wg.Add(3)
