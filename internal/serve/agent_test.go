@@ -1,6 +1,11 @@
 package serve
 
 import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,4 +60,29 @@ func TestAgentPartsModelAndGate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAgentWithoutModelFileServes checks that a config with the agent and
+// no policy.model, in a directory with no models/, validates and builds a
+// service that runs the embedded default model.
+func TestAgentWithoutModelFileServes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	cfg := strings.Replace(validSim, "kind: crowd", "kind: agent", 1) + "metrics: {listen: \"127.0.0.1:0\"}\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load of an agent config without a model: %v", err)
+	}
+	if c.Policy.Model != "" {
+		t.Errorf("policy.model defaulted to %q, want it absent (the embedded model)", c.Policy.Model)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := New(ctx, c, Options{LogOutput: io.Discard})
+	if err != nil {
+		t.Fatalf("New with the embedded default model: %v", err)
+	}
+	s.closeAll()
 }

@@ -237,7 +237,9 @@ type FlowConfig struct {
 type PolicyConfig struct {
 	// Kind is agent, reactive, crowd or static.
 	Kind string `yaml:"kind"`
-	// Model is the agent's model file (default models/default.safetensors).
+	// Model is the agent's model file; absent, the default model embedded
+	// in the binary (package models: the testbed profile's
+	// models/default.safetensors).
 	Model string `yaml:"model,omitempty"`
 	// Reactive and Crowd override the reference policies' paper defaults.
 	Reactive *ReactiveConfig `yaml:"reactive,omitempty"`
@@ -289,7 +291,6 @@ type ClusterConfig struct {
 // Defaults of the service.
 const (
 	DefaultMetricsListen = "127.0.0.1:9464"
-	DefaultModel         = "models/default.safetensors"
 	DefaultOpenFlowPort  = "127.0.0.1:6653"
 	DefaultCookiePrefix  = 0x50f1
 	DefaultClusterPrefix = "/proflow"
@@ -392,9 +393,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Baseline.Samples == 0 {
 		c.Baseline.Samples = 10
-	}
-	if c.Policy.Kind == "agent" && c.Policy.Model == "" {
-		c.Policy.Model = DefaultModel
 	}
 	if s := c.Southbound.Sim; s != nil {
 		s2 := *s
@@ -717,12 +715,8 @@ func (c *Config) checkPolicy(p *problems) {
 	if pc.Model != "" && pc.Kind != "agent" {
 		p.add("policy.model", "set with policy.kind %s, want it only with agent", pc.Kind)
 	}
-	if pc.Kind == "agent" {
-		model := pc.Model
-		if model == "" {
-			model = DefaultModel
-		}
-		c.checkFile(p, "policy.model", model, maxModelBytes)
+	if pc.Kind == "agent" && pc.Model != "" { // absent: the embedded default model
+		c.checkFile(p, "policy.model", pc.Model, maxModelBytes)
 	}
 	if r := pc.Reactive; r != nil {
 		checkReference(p, "reactive", pc.Kind, "threshold_bytes_per_sec", r.ThresholdBytesPerSec, r.Consecutive, r.Cooldown)
