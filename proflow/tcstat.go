@@ -7,17 +7,22 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/telemetry/tcstat"
 )
 
 // tcstatTokenEnv names the environment variable that may hold the agent's
 // bearer token (a flag's value would show in ps).
 const tcstatTokenEnv = "PROFLOW_TCSTAT_TOKEN"
+
+// maxTokenFileBytes bounds -token-file.
+const maxTokenFileBytes = 64 << 10
 
 func tcstatCommand() command {
 	return command{
@@ -63,6 +68,11 @@ func runTCStat(ctx context.Context, e *env, args []string) error {
 	}
 	if *timeout <= 0 {
 		return badFlag("tcstat", "timeout", *timeout, "a positive duration")
+	}
+	if _, port, err := net.SplitHostPort(*listen); err != nil {
+		return badFlag("tcstat", "listen", fmt.Sprintf("%q", *listen), "host:port such as "+tcstat.DefaultListen)
+	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return badFlag("tcstat", "listen", fmt.Sprintf("%q", *listen), "a port number 0…65535")
 	}
 	token, err := tcstatToken(*tokenFile)
 	if err != nil {
@@ -117,7 +127,9 @@ func tcstatToken(file string) (string, error) {
 	if inEnv {
 		return "", badFlag("tcstat", "token-file", file, fmt.Sprintf("it or %s, not both", tcstatTokenEnv))
 	}
-	b, err := os.ReadFile(file)
+	// A regular file of at most 64 KiB: /dev/zero would be read until
+	// memory runs out, a FIFO would block.
+	b, err := fileutil.ReadFile(file, maxTokenFileBytes)
 	if err != nil {
 		return "", fmt.Errorf("tcstat: -token-file: %w", err)
 	}

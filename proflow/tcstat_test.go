@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/syncbuf"
 )
 
@@ -28,6 +29,9 @@ func TestTCStatErrorsHaveOnePrefix(t *testing.T) {
 		{[]string{"tcstat", "-interfaces", "lo", "-tls-cert", "/nonexistent/c.pem", "-tls-key", "/nonexistent/k.pem"}, "/nonexistent/c.pem", false},
 		{[]string{"tcstat", "-interfaces", "lo", "-cache", "-1s"}, "-cache -1s", true},
 		{[]string{"tcstat", "-interfaces", "lo", "-timeout", "0s"}, "-timeout 0s", true},
+		// Issue 24: a bad -listen exited 1 where other bad flags exit 2.
+		{[]string{"tcstat", "-interfaces", "lo", "-listen", "bogus"}, `-listen "bogus"`, true},
+		{[]string{"tcstat", "-interfaces", "lo", "-listen", "127.0.0.1:99999"}, `-listen "127.0.0.1:99999"`, true},
 	} {
 		e, _, _ := newTestEnv()
 		err := e.dispatch(context.Background(), tc.args)
@@ -64,6 +68,10 @@ func TestTCStatToken(t *testing.T) {
 	}
 	if _, err := tcstatToken(empty); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("empty token file: %v, want an error", err)
+	}
+	// Issue 24: /dev/zero as -token-file ran out of memory.
+	if _, err := tcstatToken("/dev/zero"); !errors.Is(err, fileutil.ErrNotRegular) {
+		t.Errorf("-token-file /dev/zero: %v, want it refused as not a regular file", err)
 	}
 	t.Setenv(tcstatTokenEnv, "from-env")
 	if tok, err := tcstatToken(""); err != nil || tok != "from-env" {

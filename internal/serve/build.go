@@ -11,7 +11,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/models"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
@@ -192,7 +192,7 @@ func buildOpenFlow(c *Config, flows []FlowConfig, owner openflow.Owner, reg prom
 	cfg := openflow.DefaultConfig()
 	cfg.Fabric = openflow.PaperFabric()
 	if oc.Fabric != "paper" {
-		data, err := os.ReadFile(c.Path(oc.Fabric))
+		data, err := fileutil.ReadFile(c.Path(oc.Fabric), maxSmallFileBytes)
 		if err != nil {
 			return nil, &FieldError{Path: "southbound.openflow.fabric", Problem: err.Error()}
 		}
@@ -309,7 +309,7 @@ func withTCStat(c *Config, tel proflow.Telemetry) (proflow.Telemetry, error) {
 		cc.Switches = append(cc.Switches, tcstat.Source{Agent: s.Agent, Interfaces: s.Interfaces})
 	}
 	if tc.TokenFile != "" {
-		b, err := os.ReadFile(c.Path(tc.TokenFile))
+		b, err := fileutil.ReadFile(c.Path(tc.TokenFile), maxSmallFileBytes)
 		if err != nil {
 			return nil, &FieldError{Path: "telemetry.tcstat.token_file", Problem: err.Error()}
 		}
@@ -358,7 +358,7 @@ func clientTLS(c *Config, t *TLSConfig) (*tls.Config, error) {
 }
 
 func loadPool(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
+	pem, err := fileutil.ReadFile(path, maxSmallFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -248,16 +248,19 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // authorized reports whether req carries the configured bearer token (or
-// none is configured). Digests of equal length are compared in constant
-// time, so neither the token nor its length leaks through timing.
+// none is configured). The scheme is matched without regard to case, as
+// HTTP's authentication schemes are (RFC 9110, section 11.1). Digests of
+// equal length are compared in constant time, so neither the token nor
+// its length leaks through timing.
 func (a *Agent) authorized(req *http.Request) bool {
 	if a.cfg.Token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	scheme, got, ok := strings.Cut(req.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
+	got = strings.TrimLeft(got, " ")
 	sum := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1
 }
