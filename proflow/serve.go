@@ -21,9 +21,11 @@ func serveCommand() command {
 
 // runServe runs proflow serve: it loads the config (every bad value named
 // by its field path), builds the service and runs it until SIGINT or
-// SIGTERM, which stop it cleanly (exit 0; placements are left as they
-// are). SIGHUP re-reads the config file and applies a changed flow set;
-// a config that no longer loads is logged and the service keeps running.
+// SIGTERM, which stop it cleanly (exit 0, during the start too; placements
+// are left as they are). SIGHUP re-reads the config file and applies a
+// changed flow set; a config that no longer loads is logged by the
+// service, counted, and the service keeps running. -check runs the same
+// checks as the start (serve.Check) without binding ports or dialling.
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("serve", "serve -config FILE [-check]\n\n"+
 		"Runs a multi-flow controller from a YAML config (see examples/serve). SIGHUP re-reads FILE and applies a\n"+
@@ -47,7 +49,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *check {
-		out, err := cfg.Effective()
+		eff, err := serve.Check(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		out, err := eff.Effective()
 		if err != nil {
 			return err
 		}
@@ -56,6 +62,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	svc, err := serve.New(ctx, cfg, serve.Options{LogOutput: e.stderr})
 	if err != nil {
+		if ctx.Err() != nil { // SIGINT or SIGTERM during the start: a clean stop
+			fmt.Fprintf(e.stderr, "proflow serve: stopped during the start (%v)\n", context.Cause(ctx))
+			return nil
+		}
 		return err
 	}
 	done := make(chan error, 1)
@@ -68,12 +78,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			}
 			return nil
 		case <-hup:
-			next, err := serve.Load(*path)
-			if err != nil {
-				fmt.Fprintf(e.stderr, "proflow serve: SIGHUP: %v; keeping the running config\n", err)
-				continue
-			}
-			_ = svc.Reload(ctx, next) // logged and counted by the service
+			_ = svc.ReloadFile(ctx, *path) // logged and counted by the service
 		}
 	}
 }

@@ -64,20 +64,22 @@ type southbound struct {
 // buildSouthbound builds c's southbound; flows are the configured flows at
 // start (a real southbound measures the first one's throughput).
 // owner, when set, fences an OpenFlow southbound's override writes (cluster
-// mode).
-func buildSouthbound(ctx context.Context, c *Config, flows []FlowConfig, owner openflow.Owner, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
+// mode). With check (proflow serve -check) it builds everything but binds
+// no port and dials nothing: the OpenFlow southbound has no run, the
+// P4Runtime one no telemetry nor enforcer, the sim one stays in-process.
+func buildSouthbound(ctx context.Context, c *Config, flows []FlowConfig, owner openflow.Owner, reg prometheus.Registerer, log *slog.Logger, check bool) (*southbound, error) {
 	switch {
 	case c.Southbound.Sim != nil:
-		return buildSim(ctx, c, reg, log)
+		return buildSim(ctx, c, reg, log, check)
 	case c.Southbound.OpenFlow != nil:
-		return buildOpenFlow(c, flows, owner, reg, log)
+		return buildOpenFlow(c, flows, owner, reg, log, check)
 	case c.Southbound.P4Runtime != nil:
-		return buildP4Runtime(ctx, c, flows, reg, log)
+		return buildP4Runtime(ctx, c, flows, reg, log, check)
 	}
 	return nil, errors.New("southbound: none configured")
 }
 
-func buildSim(ctx context.Context, c *Config, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
+func buildSim(ctx context.Context, c *Config, reg prometheus.Registerer, log *slog.Logger, check bool) (*southbound, error) {
 	sc := c.Southbound.Sim
 	profile := sc.Profile
 	if looksLikeFile(profile) {
@@ -130,7 +132,7 @@ func buildSim(ctx context.Context, c *Config, reg prometheus.Registerer, log *sl
 				}
 			}
 		}}
-	if sc.Via == "p4runtime" {
+	if sc.Via == "p4runtime" && !check {
 		if err := simViaP4Runtime(ctx, sb, reg, log); err != nil {
 			return nil, err
 		}
@@ -187,7 +189,7 @@ func sameTopology(a, b proflow.Topology) error {
 	return nil
 }
 
-func buildOpenFlow(c *Config, flows []FlowConfig, owner openflow.Owner, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
+func buildOpenFlow(c *Config, flows []FlowConfig, owner openflow.Owner, reg prometheus.Registerer, log *slog.Logger, check bool) (*southbound, error) {
 	oc := c.Southbound.OpenFlow
 	cfg := openflow.DefaultConfig()
 	cfg.Fabric = openflow.PaperFabric()
@@ -227,6 +229,10 @@ func buildOpenFlow(c *Config, flows []FlowConfig, owner openflow.Owner, reg prom
 	if err != nil {
 		return nil, &FieldError{Path: "southbound.openflow", Problem: err.Error()}
 	}
+	if check {
+		tel, err := withTCStat(c, srv)
+		return &southbound{kind: "openflow", topo: cfg.Topology, tel: tel, enf: srv, clock: proflow.SystemClock{}, measured: measured}, err
+	}
 	// Listen now, so that a taken port fails the start.
 	ln, err := net.Listen("tcp", oc.Listen)
 	if err != nil {
@@ -249,7 +255,7 @@ func buildOpenFlow(c *Config, flows []FlowConfig, owner openflow.Owner, reg prom
 		close: func() error { _ = ln.Close(); return nil }}, nil
 }
 
-func buildP4Runtime(ctx context.Context, c *Config, flows []FlowConfig, reg prometheus.Registerer, log *slog.Logger) (*southbound, error) {
+func buildP4Runtime(ctx context.Context, c *Config, flows []FlowConfig, reg prometheus.Registerer, log *slog.Logger, check bool) (*southbound, error) {
 	pc := c.Southbound.P4Runtime
 	cfg := p4runtime.DefaultConfig()
 	cfg.Topology = c.Topology.Topology()
@@ -278,6 +284,10 @@ func buildP4Runtime(ctx context.Context, c *Config, flows []FlowConfig, reg prom
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, &FieldError{Path: "southbound.p4runtime", Problem: err.Error()}
+	}
+	if check {
+		_, err := withTCStat(c, undialled{})
+		return &southbound{kind: "p4runtime", topo: cfg.Topology, clock: proflow.SystemClock{}, measured: measured}, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

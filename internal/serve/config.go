@@ -18,6 +18,7 @@ import (
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/policy"
 )
 
 // Config is the service's configuration, read from YAML (Load, Parse). Its
@@ -262,12 +263,114 @@ type CrowdConfig struct {
 	Cooldown       time.Duration `yaml:"cooldown,omitempty"`
 }
 
-// GateConfig is policy.GateConfig in YAML.
+// GateConfig is policy.GateConfig in YAML. A key the YAML leaves out keeps
+// the value of the gate that applies without the section, the one the
+// model records (as the reference policies' sections keep their defaults);
+// the service fills it in at start, and -check prints the result.
 type GateConfig struct {
 	Margin    float64       `yaml:"margin"`
 	Votes     int           `yaml:"votes"`
 	Cooldown  time.Duration `yaml:"cooldown"`
-	Tolerance float64       `yaml:"tolerance,omitempty"`
+	Tolerance float64       `yaml:"tolerance"`
+
+	// omitted records the keys the YAML left out; zero (a gate written
+	// in Go, or one completed by over) means every field is given.
+	omitted gateKeys
+}
+
+// gateKeys is a set of GateConfig's keys.
+type gateKeys uint8
+
+const (
+	gateMargin gateKeys = 1 << iota
+	gateVotes
+	gateCooldown
+	gateTolerance
+)
+
+// gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
+type gateYAML struct {
+	Margin    *float64       `yaml:"margin,omitempty"`
+	Votes     *int           `yaml:"votes,omitempty"`
+	Cooldown  *time.Duration `yaml:"cooldown,omitempty"`
+	Tolerance *float64       `yaml:"tolerance,omitempty"`
+}
+
+// UnmarshalYAML decodes the keys given and records those left out.
+func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
+	var y gateYAML
+	if err := n.Decode(&y); err != nil {
+		return err
+	}
+	*g = GateConfig{}
+	if y.Margin != nil {
+		g.Margin = *y.Margin
+	} else {
+		g.omitted |= gateMargin
+	}
+	if y.Votes != nil {
+		g.Votes = *y.Votes
+	} else {
+		g.omitted |= gateVotes
+	}
+	if y.Cooldown != nil {
+		g.Cooldown = *y.Cooldown
+	} else {
+		g.omitted |= gateCooldown
+	}
+	if y.Tolerance != nil {
+		g.Tolerance = *y.Tolerance
+	} else {
+		g.omitted |= gateTolerance
+	}
+	return nil
+}
+
+// MarshalYAML writes the keys given, so a partial gate reads back as
+// partial.
+func (g GateConfig) MarshalYAML() (any, error) {
+	var y gateYAML
+	if !g.has(gateMargin) {
+		y.Margin = new(float64)
+		*y.Margin = g.Margin
+	}
+	if !g.has(gateVotes) {
+		y.Votes = new(int)
+		*y.Votes = g.Votes
+	}
+	if !g.has(gateCooldown) {
+		y.Cooldown = new(time.Duration)
+		*y.Cooldown = g.Cooldown
+	}
+	if !g.has(gateTolerance) {
+		y.Tolerance = new(float64)
+		*y.Tolerance = g.Tolerance
+	}
+	return y, nil
+}
+
+// has reports whether every key of k was left out.
+func (g GateConfig) has(k gateKeys) bool { return g.omitted&k == k }
+
+// Partial reports whether the YAML left a key of the gate out.
+func (g GateConfig) Partial() bool { return g.omitted != 0 }
+
+// over returns g with the keys left out taken from base.
+func (g GateConfig) over(base policy.GateConfig) GateConfig {
+	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance}
+	if !g.has(gateMargin) {
+		out.Margin = g.Margin
+	}
+	if !g.has(gateVotes) {
+		out.Votes = g.Votes
+	}
+	if !g.has(gateCooldown) {
+		out.Cooldown = g.Cooldown
+	}
+	if !g.has(gateTolerance) {
+		out.Tolerance = g.Tolerance
+	}
+	return out
 }
 
 // BaselineConfig shapes each flow's baseline phase (defaults 4 and 10
@@ -728,16 +831,17 @@ func (c *Config) checkPolicy(p *problems) {
 		if pc.Kind != "agent" {
 			p.add("gate", "set with policy.kind %s, want it only with agent (the reference policies debounce by themselves)", pc.Kind)
 		}
-		if g.Margin < 0 || math.IsNaN(g.Margin) || math.IsInf(g.Margin, 0) {
+		// Only the keys given: the others come from the model's gate.
+		if !g.has(gateMargin) && (g.Margin < 0 || math.IsNaN(g.Margin) || math.IsInf(g.Margin, 0)) {
 			p.add("gate.margin", "%v, want a finite number >= 0", g.Margin)
 		}
-		if g.Votes < 1 {
+		if !g.has(gateVotes) && g.Votes < 1 {
 			p.add("gate.votes", "%d, want at least 1", g.Votes)
 		}
-		if g.Cooldown < 0 {
+		if !g.has(gateCooldown) && g.Cooldown < 0 {
 			p.add("gate.cooldown", "%v, want a duration >= 0", g.Cooldown)
 		}
-		if g.Tolerance < 0 || math.IsNaN(g.Tolerance) || math.IsInf(g.Tolerance, 0) {
+		if !g.has(gateTolerance) && (g.Tolerance < 0 || math.IsNaN(g.Tolerance) || math.IsInf(g.Tolerance, 0)) {
 			p.add("gate.tolerance", "%v, want a finite number >= 0", g.Tolerance)
 		}
 	}

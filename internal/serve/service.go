@@ -22,8 +22,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/models"
+	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/telemetry"
 )
+
+// undialled is the telemetry of a P4Runtime southbound Check does not
+// dial: it only lets the tcstat overlay be built and checked.
+type undialled struct{}
+
+func (undialled) Collect(context.Context, *proflow.Observation) error {
+	return errors.New("serve: P4Runtime client not dialled (check only)")
+}
 
 // Options are the collaborators of a Service that do not come from its
 // config.
@@ -53,6 +64,8 @@ type Service struct {
 
 	metricsLn net.Listener
 
+	modelGate *policy.GateConfig // the gate the model records, once read (agent with a partial gate)
+
 	mu    sync.Mutex                               // guards flows and cfg's reloadable parts
 	flows map[proflow.FlowID]proflow.ProtectedFlow // the protected set as configured
 
@@ -69,6 +82,27 @@ type Service struct {
 // every value that only building can check: a model for another topology,
 // a scenario that does not load, a flow the southbound cannot carry.
 func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
+	return build(ctx, cfg, opts, false)
+}
+
+// Check runs the checks of New on cfg, through the same code, but binds
+// no port, dials no switch or P4Runtime target, joins no cluster and runs
+// nothing: what Check accepts New accepts, but for what only the network
+// can refuse (a port taken, a target or etcd unreachable). It returns the
+// config the service would run: every default filled in, the sim
+// profile's interval, the gate that applies (the model's, or the config's
+// keys over it).
+func Check(ctx context.Context, cfg *Config) (Config, error) {
+	s, err := build(ctx, cfg, Options{LogOutput: io.Discard}, true)
+	if err != nil {
+		return Config{}, err
+	}
+	s.closeAll()
+	return s.cfg, nil
+}
+
+// build is New, and with check Check.
+func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -124,7 +158,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 		}
 	}()
 	var owner openflow.Owner
-	if c.Cluster != nil {
+	if c.Cluster != nil && !check {
 		// Join first: the OpenFlow server fences its writes by the
 		// member's ownership.
 		if s.rep, err = joinCluster(ctx, &c, s.reg, base, s.log); err != nil {
@@ -132,10 +166,23 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 		}
 		owner = ownerCookies(s.rep.m, s.rep.m.Shard)
 	}
-	if s.sb, err = buildSouthbound(ctx, &c, start, owner, s.reg, s.log); err != nil {
+	if s.sb, err = buildSouthbound(ctx, &c, start, owner, s.reg, s.log, check); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	if o := c.Southbound.OpenFlow; o != nil && o.TLS == nil && !loopbackAddr(o.Listen) {
+	if s.sb.kind == "sim" {
+		if iv := s.sb.fab.Config().Interval; cfg.Interval != 0 && cfg.Interval != iv {
+			return nil, fmt.Errorf("serve: %w", &FieldError{Path: "interval", Problem: fmt.Sprintf("%v, want the sim profile's sampling interval %v (or absent)", cfg.Interval, iv)})
+		}
+		// The simulator samples at its own interval: that is the
+		// interval the service runs (and -check prints).
+		c.Interval = s.sb.fab.Config().Interval
+		s.cfg.Interval = c.Interval
+	}
+	if err := s.resolveGate(&c, s.sb.topo); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	s.cfg.Gate = c.Gate
+	if o := c.Southbound.OpenFlow; o != nil && o.TLS == nil && !loopbackAddr(o.Listen) && !check {
 		s.log.Warn("openflow: listening beyond loopback without TLS: anyone who reaches the port can act as a switch of the fabric",
 			"listen", o.Listen)
 	}
@@ -174,22 +221,35 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	mc := proflow.DefaultMultiConfig()
 	mc.Topology, mc.Interval, mc.Clock = s.sb.topo, c.Interval, s.sb.clock
 	if s.sb.kind == "sim" {
-		if iv := s.sb.fab.Config().Interval; cfg.Interval != 0 && cfg.Interval != iv {
-			return nil, fmt.Errorf("serve: %w", &FieldError{Path: "interval", Problem: fmt.Sprintf("%v, want the sim profile's sampling interval %v (or absent)", cfg.Interval, iv)})
-		}
-		mc.Interval = s.sb.fab.Config().Interval // the simulator samples at its own interval
 		// Virtual time may run faster than the wall clock: bound a step's
 		// calls in wall time by one wall-clock interval at least.
 		mc.StepTimeout = max(c.Interval, time.Second)
 	}
 	mc.BaselineWarmup, mc.BaselineSamples = c.Baseline.Warmup, c.Baseline.Samples
 	mc.Logger, mc.Registerer, mc.Joint = s.log, s.reg, jointPlacer(c.Joint)
-	if s.ctrl, err = proflow.NewMultiController(mc, tel, parts, enf); err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
 	fs, err := s.configuredFlows(&c, s.sb)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if check && enf == nil { // P4Runtime, not dialled: no controller to check the flows against
+		ok = true
+		return s, nil
+	}
+	if s.ctrl, err = proflow.NewMultiController(mc, tel, parts, enf); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	switch {
+	case check && s.sb.fab == nil:
+		// Not connected to any switch: check each flow as the southbound
+		// will, without locating it.
+		if err := s.checkFlows(fs); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		ok = true
+		return s, nil
+	case check && s.rep == nil && c.Cluster != nil:
+		ok = true // the flows go to etcd; nothing more to check here
+		return s, nil
 	}
 	if s.rep != nil {
 		if err := s.rep.seed(ctx, nil, fs); err != nil {
@@ -199,13 +259,65 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Service, error) {
 	} else if err := s.applyFlows(ctx, fs); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	if c.Metrics.Listen != "off" {
+	if c.Metrics.Listen != "off" && !check {
 		if s.metricsLn, err = net.Listen("tcp", c.Metrics.Listen); err != nil {
 			return nil, fmt.Errorf("serve: %w", &FieldError{Path: "metrics.listen", Problem: err.Error()})
 		}
 	}
 	ok = true
 	return s, nil
+}
+
+// checkFlows checks flows as adding them would, but without locating
+// them on the switches (Check with a real southbound): the southbound
+// must carry each (FlowValidator) at its configured switch.
+func (s *Service) checkFlows(fs []FlowConfig) error {
+	var errs []error
+	for i, f := range fs {
+		id, err := proflow.ParseFlowID(f.ID)
+		if err == nil {
+			if v, ok := s.sb.enf.(proflow.FlowValidator); ok {
+				err = v.ValidateFlow(id)
+			}
+		}
+		if err == nil && f.Switch != "" {
+			_, err = s.sb.topo.SwitchIndex(f.Switch)
+		}
+		if err != nil {
+			errs = append(errs, &FieldError{Path: fmt.Sprintf("flows[%d]", i), Problem: fmt.Sprintf("%s: %v", f.ID, err)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resolveGate completes a partial gate section of an agent's config with
+// the gate its model records (read once, then kept), and puts the model's
+// gate in an absent section, so that c says the gate that applies.
+func (s *Service) resolveGate(c *Config, topo proflow.Topology) error {
+	if c.Policy.Kind != "agent" || (c.Gate != nil && !c.Gate.Partial()) {
+		return nil
+	}
+	if s.modelGate == nil || c.Policy.Model != s.cfg.Policy.Model {
+		encCfg := telemetry.DefaultEncoderConfig(topo)
+		var base policy.GateConfig
+		var err error
+		if c.Policy.Model == "" {
+			_, base, err = models.LoadDefault(encCfg)
+		} else {
+			_, base, err = policy.LoadModel(c.Path(c.Policy.Model), encCfg)
+		}
+		if err != nil {
+			return &FieldError{Path: "policy.model", Problem: err.Error()}
+		}
+		s.modelGate = &base
+	}
+	g := GateConfig{omitted: gateMargin | gateVotes | gateCooldown | gateTolerance}
+	if c.Gate != nil {
+		g = *c.Gate
+	}
+	full := g.over(*s.modelGate)
+	c.Gate = &full
+	return nil
 }
 
 // loopbackAddr reports whether a host:port listens on loopback only.
@@ -383,6 +495,17 @@ func (s *Service) handler() http.Handler {
 // configuredFlows returns the flow list of c: its list, its file, or with
 // the sim southbound and neither, every protected flow of the scenario.
 func (s *Service) configuredFlows(c *Config, sb *southbound) ([]FlowConfig, error) {
+	fs, err := s.flowList(c, sb)
+	// A weight left out is 1: "weight: 1" written later is no change.
+	out := make([]FlowConfig, len(fs))
+	for i, f := range fs {
+		f.Weight = proflow.ProtectedFlow{Weight: f.Weight}.EffectiveWeight()
+		out[i] = f
+	}
+	return out, err
+}
+
+func (s *Service) flowList(c *Config, sb *southbound) ([]FlowConfig, error) {
 	f := c.Flows
 	needSwitch := c.Southbound.Sim == nil
 	switch {
@@ -486,19 +609,38 @@ func (s *Service) startSwitch(ctx context.Context, f FlowConfig, id proflow.Flow
 	return s.sb.topo.SwitchIndex(f.Switch)
 }
 
+// ReloadFile loads the config file at path (SIGHUP) and applies it as
+// Reload does. A file that no longer loads (broken YAML, deleted, a
+// directory, a bad value) is refused like a refused config: logged by the
+// service's logger, counted in proflow_serve_reloads_total{result="error"},
+// nothing changed.
+func (s *Service) ReloadFile(ctx context.Context, path string) error {
+	cfg, err := Load(path)
+	if err != nil {
+		s.reloadRefused(err)
+		return err
+	}
+	return s.Reload(ctx, cfg)
+}
+
 // Reload applies cfg, a re-read config, while the service runs: the flow
-// set (added and removed flows, changed weights) and the log level.
-// Other changes need a restart: they are logged and ignored. A refused
-// flow is reported and the others are applied.
+// set (added and removed flows, changed weights) and the log level, once
+// the whole config is accepted. Other changes need a restart: they are
+// logged and ignored. A refused flow is reported and the others are
+// applied.
 func (s *Service) Reload(ctx context.Context, cfg *Config) error {
 	err := s.reload(ctx, cfg)
 	if err != nil {
-		s.reloads.WithLabelValues("error").Inc()
-		s.log.Error("reload", "error", err)
+		s.reloadRefused(err)
 		return err
 	}
 	s.reloads.WithLabelValues("ok").Inc()
 	return nil
+}
+
+func (s *Service) reloadRefused(err error) {
+	s.reloads.WithLabelValues("error").Inc()
+	s.log.Error("reload refused or incomplete; the running config stays for what was not applied", "error", err)
 }
 
 func (s *Service) reload(ctx context.Context, cfg *Config) error {
@@ -507,6 +649,17 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 	}
 	c := cfg.WithDefaults()
 	c.Dir = cfg.Dir
+	if s.sb.kind == "sim" && cfg.Interval == 0 {
+		c.Interval = s.cfg.Interval // the profile's, as at start
+	}
+	if err := s.resolveGate(&c, s.sb.topo); err != nil {
+		return fmt.Errorf("serve: reload: %w", err)
+	}
+	fs, err := s.configuredFlows(&c, s.sb)
+	if err != nil {
+		return fmt.Errorf("serve: reload: %w", err)
+	}
+	// Accepted: apply the log level and the flow set, nothing before.
 	if changed := restartFields(s.cfg, c); len(changed) > 0 {
 		s.log.Warn("reload: these settings need a restart; kept as they were", "fields", strings.Join(changed, ", "))
 	}
@@ -517,10 +670,6 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 	s.mu.Lock()
 	s.cfg.LogLevel, s.cfg.Flows = c.LogLevel, c.Flows
 	s.mu.Unlock()
-	fs, err := s.configuredFlows(&c, s.sb)
-	if err != nil {
-		return fmt.Errorf("serve: reload: %w", err)
-	}
 	if s.rep != nil {
 		s.mu.Lock()
 		prev := s.seeds

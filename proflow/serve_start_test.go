@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Issue 24 (B13): SIGTERM during the start (here: while joining an etcd
+// that accepts and never answers) exited 1 with "context canceled"; it is
+// a clean stop, exit 0.
+func TestServeStopDuringStartIsClean(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	src := "southbound: {sim: {scenario: M2}}\nmetrics: {listen: off}\npolicy: {kind: crowd}\ncluster: {endpoints: [\"http://" + silent.Addr().String() + "\"], replica: r1}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, _, errb := newTestEnv()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := e.dispatch(ctx, []string{"serve", "-config", path}); err != nil {
+		t.Errorf("serve stopped during the start: %v (exit %d), want a clean stop (exit 0)\n%s", err, exitCode(err), errb.String())
+	}
+}
