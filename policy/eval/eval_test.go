@@ -581,3 +581,29 @@ func TestScenarioDiffSkipsSharedSeeds(t *testing.T) {
 		}
 	}
 }
+
+// Without the reference policy in a scenario there is no lead: the policy's
+// own onset is not when the flow would have degraded without it.
+func TestLeadWithoutReference(t *testing.T) {
+	eps := []*Episode{
+		episode("S1", "reactive", 0, 20e6, 8e6, 20, 20.5),
+		episode("S1", "agent", 0, 20e6, 20e6, 200, 10),
+	}
+	s, err := Summarize(eps, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"reactive", "agent"} {
+		c, _ := s.Cell("S1", p)
+		if !math.IsNaN(c.Lead) || !c.NoReference {
+			t.Errorf("%s: lead %v, no reference %v; want NaN and true", p, c.Lead, c.NoReference)
+		}
+	}
+	var md strings.Builder
+	if err := s.WriteMarkdown(&md, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| S1 | reactive | 20.5 (1/1) | – (0) | no reference |") {
+		t.Errorf("report does not say there is no reference:\n%s", md.String())
+	}
+}

@@ -414,8 +414,6 @@ type ProfileTargets struct {
 	// ReactiveS6 is the most repeats on which reactive may fire in S6.
 	ReactiveS6   int
 	ReactiveMean Band
-	// OracleGain bounds the oracle's mean over the reactive mean.
-	OracleGain Band
 	// C1EndRatio and C1BelowThreshold are the C1 observable (reported;
 	// not part of the score unless RequireC1).
 	C1EndRatio, C1BelowThreshold Band
@@ -423,7 +421,9 @@ type ProfileTargets struct {
 }
 
 // TestbedTargets returns the observables of the testbed profile: the
-// paper's figures with the tolerance the profile is held to.
+// paper's figures with the tolerance the profile is held to. None bounds
+// a policy's gain over another: what a policy achieves is measured on the
+// profile, never a target of its fit.
 func TestbedTargets() ProfileTargets {
 	n := math.NaN()
 	return ProfileTargets{
@@ -435,7 +435,6 @@ func TestbedTargets() ProfileTargets {
 		ReactiveFirst: Band{25, 110}, ReactiveMedian: Band{35, 70}, ReactiveShare: 2.0 / 3, ReactiveMisses: 2,
 		ReactiveOverflow: Band{28000, 38000}, ReactiveS6: 1,
 		ReactiveMean: Band{7e6, 13e6},
-		OracleGain:   Band{1.5, n},
 		C1EndRatio:   Band{n, 0.75}, C1BelowThreshold: Band{0.5, n},
 	}
 }
@@ -519,7 +518,10 @@ func (o *ProfileObservables) Judge(t ProfileTargets) []Verdict {
 	}
 	add("4. reactive fires in S6 (repeats)", float64(s6), Band{math.NaN(), float64(t.ReactiveS6)}, "%.0f")
 	add("4. reactive mean S1–S10 (MB/s)", o.ReactiveMean/1e6, Band{t.ReactiveMean.Lo / 1e6, t.ReactiveMean.Hi / 1e6}, "%.2f")
-	add("6. oracle / reactive", o.OracleMean/o.ReactiveMean, t.OracleGain, "%.2f")
+	// The gain any policy reaches is a result, not an observable of the
+	// paper's fabric: reported, never fitted to.
+	vs = append(vs, Verdict{Observable: "oracle / reactive (reported, not a target)", Measured: fmt.Sprintf("%.2f", o.OracleMean/o.ReactiveMean),
+		Want: "–", OK: true})
 	c1 := len(vs)
 	add("5. C1 static, last 20 s / baseline", o.C1EndRatio, t.C1EndRatio, "%.2f")
 	add("5. C1 fraction of samples with ξ ≤ 27,000", o.C1BelowThreshold, t.C1BelowThreshold, "%.2f")

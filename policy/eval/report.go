@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -76,11 +75,8 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	if len(s.Comparisons) > 0 {
 		fmt.Fprintf(&b, "Baseline policy: %s. ", o.Baseline)
 	}
-	if slices.Contains(s.Policies, o.Reference) {
-		fmt.Fprintf(&b, "Lead times relative to the %s policy's degradation onset (throughput below %g%% of baseline; none where it never degrades). ", o.Reference, 100*o.DegradationFraction)
-	} else {
-		fmt.Fprintf(&b, "Lead times relative to each episode's own degradation onset (throughput below %g%% of baseline; none where it never degrades). ", 100*o.DegradationFraction)
-	}
+	fmt.Fprintf(&b, "Lead times relative to the %s policy's degradation onset (throughput below %g%% of baseline; none where it never degrades, "+
+		"\"no reference\" where %s did not run). ", o.Reference, 100*o.DegradationFraction, o.Reference)
 	fmt.Fprintf(&b, "Intervals at %g%%.\n\n", 100*o.Confidence)
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "> %s\n\n", n)
@@ -122,8 +118,12 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 		if dest == "" {
 			dest = "–"
 		}
+		lead := secs(c.Lead)
+		if c.NoReference {
+			lead = "no reference"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s (%d/%d) | %s (%d) | %s | %s | %d/%d | %s | %s | %d | %s |\n", c.Scenario, c.Policy,
-			secs(c.FirstReroute), c.Fired, c.Repeats, secs(c.SecondReroute), c.SecondFired, secs(c.Lead),
+			secs(c.FirstReroute), c.Fired, c.Repeats, secs(c.SecondReroute), c.SecondFired, lead,
 			bps(c.OverflowAtReroute), c.Degraded, c.Repeats, secs(c.SLOSeconds), num(c.Moves, 2), c.Reroutes, dest)
 	}
 	b.WriteString("\n")

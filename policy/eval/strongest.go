@@ -224,3 +224,15 @@ func (s *Summary) compareStrongest(candidate string) (StrongestComparison, error
 	}
 	return cmp, nil
 }
+
+// AllEpisodes returns the summarised episodes, scenario-major in the order
+// of Scenarios and Policies, each group in its input order.
+func (s *Summary) AllEpisodes() []*Episode {
+	var eps []*Episode
+	for _, sc := range s.Scenarios {
+		for _, p := range s.Policies {
+			eps = append(eps, s.Episodes[[2]string{sc, p}]...)
+		}
+	}
+	return eps
+}

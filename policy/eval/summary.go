@@ -30,7 +30,9 @@ type Options struct {
 	Baseline string `json:"baseline"`
 	// Reference is the policy whose degradation onset defines a policy's
 	// lead time, i.e. when the flow degrades if nobody moves it ("static").
-	// When the reference policy was not run, an episode's own onset is used.
+	// When the reference policy was not run in a scenario, there is no
+	// lead there (the report says "no reference"): a policy's own onset
+	// is not when the flow would have degraded without it.
 	Reference string `json:"reference"`
 	// Confidence is the level of every interval (0.95).
 	Confidence float64 `json:"confidence"`
@@ -108,9 +110,12 @@ type Cell struct {
 	Degradation float64 `json:"degradation"`
 	// Lead is the mean over fired repeats of (reference degradation onset −
 	// first reroute): positive = the flow moved before it would degrade.
-	// It is NaN (no lead) where the reference never degraded, or, without
-	// a reference policy, where the episode itself never degraded.
+	// It is NaN (no lead) where the reference never degraded or did not
+	// run in the scenario (NoReference).
 	Lead float64 `json:"lead"`
+	// NoReference is set when the reference policy did not run in the
+	// scenario, so that there is no onset to lead.
+	NoReference bool `json:"no_reference,omitempty"`
 	// Reroutes counts the moves in the window over all repeats;
 	// Destinations says where they went, "agg2 ×3, agg4 ×1" (switches in
 	// order of first use).
@@ -317,10 +322,9 @@ func meanOnset(eps []*Episode, opt Options) float64 {
 
 // summariseCell summarises one scenario and policy. refOnset is the
 // reference policy's mean onset (NaN: it never degraded), hasRef whether
-// the reference ran at all; without it a repeat's lead is measured from its
-// own onset.
+// the reference ran at all; without it there is no lead.
 func summariseCell(sc, p string, eps []*Episode, refOnset float64, hasRef bool, opt Options) Cell {
-	c := Cell{Scenario: sc, Policy: p, Repeats: len(eps), MinThroughput: math.Inf(1), MaxThroughput: math.Inf(-1)}
+	c := Cell{Scenario: sc, Policy: p, Repeats: len(eps), MinThroughput: math.Inf(1), MaxThroughput: math.Inf(-1), NoReference: !hasRef}
 	var means, first, second, ovf, onset, lead, slo []float64
 	var dests []string
 	count := map[string]int{}
@@ -348,12 +352,8 @@ func summariseCell(sc, p string, eps []*Episode, refOnset float64, hasRef bool, 
 		if r, ok := e.reroute(0, opt.Window); ok {
 			first = append(first, r.At)
 			ovf = append(ovf, r.Overflow)
-			ref := refOnset
-			if !hasRef && degraded {
-				ref = own
-			}
-			if !math.IsNaN(ref) {
-				lead = append(lead, ref-r.At)
+			if hasRef && !math.IsNaN(refOnset) {
+				lead = append(lead, refOnset-r.At)
 			}
 		}
 		if r, ok := e.reroute(1, opt.Window); ok {
