@@ -26,6 +26,23 @@ func writeConfig(t *testing.T, dir, src string) string {
 	return path
 }
 
+// startFromFile builds the service of the config file at path, closed at
+// the end of the test, and returns it with its log.
+func startFromFile(ctx context.Context, t *testing.T, path string) (*Service, *syncbuf.Buffer) {
+	t.Helper()
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := new(syncbuf.Buffer)
+	s, err := New(ctx, cfg, Options{LogOutput: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.closeAll)
+	return s, log
+}
+
 const reloadBase = "southbound:\n  sim: {scenario: M2, speed: 50}\nmetrics: {listen: off}\npolicy: {kind: crowd}\nlog_format: json\n"
 
 // Issue 24 (B8, B9): a refused reload (broken YAML, a deleted file, a
@@ -42,16 +59,7 @@ func TestRefusedReloadCountedLoggedAndInert(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := writeConfig(t, dir, reloadBase+"log_level: info\nflows: {file: flows.yaml}\n")
-	cfg, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log syncbuf.Buffer
-	s, err := New(ctx, cfg, Options{LogOutput: &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.closeAll()
+	s, log := startFromFile(ctx, t, path)
 	bad := []func(){
 		func() { writeConfig(t, dir, reloadBase+"flows: [unclosed\n") },               // broken YAML
 		func() { os.Remove(path) },                                                    // deleted
@@ -96,16 +104,7 @@ func TestReloadWeightOneIsNoChange(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	path := writeConfig(t, dir, reloadBase+"flows:\n  list: [{id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\"}]\n")
-	cfg, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log syncbuf.Buffer
-	s, err := New(ctx, cfg, Options{LogOutput: &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.closeAll()
+	s, log := startFromFile(ctx, t, path)
 	writeConfig(t, dir, reloadBase+"flows:\n  list: [{id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", weight: 1}]\n")
 	if err := s.ReloadFile(ctx, path); err != nil {
 		t.Fatal(err)
