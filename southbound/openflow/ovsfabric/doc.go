@@ -10,7 +10,7 @@
 // every aggregation uplink. It starts its own ovsdb-server and ovs-vswitchd
 // in a run directory of its own (no kernel module, no system service). Down
 // removes everything it created, also after a crash: it works from names and
-// pid files alone.
+// the daemons' command lines alone.
 //
 // Building and tearing down need root, iproute2, ethtool and the
 // openvswitch-switch package (make ovs-deps); Check says which is missing.
@@ -19,6 +19,28 @@
 // aggregation switch k and leaf l "<prefix>a<k>l<l>" (aggregation side, where
 // the bucket sits) and "<prefix>l<l>a<k>" (leaf side), bridges
 // "<prefix>agg<k>" and "<prefix>leaf<l>"; the default prefix is "pf-".
+//
+// # Teardown
+//
+// A fabric is torn down by Fabric.Down, which Experiment.Run calls on every
+// way out: the episode's end, an error, a cancelled context (Ctrl-C,
+// SIGTERM, a closed standard output in proflow). Tear down with a context
+// that is not the cancelled one: TeardownContext gives a fresh, bounded one.
+//
+// Every process the fabric starts is in a process group of its own (a
+// terminal's Ctrl-C reaches only the program, which tears down in order) and
+// is killed by the kernel when the program dies (Linux's parent-death
+// signal), so even a SIGKILL leaves no traffic generator behind. What a
+// SIGKILL does leave is what no process holds: the OVS daemons (they detach
+// into a session of their own), the namespaces, links and bridges (kernel
+// objects) and the run directory. Down with the same prefix and run
+// directory (proflow fabric down -prefix P -rundir D) removes them: it kills
+// the processes in the fabric's namespaces, deletes the namespaces, stops
+// the daemons whose command line names the run directory (pid file or not),
+// deletes every link with the prefix and the run directory. Up does the same
+// before it builds. The machine-wide lock (LockFile) needs nothing: the
+// kernel releases it when the holder exits, however it exits, and no child
+// inherits it.
 //
 // # Traffic
 //

@@ -76,13 +76,21 @@ type Experiment struct {
 // starts, moves and stops the congesters as the scaled scenario says while
 // printing the protected flow's throughput every second, prints a summary,
 // tears everything down and returns the episode's trace (also written to
-// TraceFile when set). Each step undoes itself when Run returns.
-func (x Experiment) Run(ctx context.Context) (*trace.Episode, error) {
+// TraceFile when set). Each step undoes itself when Run returns, whatever
+// the reason: the episode's end, an error, ctx done, or a write to Out that
+// failed (a closed pipe: the episode stops, as nobody reads it any more).
+// An error of the teardown is returned too.
+func (x Experiment) Run(ctx context.Context) (ep *trace.Episode, err error) {
 	r, err := x.prepare()
 	if err != nil {
 		return nil, err
 	}
-	defer r.undo()
+	defer func() {
+		r.undo()
+		if r.downErr != nil {
+			err = errors.Join(err, fmt.Errorf("ovsfabric: tear the fabric down: %w", r.downErr))
+		}
+	}()
 	if err := r.startOpenFlow(ctx); err != nil {
 		return nil, err
 	}
@@ -105,7 +113,7 @@ func (x Experiment) Run(ctx context.Context) (*trace.Episode, error) {
 type run struct {
 	x       Experiment
 	log     *slog.Logger
-	out     io.Writer
+	out     *outWriter
 	scale   Scale
 	plan    *Plan
 	wiring  openflow.Fabric
@@ -119,6 +127,7 @@ type run struct {
 
 	srv        *openflow.Server
 	f          *Fabric
+	downErr    error // of the fabric's teardown
 	tel        proflow.Telemetry
 	fpSink     *Sink
 	congBytes  atomic.Int64 // received by the congesters' sinks since the last line
@@ -159,12 +168,12 @@ func (r *run) undo() {
 // prepare checks the settings and fixes the plan, the topology, the hosts
 // and the fabric's bucket before anything is built.
 func (x Experiment) prepare() (*run, error) {
-	r := &run{x: x, log: x.Logger, out: x.Out, firstReroute: -1, misses: -1, bucketsLost: -1, interval: proflow.DefaultConfig().Interval}
+	r := &run{x: x, log: x.Logger, out: &outWriter{w: x.Out}, firstReroute: -1, misses: -1, bucketsLost: -1, interval: proflow.DefaultConfig().Interval}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	if r.out == nil {
-		r.out = io.Discard
+	if r.out.w == nil {
+		r.out.w = io.Discard
 	}
 	if x.Policy.New == nil || x.Policy.ForScenario != nil {
 		return nil, fmt.Errorf("ovsfabric: policy %q: want a policy built per episode (reference or agent), not one that reads the scenario", x.Policy.Name)
@@ -259,9 +268,11 @@ func (r *run) buildFabric(ctx context.Context) error {
 	}
 	r.f = f
 	r.later(func() {
-		if err := f.Down(context.Background()); err != nil {
-			r.log.Warn("fabric down", "error", err)
-		}
+		// ctx may be cancelled by now (Ctrl-C, a closed output): tear down
+		// under a fresh, bounded context.
+		tctx, cancel := TeardownContext(ctx)
+		defer cancel()
+		r.downErr = f.Down(tctx)
 	})
 	if err := r.srv.WaitReady(ctx); err != nil {
 		return err
@@ -403,6 +414,9 @@ func (r *run) follow(ctx context.Context) error {
 	fmt.Fprintf(r.out, "scenario %s, policy %s, bucket %s (burst %s B, queue %s B); congestion at %v, end at %v\n",
 		p.Scenario, r.x.Policy.Name, r.x.Fabric.BucketRate, r.x.Fabric.BucketBurst, r.x.Fabric.BucketLimit, p.CongestionStart, p.End)
 	fmt.Fprintf(r.out, "%6s %10s %11s %8s %s\n", "t(s)", "f_p Mbit/s", "cong Mbit/s", "switch", "events")
+	if err := r.out.err; err != nil {
+		return err
+	}
 	due := time.NewTimer(r.untilNextEvent())
 	defer due.Stop()
 	var events []string
@@ -427,6 +441,9 @@ func (r *run) follow(ctx context.Context) error {
 				continue
 			}
 			r.second(r.secBytes, append(events, r.drainDecisions()...))
+			if err := r.out.err; err != nil {
+				return err
+			}
 			events, r.secBytes, r.secCovered = nil, 0, 0
 			if time.Since(r.start) >= p.End {
 				n, err := r.f.TableMisses(ctx)
@@ -535,6 +552,25 @@ func (r *run) drainDecisions() []string {
 		}
 	}
 	return events
+}
+
+// outWriter is Experiment.Out that keeps the first write error, wrapped,
+// and fails every write after it.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = fmt.Errorf("ovsfabric: print the episode's progress: %w", err)
+		return n, o.err
+	}
+	return n, nil
 }
 
 // summary prints the episode's summary table.

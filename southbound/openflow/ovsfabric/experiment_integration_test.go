@@ -97,7 +97,11 @@ func TestExperimentTrace(t *testing.T) {
 	if got := mean(8, 12); got > 0.5*e.Baseline {
 		t.Errorf("last 4 s of the window: %s, want below half the baseline %s (the reserve is gone)", mbit(got), mbit(e.Baseline))
 	}
-	if _, err := eval.Summarize([]*eval.Episode{e}, eval.Options{Window: 12, DegradationFraction: 0.5, Confidence: 0.95, Resamples: 100, Seed: 1}); err != nil {
+	// The evaluation's defaults (options added later get theirs), on a 12 s
+	// window, with no baseline or reference policy: static ran alone.
+	opt := eval.DefaultOptions()
+	opt.Window, opt.Resamples, opt.Baseline, opt.Reference = 12, 100, "", ""
+	if _, err := eval.Summarize([]*eval.Episode{e}, opt); err != nil {
 		t.Errorf("Summarize of the real episode with a 12 s window: %v", err)
 	}
 }

@@ -1,8 +1,13 @@
 package ovsfabric
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,5 +48,57 @@ func TestHostAddr(t *testing.T) {
 	}
 	if _, err := hostAddr(w, "h9"); err == nil || !strings.Contains(err.Error(), `"h9"`) || !strings.Contains(err.Error(), "h8") {
 		t.Errorf("hostAddr(h9) = %v, want an error naming h9 and the hosts there are", err)
+	}
+}
+
+// The episode's output keeps its first write error: the episode stops on
+// it (a closed pipe: nobody reads the episode any more), and nothing more
+// is written.
+func TestOutWriterKeepsFirstError(t *testing.T) {
+	var b strings.Builder
+	o := &outWriter{w: &b}
+	if _, err := o.Write([]byte("line 1\n")); err != nil || o.err != nil {
+		t.Fatalf("write: %v (kept %v), want nil", err, o.err)
+	}
+	o.w = failWriter{}
+	if _, err := o.Write([]byte("line 2\n")); !errors.Is(err, syscall.EPIPE) || !errors.Is(o.err, syscall.EPIPE) {
+		t.Fatalf("write to a closed pipe: %v (kept %v), want EPIPE", err, o.err)
+	}
+	o.w = &b
+	if _, err := o.Write([]byte("line 3\n")); !errors.Is(err, syscall.EPIPE) || b.String() != "line 1\n" {
+		t.Fatalf("write after the error: %v, output %q; want EPIPE and line 1 alone", err, b.String())
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, syscall.EPIPE }
+
+// alive tells a running process from one that exited, reaped or not (a
+// daemon's zombie, until its new parent reaps it).
+func TestAlive(t *testing.T) {
+	if !alive(os.Getpid()) {
+		t.Errorf("alive(own pid %d) = false", os.Getpid())
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) { // a zombie once it exits: not waited for yet
+		if time.Now().After(deadline) {
+			t.Fatalf("alive(%d) still true 5 s after true started", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+		t.Errorf("the exited process %d was reaped before the test looked at its zombie: %v", pid, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Errorf("alive(%d), a process that exited and was reaped, = true", pid)
 	}
 }

@@ -160,7 +160,13 @@ func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 		return nil, fmt.Errorf("ovsfabric: clean leftovers: %w", err)
 	}
 	if err := f.up(ctx); err != nil {
-		_ = Down(context.WithoutCancel(ctx), cfg)
+		// ctx may be the reason (Ctrl-C while building): remove what was
+		// built under a context of its own.
+		tctx, cancel := TeardownContext(ctx)
+		defer cancel()
+		if derr := Down(tctx, cfg); derr != nil {
+			err = fmt.Errorf("%w; removing the partly built fabric: %w", err, derr)
+		}
 		lock.Close()
 		return nil, err
 	}
@@ -394,12 +400,17 @@ func (f *Fabric) vsctl(ctx context.Context, args ...string) error {
 func (f *Fabric) Output(ctx context.Context, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = f.env()
+	cmd.SysProcAttr = childAttr()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	f.cfg.Logger.Debug("ovsfabric: run", "cmd", name+" "+strings.Join(args, " "))
 	out, err := cmd.Output()
 	if err != nil {
-		return string(out), fmt.Errorf("ovsfabric: %s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+		err = fmt.Errorf("ovsfabric: %s %s: %w", name, strings.Join(args, " "), err)
+		if msg := bytes.TrimSpace(stderr.Bytes()); len(msg) > 0 {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return string(out), err
 	}
 	return string(out), nil
 }
@@ -451,11 +462,19 @@ func (f *Fabric) TableMisses(ctx context.Context) (int64, error) {
 	return sum, nil
 }
 
-// Command returns a command that runs inside host's namespace.
+// Command returns a command that runs inside host's namespace, in a
+// process group of its own that is killed when this process dies (the
+// package documentation's Teardown says why). When ctx is done, the
+// group gets SIGTERM, and the command is killed 2 s later if it has not
+// exited.
 func (f *Fabric) Command(ctx context.Context, host string, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", f.NS(host), name}, args...)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 2 * time.Second
+	cmd.SysProcAttr = childAttr()
+	cmd.Cancel = func() error {
+		signalGroup(cmd, syscall.SIGTERM)
+		return nil
+	}
+	cmd.WaitDelay = stopGrace
 	return cmd
 }
 
@@ -463,9 +482,7 @@ func (f *Fabric) Command(ctx context.Context, host string, name string, args ...
 // database: every bridge comes back with an empty flow table and reconnects
 // to the controller.
 func (f *Fabric) RestartSwitchd(ctx context.Context) error {
-	if err := stopPidFile(filepath.Join(f.cfg.RunDir, "ovs-vswitchd.pid"), f.cfg.RunDir); err != nil {
-		return err
-	}
+	stopDaemon("ovs-vswitchd", f.cfg.RunDir)
 	if err := f.startSwitchd(ctx); err != nil {
 		return err
 	}
@@ -515,11 +532,10 @@ func Down(ctx context.Context, cfg Config) error {
 			errs = append(errs, err)
 		}
 	}
-	// OVS daemons we started, found by the pid files in our run directory.
+	// OVS daemons we started, found by the pid file arguments that name
+	// our run directory.
 	for _, name := range []string{"ovs-vswitchd", "ovsdb-server"} {
-		if err := stopPidFile(filepath.Join(cfg.RunDir, name+".pid"), cfg.RunDir); err != nil {
-			errs = append(errs, err)
-		}
+		stopDaemon(name, cfg.RunDir)
 	}
 	// Links (veths and the bridges' tap devices); deleting one end of a
 	// veth deletes its peer and its qdisc.
@@ -546,32 +562,37 @@ func Down(ctx context.Context, cfg Config) error {
 	return errors.Join(errs...)
 }
 
-// stopPidFile ends the process named by a pid file if its command line
-// mentions our run directory (so it is one we started), waiting up to 5 s
-// before killing it.
-func stopPidFile(pidFile, runDir string) error {
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return nil
+// stopDaemon ends the OVS daemon name of the fabric whose run directory is
+// runDir (daemonPids finds it by its command line, so a missing or stale pid
+// file does not hide it): SIGTERM, then SIGKILL if it is still there after
+// 5 s. It removes the daemon's pid file.
+func stopDaemon(name, runDir string) {
+	pids := daemonPids(name, runDir)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 1 {
-		return nil
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !bytes.Contains(cmdline, []byte(runDir)) {
-		return nil // gone, or not ours
-	}
-	_ = syscall.Kill(pid, syscall.SIGTERM)
 	for range 50 {
-		if err := syscall.Kill(pid, 0); err != nil {
-			_ = os.Remove(pidFile)
-			return nil
+		pids = slices.DeleteFunc(pids, func(pid int) bool { return !alive(pid) })
+		if len(pids) == 0 {
+			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	time.Sleep(100 * time.Millisecond)
-	_ = os.Remove(pidFile)
-	return nil
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_ = os.Remove(filepath.Join(runDir, name+".pid"))
+}
+
+// alive reports whether process pid exists and has not exited (a zombie
+// waiting for its parent to reap it has).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may
+	// itself hold spaces or parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

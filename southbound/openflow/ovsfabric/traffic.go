@@ -204,12 +204,10 @@ func (f *Fabric) StartSinkEvery(ctx context.Context, host string, port int, ever
 // ends.
 func (s *Sink) Reports() <-chan SinkReport { return s.reports }
 
-// Stop ends the sink and waits for it.
+// Stop ends the sink (SIGTERM to its process group, SIGKILL 2 s later) and
+// waits for it.
 func (s *Sink) Stop() {
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	<-s.done
+	stopGroup(s.cmd, s.done)
 	_ = s.cmd.Wait()
 }
 
@@ -238,16 +236,17 @@ func (f *Fabric) StartSender(ctx context.Context, host, dst string, sc SenderCon
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("ovsfabric: sender on %s: %w", host, err)
 	}
-	return &Sender{cmd: cmd}, nil
+	s := &Sender{cmd: cmd, done: make(chan struct{})}
+	go func() { defer close(s.done); _ = cmd.Wait() }()
+	return s, nil
 }
 
 // Sender is a traffic sender running in a host namespace.
-type Sender struct{ cmd *exec.Cmd }
-
-// Stop ends the sender and waits for it.
-func (s *Sender) Stop() {
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	_ = s.cmd.Wait()
+type Sender struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the sender has exited
 }
+
+// Stop ends the sender (SIGTERM to its process group, SIGKILL 2 s later)
+// and waits for it.
+func (s *Sender) Stop() { stopGroup(s.cmd, s.done) }
