@@ -145,14 +145,23 @@ func ReadThroughputDropConfig(r io.Reader) (ThroughputDropConfig, error) {
 //
 // As for Reactive: a change of Input.Current is a move dated at the
 // previous step; the count restarts and the policy does not fire, nor
-// learn h, until Cooldown has passed (the flow recovers from the move
-// meanwhile, and its ramp is not its healthy level).
+// learn h, until the cooldown has passed (the flow recovers from the move
+// meanwhile, and its ramp is not its healthy level). A move made before
+// the flow recovered from the previous one (no sample at or above
+// Fraction × h between them) doubles the cooldown, up to 16 × Cooldown; a
+// move after a recovery restores it. The calibration measures recovery
+// from moves between idle switches, and a flow that collapsed before it
+// moved can take longer to recover (CUBIC restarts from the small window
+// it collapsed to): without the doubling the rule would move such a flow
+// again and again while it recovers, as route-flap damping stops a
+// flapping route.
 //
 // # Parameters
 //
 //	Fraction     f, low below f × h, strict       default 0.9
 //	Consecutive  low samples in a row             default 2 (1 s at 500 ms)
-//	Cooldown     no second reroute before this    default 12 s
+//	Cooldown     no second reroute before this    default 12 s, doubled
+//	             for each move in a row before a recovery (at most 16×)
 //	Smoothing    α of h's moving average          default 0.1 per sample
 //
 // ThroughputDrop implements proflow.Resetter. It is not safe for
@@ -161,7 +170,14 @@ type ThroughputDrop struct {
 	cfg     ThroughputDropConfig
 	t       trigger
 	healthy float64 // h; 0 before the first sample
+
+	prev      int  // Input.Current at the previous step, -1 before the first
+	recovered bool // a healthy sample since the last move (or no move yet)
+	backoff   int  // the cooldown is Cooldown << backoff
 }
+
+// maxDropBackoff caps the cooldown's doubling at 16 × Cooldown.
+const maxDropBackoff = 4
 
 var (
 	_ proflow.Policy   = (*ThroughputDrop)(nil)
@@ -174,7 +190,7 @@ func NewThroughputDrop(cfg ThroughputDropConfig) (*ThroughputDrop, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &ThroughputDrop{cfg: cfg, t: newTrigger(cfg.Consecutive, cfg.Cooldown)}, nil
+	return &ThroughputDrop{cfg: cfg, t: newTrigger(cfg.Consecutive, cfg.Cooldown), prev: -1, recovered: true}, nil
 }
 
 // Config returns the policy's settings.
@@ -187,8 +203,12 @@ func (p *ThroughputDrop) Healthy() float64 { return p.healthy }
 // Reset forgets the healthy level, the sample count and the last move.
 func (p *ThroughputDrop) Reset() {
 	p.t.reset()
-	p.healthy = 0
+	p.healthy, p.prev, p.recovered, p.backoff = 0, -1, true, 0
 }
+
+// Cooldown returns the cooldown in force: Cooldown, doubled for every move
+// in a row made before the flow recovered.
+func (p *ThroughputDrop) Cooldown() time.Duration { return p.cfg.Cooldown << p.backoff }
 
 // Score applies the rule to in.Obs and writes the scores. It refuses a
 // throughput that is negative or not finite.
@@ -203,10 +223,25 @@ func (p *ThroughputDrop) Score(scores []float64, in *proflow.Input) error {
 	if p.healthy == 0 {
 		p.healthy = phi
 	}
+	if p.prev >= 0 && in.Current != p.prev {
+		// A move: one made before the flow recovered from the previous
+		// doubles the cooldown; one after a recovery restores it.
+		if p.recovered {
+			p.backoff = 0
+		} else if p.backoff < maxDropBackoff {
+			p.backoff++
+		}
+		p.recovered = false
+	}
+	p.prev = in.Current
+	p.t.cooldown = p.Cooldown()
 	low := phi < p.cfg.Fraction*p.healthy
 	fire := p.t.step(in.Time, in.Current, low)
 	if !low && !p.t.cooling(in.Time) {
 		p.healthy += p.cfg.Smoothing * (phi - p.healthy)
+	}
+	if !low {
+		p.recovered = true
 	}
 	dest := -1
 	if fire {

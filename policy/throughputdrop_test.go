@@ -186,3 +186,34 @@ func TestThroughputDropConfigJSON(t *testing.T) {
 		}
 	}
 }
+
+// A move made before the flow recovered from the previous one doubles the
+// cooldown; a recovery restores it.
+func TestThroughputDropBackoff(t *testing.T) {
+	p, err := NewThroughputDrop(ThroughputDropConfig{Fraction: 0.8, Consecutive: 1, Cooldown: 2 * time.Second, Smoothing: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := []proflow.SwitchSample{sw(9, 0, 9), sw(0, 0, 1), sw(5, 0, 1)}
+	runDrop(t, p, []dropStep{
+		{0, 0, 100, fab, []float64{1, 0, 0}},
+		{0.5, 0, 10, fab, []float64{0, 1, 0}}, // low: move to 1
+		{1, 1, 10, fab, []float64{0, 1, 0}},   // moved at 0.5; cooling 2 s
+		{2.5, 1, 10, fab, []float64{0, 0, 1}}, // 2 s after: still low, never recovered: move to 2
+		{3, 2, 10, fab, []float64{0, 0, 1}},
+		{4.5, 2, 10, fab, []float64{0, 0, 1}}, // 2 s after the second move: the cooldown is 4 s now
+		{6.5, 2, 10, fab, []float64{0, 1, 0}}, // 4 s after: move again (cooldown 8 s next)
+	})
+	if got := p.Cooldown(); got != 4*time.Second {
+		t.Fatalf("cooldown %v after the third move, want 4s until it is counted at the next step", got)
+	}
+	runDrop(t, p, []dropStep{
+		{7, 1, 10, fab, []float64{0, 1, 0}},
+		{14, 1, 95, fab, []float64{0, 1, 0}},   // recovered
+		{14.5, 1, 10, fab, []float64{0, 0, 1}}, // 8 s since the third move (at 6.5): fire
+		{15, 2, 10, fab, []float64{0, 0, 1}},   // a move after a recovery
+	})
+	if got := p.Cooldown(); got != 2*time.Second {
+		t.Errorf("cooldown %v after a move that followed a recovery, want 2s", got)
+	}
+}
