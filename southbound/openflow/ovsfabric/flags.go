@@ -151,10 +151,11 @@ func (f *CommandFlags) Experiment(cfg Config, out io.Writer) (Experiment, error)
 // Policies are the policies a real episode runs: the reference policies and
 // the learned agent (the oracle reads the simulator's scenario, so it has no
 // place on a real fabric).
-var Policies = []string{"static", "reactive", "crowd", "agent"}
+var Policies = []string{"static", "reactive", "crowd", eval.ThroughputDropName, "agent"}
 
 // PolicyNamed returns the policy name for real episodes: a reference policy
-// (eval.ReferencePolicy) or, for "agent", the learned agent of the model
+// (eval.ReferencePolicy; throughput-drop with its testbed calibration,
+// policy.DefaultThroughputDropConfig) or, for "agent", the learned agent of the model
 // file behind the gate of gateFile, or the gate the model records when
 // gateFile is empty (eval.AgentPolicy).
 func PolicyNamed(name, model, gateFile string, topo proflow.Topology) (eval.PolicySpec, error) {
