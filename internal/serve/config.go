@@ -236,7 +236,7 @@ type FlowConfig struct {
 
 // PolicyConfig is the placement policy.
 type PolicyConfig struct {
-	// Kind is agent, reactive, crowd or static.
+	// Kind is agent, reactive, crowd, throughput-drop or static.
 	Kind string `yaml:"kind"`
 	// Model is the agent's model file; absent, the default model embedded
 	// in the binary (package models: the testbed profile's
@@ -245,6 +245,19 @@ type PolicyConfig struct {
 	// Reactive and Crowd override the reference policies' paper defaults.
 	Reactive *ReactiveConfig `yaml:"reactive,omitempty"`
 	Crowd    *CrowdConfig    `yaml:"crowd,omitempty"`
+	// ThroughputDrop overrides policy.DefaultThroughputDropConfig (the
+	// testbed profile's calibration); proflow calibrate prints the settings
+	// for a fabric's own congestion-free traffic.
+	ThroughputDrop *ThroughputDropConfig `yaml:"throughput_drop,omitempty"`
+}
+
+// ThroughputDropConfig is policy.ThroughputDropConfig in YAML; zero fields
+// keep the defaults.
+type ThroughputDropConfig struct {
+	Fraction    float64       `yaml:"fraction,omitempty"`
+	Consecutive int           `yaml:"consecutive,omitempty"`
+	Cooldown    time.Duration `yaml:"cooldown,omitempty"`
+	Smoothing   float64       `yaml:"smoothing,omitempty"`
 }
 
 // ReactiveConfig is policy.ReactiveConfig in YAML; zero fields keep the
@@ -424,7 +437,7 @@ const (
 
 // Policy kinds and joint modes.
 var (
-	policyKinds = []string{"agent", "reactive", "crowd", "static"}
+	policyKinds = []string{"agent", "reactive", "crowd", "throughput-drop", "static"}
 	jointModes  = []string{"independent", "greedy"}
 	logLevels   = []string{"debug", "info", "warn", "error"}
 	logFormats  = []string{"text", "json"}
@@ -827,6 +840,14 @@ func (c *Config) checkPolicy(p *problems) {
 	if r := pc.Crowd; r != nil {
 		checkReference(p, "crowd", pc.Kind, "threshold_flows", r.ThresholdFlows, r.Consecutive, r.Cooldown)
 	}
+	if r := pc.ThroughputDrop; r != nil {
+		if pc.Kind != "throughput-drop" {
+			p.add("policy.throughput_drop", "set with policy.kind %s, want it only with throughput-drop", pc.Kind)
+		}
+		if _, err := r.config(); err != nil {
+			p.add("policy.throughput_drop", "%v", err)
+		}
+	}
 	if g := c.Gate; g != nil {
 		if pc.Kind != "agent" {
 			p.add("gate", "set with policy.kind %s, want it only with agent (the reference policies debounce by themselves)", pc.Kind)
@@ -967,4 +988,20 @@ func ReadFlowsFile(path string, needSwitch bool, topo *TopologyConfig) ([]FlowCo
 		return nil, fmt.Errorf("serve: flows file %s: %w", path, err)
 	}
 	return fs, nil
+}
+
+// config returns the policy's settings: the defaults with the fields set
+// here, validated.
+func (r *ThroughputDropConfig) config() (policy.ThroughputDropConfig, error) {
+	c := policy.DefaultThroughputDropConfig()
+	if r != nil {
+		c.Fraction = orFloat(r.Fraction, c.Fraction)
+		c.Consecutive = orInt(r.Consecutive, c.Consecutive)
+		c.Cooldown = orDur(r.Cooldown, c.Cooldown)
+		c.Smoothing = orFloat(r.Smoothing, c.Smoothing)
+	}
+	if r != nil && (r.Consecutive < 0 || r.Cooldown < 0 || r.Fraction < 0 || r.Smoothing < 0) {
+		return c, fmt.Errorf("fraction %v, consecutive %d, cooldown %v, smoothing %v: want non-negative values (0 keeps a default)", r.Fraction, r.Consecutive, r.Cooldown, r.Smoothing)
+	}
+	return c, c.Validate()
 }
