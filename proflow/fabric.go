@@ -91,10 +91,19 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("fabric up: %w", err)
 		}
-		fmt.Fprintf(e.stdout, "fabric up (controller expected at %s); Ctrl-C tears it down (a second Ctrl-C kills proflow at once; then run proflow fabric down)\n", flags.Listen)
-		<-ctx.Done()
-		if err := f.Down(context.WithoutCancel(ctx)); err != nil {
+		// A failed print (stdout closed) has cancelled ctx too (main): the
+		// fabric comes down at once and the command fails.
+		_, perr := fmt.Fprintf(e.stdout, "fabric up (controller expected at %s); Ctrl-C tears it down (a second Ctrl-C kills proflow at once; then run proflow fabric down)\n", flags.Listen)
+		if perr == nil {
+			<-ctx.Done()
+		}
+		tctx, cancel := ovsfabric.TeardownContext(ctx)
+		defer cancel()
+		if err := f.Down(tctx); err != nil {
 			return fmt.Errorf("fabric up: tear down: %w", err)
+		}
+		if perr != nil {
+			return fmt.Errorf("fabric up: %w", perr)
 		}
 		return nil
 	case "evaluate":

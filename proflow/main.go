@@ -15,7 +15,11 @@
 //
 // Ctrl-C (SIGINT) or SIGTERM asks the running command to stop: it cancels
 // the command's context, and the command winds down (fabric up, for one,
-// tears its fabric down). A second Ctrl-C kills the process at once.
+// tears its fabric down). A second Ctrl-C kills the process at once. A
+// write to standard output that fails (proflow fabric run | head -3, whose
+// reader goes away) cancels the context the same way, instead of the
+// SIGPIPE that would kill the process in the middle of its work: fabric
+// run, for one, tears its fabric down and exits with status 1.
 //
 // Exit status: 0 on success, and on help asked for (-h, -help or help
 // anywhere); 2 for a usage error (no or an unknown command, a malformed or
@@ -57,9 +61,12 @@ func main() {
 	ovsfabric.MaybeRunTraffic()
 	ctx, stop := signalContext()
 	defer stop()
-	e := &env{stdout: os.Stdout, stderr: os.Stderr}
+	ctx, stdout, cancel := stopOnOutputError(ctx, os.Stdout)
+	defer cancel()
+	e := &env{stdout: stdout, stderr: os.Stderr}
 	e.commands = commands()
 	if err := e.dispatch(ctx, os.Args[1:]); err != nil {
+		err = withCause(ctx, err)
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "proflow:", err)
 		}
