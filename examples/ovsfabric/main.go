@@ -34,8 +34,15 @@ func main() {
 	flags.Register(fs, os.Args[1])
 	_ = fs.Parse(os.Args[2:])
 
+	// Ctrl-C or SIGTERM cancels ctx, and every way out below tears the
+	// fabric down; after the first signal a second one kills at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
+	// A closed stdout (ovsfabric run | head) must fail the write, which
+	// stops the episode and tears down, not kill the process with SIGPIPE
+	// half-way (os/signal: SIGPIPE).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	fcfg := flags.Config(os.Stderr)
 
 	var err error
@@ -47,7 +54,9 @@ func main() {
 		if f, err = ovsfabric.Up(ctx, fcfg); err == nil {
 			fmt.Printf("fabric up (controller expected at %s); Ctrl-C tears it down\n", flags.Listen)
 			<-ctx.Done()
-			err = f.Down(context.Background())
+			tctx, cancel := ovsfabric.TeardownContext(ctx)
+			err = f.Down(tctx)
+			cancel()
 		}
 	case "run":
 		var x ovsfabric.Experiment
