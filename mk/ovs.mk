@@ -42,12 +42,13 @@ ovs-measure: ovs-deps
 
 ## ovs-down: remove every namespace, link, qdisc and OVS process the example
 ## (prefix pf-) and the tests may have left after a crash. Each test process
-## has its own prefix tXY- (from its PID, so that two runs of the tests at
-## once do not collide) and run directory /tmp/proflow-ovs-test/tXY-, which
-## is how a crashed one is found.
+## has its own prefix (tXY- in package ovsfabric, dXY- in proflow's
+## TestFabricRunTeardown; from its PID, so that two runs of the tests at
+## once do not collide) and run directory /tmp/proflow-ovs-test/PREFIX,
+## which is how a crashed one is found.
 ovs-down:
 	$(GO) run ./examples/ovsfabric down -prefix pf- -rundir /tmp/proflow-ovs
-	@for d in /tmp/proflow-ovs-test/t??-; do \
+	@for d in /tmp/proflow-ovs-test/[a-z]??-; do \
 	  [ -d "$$d" ] || continue; \
 	  echo "ovs-down: $$d"; \
 	  $(GO) run ./examples/ovsfabric down -prefix "$$(basename "$$d")" -rundir "$$d" || exit 1; \

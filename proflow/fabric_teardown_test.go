@@ -41,8 +41,10 @@ func TestFabricRunTeardown(t *testing.T) {
 	if err := ovsfabric.Check(); err != nil {
 		t.Fatalf("root, but the fabric cannot be built: %v", err)
 	}
-	dir := t.TempDir()
-	fab := teardownFabric{bin: buildProflow(t, dir), prefix: fmt.Sprintf("d%02d-", os.Getpid()%100), runDir: filepath.Join(dir, "ovs")}
+	// The run directory is where make ovs-down looks for the fabrics of
+	// crashed test processes.
+	prefix := fmt.Sprintf("d%02d-", os.Getpid()%100)
+	fab := teardownFabric{bin: buildProflow(t, t.TempDir()), prefix: prefix, runDir: filepath.Join("/tmp/proflow-ovs-test", prefix)}
 	t.Cleanup(func() { fab.down(t) }) // whatever a failed case left
 
 	interrupt := func(sig syscall.Signal, stderrHas string) func(*testing.T, *fabricRun) {
