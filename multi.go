@@ -179,7 +179,7 @@ type MultiController struct {
 	moved  []int // by switch: flows moved there this step
 	on     []int // by switch: flows there after the step
 	bat    batchStep
-	dl     stepDeadline // step's context, reused from step to step
+	dl     stepDeadline // makes each step's context
 	m      *multiMetrics
 }
 
@@ -533,9 +533,10 @@ type StepSummary struct {
 // its summary.
 //
 // The Telemetry and the Enforcer are called with a context that ends at
-// ctx's end or after StepTimeout. The controller reuses it for its next
-// step, so it is valid until their call returns: work that outlives the
-// call must not keep it.
+// ctx's end, after StepTimeout, or when the step returns, whichever comes
+// first: kept past the step, it reports context.Canceled (or the error it
+// ended with before). Each step has a context of its own; a step whose
+// collaborators never use theirs allocates nothing for it.
 func (m *MultiController) Step(ctx context.Context) StepSummary {
 	start := time.Now()
 	m.apply()

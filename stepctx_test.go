@@ -144,20 +144,20 @@ func TestStepDeadlineValue(t *testing.T) {
 	}
 }
 
-// TestStepDeadlineReuse checks that a step ending without a timeout or a
-// cancellation leaves its channel for the next step and allocates nothing,
-// and that a closed channel is replaced.
+// TestStepDeadlineReuse checks that steps whose callees never use their
+// context allocate nothing once the ring is full, whatever the parent, and
+// that a context used in its step is never armed again.
 func TestStepDeadlineReuse(t *testing.T) {
 	cancellable, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, tc := range []struct {
-		name        string
-		parent      context.Context
-		held, watch bool
+		name   string
+		parent context.Context
+		held   bool
 	}{
-		{"background, waiting on Done", context.Background(), false, true},
-		{"cancellable, Err only", cancellable, false, false},
-		{"cancellable, held, waiting on Done", cancellable, true, true},
+		{"background", context.Background(), false},
+		{"cancellable", cancellable, false},
+		{"cancellable, held", cancellable, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s stepDeadline
@@ -165,39 +165,154 @@ func TestStepDeadlineReuse(t *testing.T) {
 				s.hold()
 				defer s.release()
 			}
-			ctx := s.begin(tc.parent, time.Hour)
-			first := ctx.Done()
-			s.end()
+			for range stepRing { // fill the ring
+				s.begin(tc.parent, time.Hour)
+				s.end()
+			}
 			if allocs := testing.AllocsPerRun(100, func() {
-				ctx := s.begin(tc.parent, time.Hour)
-				if tc.watch {
-					_ = ctx.Done()
-				}
-				_ = ctx.Err()
-				_, _ = ctx.Deadline()
+				s.begin(tc.parent, time.Hour)
 				s.end()
 			}); allocs != 0 {
 				t.Errorf("a step allocates %v times, want 0", allocs)
 			}
-			ctx = s.begin(tc.parent, time.Hour)
-			if ctx.Done() != first || isDone(ctx) || ctx.Err() != nil {
-				t.Errorf("after steps that ended in time: same channel %t, done %t, Err() = %v; want the first step's open channel",
-					ctx.Done() == first, isDone(ctx), ctx.Err())
-			}
-			s.end()
 		})
 	}
 
 	var s stepDeadline
-	ctx := s.begin(context.Background(), time.Millisecond)
-	waitDone(t, ctx)
-	closed := ctx.Done()
+	used := s.begin(cancellable, time.Hour)
+	_ = used.Done()
 	s.end()
-	ctx = s.begin(context.Background(), time.Hour)
-	defer s.end()
-	if ctx.Done() == closed || isDone(ctx) || ctx.Err() != nil {
-		t.Errorf("step after a timeout: new channel %t, done %t, Err() = %v; want a new open channel, nil",
-			ctx.Done() != closed, isDone(ctx), ctx.Err())
+	for i := range 3 * stepRing {
+		ctx := s.begin(cancellable, time.Hour)
+		if ctx == used {
+			t.Fatalf("step %d got the context an earlier step's callee used", i+2)
+		}
+		if ctx.Err() != nil || isDone(ctx) {
+			t.Fatalf("step %d begins with Err() = %v, done %t; want a live context", i+2, ctx.Err(), isDone(ctx))
+		}
+		s.end()
+	}
+	if err := used.Err(); err != context.Canceled || !isDone(used) {
+		t.Errorf("a context kept %d steps after its own: Err() = %v, done %t; want context.Canceled, done", 3*stepRing, err, isDone(used))
+	}
+}
+
+// TestStepContextEndsWithStep checks issue 24's finding: a step's context
+// kept past the step reports its end, keeps the error it ended with, and
+// is not the next step's.
+func TestStepContextEndsWithStep(t *testing.T) {
+	t.Run("ended by the step", func(t *testing.T) {
+		var s stepDeadline
+		kept := s.begin(context.Background(), time.Hour)
+		s.end()
+		if err := kept.Err(); err != context.Canceled {
+			t.Errorf("Err() after the step = %v, want context.Canceled", err)
+		}
+		if !isDone(kept) {
+			t.Error("Done open after the step")
+		}
+		next := s.begin(context.Background(), time.Hour)
+		defer s.end()
+		if next == kept {
+			t.Fatal("the next step got the same context")
+		}
+		if kept.Err() == nil || isDone(next) {
+			t.Errorf("during the next step: kept Err() = %v, next done %t; want the kept one ended, the next live", kept.Err(), isDone(next))
+		}
+	})
+	t.Run("waiting on Done across the end", func(t *testing.T) {
+		var s stepDeadline
+		kept := s.begin(context.Background(), time.Hour)
+		done := kept.Done()
+		s.end()
+		select {
+		case <-done:
+		default:
+			t.Fatal("the Done channel asked for during the step is open after it")
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		var s stepDeadline
+		kept := s.begin(context.Background(), time.Millisecond)
+		waitDone(t, kept)
+		s.end()
+		s.begin(context.Background(), time.Hour)
+		defer s.end()
+		if err := kept.Err(); err != context.DeadlineExceeded {
+			t.Errorf("Err() of a step that timed out, during the next step = %v, want context.DeadlineExceeded", err)
+		}
+	})
+	t.Run("parent cancelled after the step", func(t *testing.T) {
+		var s stepDeadline
+		parent, cancel := context.WithCancel(context.Background())
+		kept := s.begin(parent, time.Hour)
+		s.end()
+		cancel()
+		s.begin(parent, time.Hour)
+		defer s.end()
+		if kept.Err() == nil || !isDone(kept) {
+			t.Errorf("kept: Err() = %v, done %t; want ended", kept.Err(), isDone(kept))
+		}
+	})
+}
+
+// TestMultiControllerStepContextEnds: the context a MultiController hands
+// its Telemetry and Enforcer ends with the step, and each step has its own.
+func TestMultiControllerStepContextEnds(t *testing.T) {
+	var tels, enfs []context.Context
+	tel := TelemetryFunc(func(ctx context.Context, obs *Observation) error {
+		tels = append(tels, ctx)
+		if err := ctx.Err(); err != nil {
+			t.Errorf("Collect's context is already ended: %v", err)
+		}
+		obs.Time = time.Now()
+		for i := range obs.Flows {
+			obs.Flows[i] = FlowSample{Throughput: 1e6}
+		}
+		return nil
+	})
+	enf := EnforcerFunc(func(ctx context.Context, _ FlowID, _ int) error {
+		enfs = append(enfs, ctx)
+		return nil
+	})
+	cfg := DefaultMultiConfig()
+	cfg.Interval = time.Millisecond
+	cfg.Baseline = &Baseline{Overflow: 1e6, FlowCount: 10, Throughput: 1e6}
+	parts := FlowParts{
+		Encoder: func(ProtectedFlow) (StateEncoder, error) { return placementEncoder{}, nil },
+		Policy: func(ProtectedFlow) (Policy, error) {
+			return PolicyFunc(func([]float64, *Input) error { return nil }), nil
+		},
+		Gate: func(ProtectedFlow) (Gate, error) {
+			return GateFunc(func(d *Decision) { d.Target = (d.Current + 1) % 4 }), nil // always move on
+		},
+	}
+	m, err := NewMultiController(cfg, tel, parts, enf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := FlowID{Src: netip.AddrFrom4([4]byte{10, 0, 0, 1}), Dst: netip.AddrFrom4([4]byte{10, 0, 0, 8}), SrcPort: 5000, DstPort: 5201, Proto: ProtoTCP}
+	if err := m.AddFlow(ProtectedFlow{ID: f}, 0); err != nil {
+		t.Fatal(err)
+	}
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 4 {
+		time.Sleep(2 * time.Millisecond)
+		m.Step(parent)
+	}
+	if len(tels) != 4 || len(enfs) == 0 {
+		t.Fatalf("%d collects, %d placements; want 4 and some", len(tels), len(enfs))
+	}
+	for i, ctx := range append(tels, enfs...) {
+		if err := ctx.Err(); err != context.Canceled || !isDone(ctx) {
+			t.Errorf("context %d kept past its step: Err() = %v, done %t; want context.Canceled, done", i, err, isDone(ctx))
+		}
+	}
+	for i := 1; i < len(tels); i++ {
+		if tels[i] == tels[i-1] {
+			t.Errorf("steps %d and %d handed Collect the same context", i, i+1)
+		}
 	}
 }
 
