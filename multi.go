@@ -606,20 +606,13 @@ func (m *MultiController) flowView(i int) bool {
 }
 
 // checkFlowSample checks flow i's entry of obs: the flow the controller
-// listed, and finite non-negative rates.
+// listed, written by the Telemetry, with finite non-negative rates.
 func checkFlowSample(obs *Observation, i int, flow FlowID) error {
 	if i >= len(obs.FlowIDs) || i >= len(obs.Flows) || obs.FlowIDs[i] != flow {
 		return &InvalidObservationError{Field: "flow_ids", Problem: fmt.Sprintf(
 			"the telemetry changed the list of protected flows, want %v at index %d", flow, i)}
 	}
-	f := obs.Flows[i]
-	if f.Throughput >= 0 && !isInf(f.Throughput) && f.CongestionRate >= 0 && !isInf(f.CongestionRate) {
-		return nil // the common case, without formatting the flow's name
-	}
-	if err := checkValue("flows", flow.String(), "throughput", f.Throughput); err != nil {
-		return err
-	}
-	return checkValue("flows", flow.String(), "congestion_rate", f.CongestionRate)
+	return checkFlow(obs, i)
 }
 
 // joint hands the admitted moves to the JointPlacer and turns its

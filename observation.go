@@ -65,19 +65,40 @@ type Observation struct {
 	// Telemetry.Collect, and the Telemetry writes the sample of FlowIDs[i]
 	// into Flows[i] (Flows has len(FlowIDs); CongestionRate is the same
 	// fabric-wide F_t in each). Both are empty for the single-flow
-	// controller, which reads Flow. Resize keeps FlowIDs and zeroes Flows.
+	// controller, which reads Flow. Resize keeps FlowIDs and marks every
+	// entry of Flows unset (both rates a NaN of proflow's own), so that
+	// Validate and the controller name a flow whose sample the Telemetry did
+	// not write — a single-flow Telemetry writes Flow only — instead of
+	// reading it as a flow with no throughput.
 	FlowIDs []FlowID     `json:"flow_ids,omitempty"`
 	Flows   []FlowSample `json:"flows,omitempty"`
 }
 
-// Resize sets the lengths of Switches and Leaves for the topology, reusing
-// their storage, and zeroes every field.
+// unsetBits is the NaN that Resize writes into both rates of every entry
+// of Flows: a quiet NaN with a payload no arithmetic produces.
+const unsetBits = 0x7ff8_0000_5e7f_10a7
+
+// unsetFlow is the FlowSample that Resize writes into Flows.
+var unsetFlow = FlowSample{Throughput: math.Float64frombits(unsetBits), CongestionRate: math.Float64frombits(unsetBits)}
+
+// isUnset reports whether v is the NaN that marks a rate Resize left unset.
+func isUnset(v float64) bool { return math.Float64bits(v) == unsetBits }
+
+// IsUnset reports whether f is, in whole or in part, as Observation.Resize
+// left it: a rate the Telemetry did not write.
+func (f FlowSample) IsUnset() bool { return isUnset(f.Throughput) || isUnset(f.CongestionRate) }
+// Resize sets the lengths of Switches and Leaves for the topology and that
+// of Flows for FlowIDs, reusing their storage, zeroes every field, and marks
+// every entry of Flows unset (see FlowIDs).
 func (o *Observation) Resize(t Topology) {
 	o.Switches = resize(o.Switches, t.NumSwitches())
 	o.Leaves = resize(o.Leaves, t.NumLeaves())
 	o.Time = time.Time{}
 	o.Flow = FlowSample{}
 	o.Flows = resize(o.Flows, len(o.FlowIDs))
+	for i := range o.Flows {
+		o.Flows[i] = unsetFlow
+	}
 }
 
 func resize[T any](s []T, n int) []T {
@@ -157,14 +178,28 @@ func (o *Observation) Validate(t Topology) error {
 			Problem: fmt.Sprintf("%d samples, want one per protected flow in flow_ids (%d)", len(o.Flows), len(o.FlowIDs))}
 	}
 	for i := range o.Flows {
-		if err := checkValue("flows", o.FlowIDs[i].String(), "throughput", o.Flows[i].Throughput); err != nil {
-			return err
-		}
-		if err := checkValue("flows", o.FlowIDs[i].String(), "congestion_rate", o.Flows[i].CongestionRate); err != nil {
+		if err := checkFlow(o, i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkFlow checks the sample Flows[i] of FlowIDs[i].
+func checkFlow(o *Observation, i int) error {
+	f := o.Flows[i]
+	if f.Throughput >= 0 && !isInf(f.Throughput) && f.CongestionRate >= 0 && !isInf(f.CongestionRate) {
+		return nil // the common case, without formatting the flow's name
+	}
+	name := o.FlowIDs[i].String()
+	if isUnset(f.Throughput) && isUnset(f.CongestionRate) {
+		return &InvalidObservationError{Field: fmt.Sprintf("flows[%d] (%s)", i, name), Problem: fmt.Sprintf(
+			"unset, want the Telemetry to write the sample of flow_ids[%d] into Flows[%d] (a single-flow Telemetry writes Flow only)", i, i)}
+	}
+	if err := checkValue("flows", name, "throughput", f.Throughput); err != nil {
+		return err
+	}
+	return checkValue("flows", name, "congestion_rate", f.CongestionRate)
 }
 
 // checkValue builds the field name only on the error path, keeping the
@@ -179,6 +214,8 @@ func checkValue(group, name, field string, v float64) error {
 		field = group + "." + field
 	}
 	switch {
+	case isUnset(v):
+		return &InvalidObservationError{Field: field, Problem: "unset, want the Telemetry to write it"}
 	case math.IsNaN(v):
 		return &InvalidObservationError{Field: field, Problem: "NaN, want a finite non-negative number"}
 	case math.IsInf(v, 0):

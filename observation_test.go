@@ -1,6 +1,7 @@
 package proflow_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/southboundtest"
 )
 
 // validObservation returns a healthy sample of the paper's topology.
@@ -152,5 +154,83 @@ func TestObservationCopyFromAndClone(t *testing.T) {
 	src.Leaves[0].IngressRate = 1
 	if dst.Switches[2].FlowCount != 9 || clone.Switches[2].FlowCount != 9 || dst.Leaves[0] != healthyLeaf || clone.Leaves[0] != healthyLeaf {
 		t.Error("a copy shares storage with its source")
+	}
+}
+
+// TestObservationUnsetFlows checks issue 24's finding: Resize marks every
+// flow sample unset, and Validate names one the Telemetry did not write
+// instead of reading it as a flow with no throughput.
+func TestObservationUnsetFlows(t *testing.T) {
+	topo := proflow.PaperTopology()
+	o := validObservation()
+	o.FlowIDs = []proflow.FlowID{testFlow}
+	o.Resize(topo)
+	if len(o.Flows) != 1 || !o.Flows[0].IsUnset() {
+		t.Fatalf("after Resize Flows = %v, want one unset sample", o.Flows)
+	}
+	o.Time = epoch
+	o.Flow = healthyFlow // a single-flow Telemetry writes this only
+	err := o.Validate(topo)
+	want := "proflow: invalid observation: flows[0] (" + testFlow.String() + "): unset, want the Telemetry to write the sample of flow_ids[0] into Flows[0] (a single-flow Telemetry writes Flow only)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate = %v, want %q", err, want)
+	}
+	o.Flows[0].Throughput = 1e6 // the rate of congestion left unset
+	err = o.Validate(topo)
+	want = "proflow: invalid observation: flows[" + testFlow.String() + "].congestion_rate: unset, want the Telemetry to write it"
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate with the congestion rate unset = %v, want %q", err, want)
+	}
+	o.Flows[0] = healthyFlow
+	if err := o.Validate(topo); err != nil || o.Flows[0].IsUnset() {
+		t.Errorf("a written sample: Validate = %v, IsUnset %t; want nil, false", err, o.Flows[0].IsUnset())
+	}
+	if n := testing.AllocsPerRun(100, func() { o.Resize(topo) }); n != 0 {
+		t.Errorf("Resize with flows allocates %v times, want 0", n)
+	}
+}
+
+// TestMultiControllerSingleFlowTelemetry: a single-flow Telemetry under a
+// MultiController holds every flow with an error naming the unset sample,
+// rather than leaving each in its baseline phase with no throughput.
+func TestMultiControllerSingleFlowTelemetry(t *testing.T) {
+	clock := southboundtest.NewManualClock(epoch)
+	tel := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
+		obs.Resize(proflow.PaperTopology())
+		obs.Time = clock.Now()
+		for k := range obs.Switches {
+			obs.Switches[k] = healthySwitch
+		}
+		for l := range obs.Leaves {
+			obs.Leaves[l] = healthyLeaf
+		}
+		obs.Flow = healthyFlow
+		return nil
+	})
+	cfg := proflow.DefaultMultiConfig()
+	cfg.Clock = clock
+	parts := proflow.FlowParts{
+		Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return nopEncoder{}, nil },
+		Policy: func(proflow.ProtectedFlow) (proflow.Policy, error) {
+			return proflow.PolicyFunc(func([]float64, *proflow.Input) error { return nil }), nil
+		},
+		Gate: func(proflow.ProtectedFlow) (proflow.Gate, error) {
+			return proflow.GateFunc(func(*proflow.Decision) {}), nil
+		},
+	}
+	enf := proflow.EnforcerFunc(func(context.Context, proflow.FlowID, int) error { return nil })
+	m, err := proflow.NewMultiController(cfg, tel, parts, enf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddFlow(proflow.ProtectedFlow{ID: testFlow}, 0); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(500 * time.Millisecond)
+	s := m.Step(t.Context())
+	d := s.Decisions[0]
+	want := "flows[0] (" + testFlow.String() + "): unset, want the Telemetry to write the sample of flow_ids[0] into Flows[0]"
+	if d.Reason != proflow.ReasonInvalid || d.Err == nil || !strings.Contains(d.Err.Error(), want) {
+		t.Errorf("decision: reason %q, error %v; want %q with %q", d.Reason, d.Err, proflow.ReasonInvalid, want)
 	}
 }
