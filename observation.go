@@ -87,6 +87,7 @@ func isUnset(v float64) bool { return math.Float64bits(v) == unsetBits }
 // IsUnset reports whether f is, in whole or in part, as Observation.Resize
 // left it: a rate the Telemetry did not write.
 func (f FlowSample) IsUnset() bool { return isUnset(f.Throughput) || isUnset(f.CongestionRate) }
+
 // Resize sets the lengths of Switches and Leaves for the topology and that
 // of Flows for FlowIDs, reusing their storage, zeroes every field, and marks
 // every entry of Flows unset (see FlowIDs).
