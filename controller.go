@@ -65,6 +65,8 @@ type Config struct {
 	// To run several controllers on one registry, wrap the registerer of
 	// every one of them with distinct labels (prometheus.WrapRegistererWith,
 	// e.g. {"flow": "..."}); an unwrapped one beside wrapped ones conflicts.
+	// Controller.Close unregisters them, so that a controller replacing this
+	// one can register on the same registerer.
 	Registerer prometheus.Registerer
 	// Observer, when set, is called synchronously with every Decision.
 	// It must not block; see SendTo for a channel.
@@ -221,18 +223,30 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 			return nil, fmt.Errorf("proflow: new controller: the enforcer cannot carry flow %v: %w", cfg.Flow, err)
 		}
 	}
-	if cfg.Registerer != nil {
-		var err error
-		if c.m, err = newMetrics(cfg.Registerer, cfg.Topology.Switches); err != nil {
-			return nil, fmt.Errorf("proflow: new controller: metrics: %w", err)
-		}
-	}
 	c.obs.Resize(cfg.Topology)
 	c.d.Scores = make([]float64, 0, cfg.Topology.NumSwitches())
 	if err := c.Reset(cfg.InitialSwitch); err != nil {
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
+	if cfg.Registerer != nil { // last: nothing to unregister on an error above
+		var err error
+		if c.m, err = newMetrics(cfg.Registerer, cfg.Topology.Switches); err != nil {
+			return nil, fmt.Errorf("proflow: new controller: metrics: %w", err)
+		}
+	}
 	return c, nil
+}
+
+// Close unregisters the controller's metrics from Config.Registerer, so
+// that another controller can register its own there. It does not stop Run:
+// call it once Run has returned. Close is idempotent, safe to call from any
+// goroutine, and returns nil; a controller stepped after Close still works,
+// with its metrics no longer gathered.
+func (c *Controller) Close() error {
+	if c.m != nil {
+		c.m.unregister()
+	}
+	return nil
 }
 
 // Reset starts a new episode with the flow on switch current: the encoder,

@@ -2,6 +2,7 @@ package proflow
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,6 +20,20 @@ type metrics struct {
 	cooldown     prometheus.Gauge
 	current      []prometheus.Gauge // by switch index
 	loopDuration prometheus.Histogram
+
+	registration
+}
+
+// registration is what a controller registered, for its Close.
+type registration struct {
+	reg  prometheus.Registerer
+	all  []prometheus.Collector
+	once sync.Once
+}
+
+// unregister removes the collectors from the Registerer, once.
+func (r *registration) unregister() {
+	r.once.Do(func() { promreg.UnregisterAll(r.reg, r.all...) })
 }
 
 // reasons are every Reason a Controller's Decision can carry, the label
@@ -71,7 +86,8 @@ func newMetrics(reg prometheus.Registerer, switches []string) (*metrics, error) 
 	for _, name := range switches {
 		m.current = append(m.current, current.WithLabelValues(name))
 	}
-	if err := promreg.RegisterAll(reg, m.decisions, m.reroutes, m.telErrors, m.votes, m.cooldown, current, m.loopDuration); err != nil {
+	m.reg, m.all = reg, []prometheus.Collector{m.decisions, m.reroutes, m.telErrors, m.votes, m.cooldown, current, m.loopDuration}
+	if err := promreg.RegisterAll(reg, m.all...); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -115,6 +131,8 @@ type multiMetrics struct {
 	stepDuration prometheus.Histogram
 
 	counts []int // scratch: decisions of the step by index in multiReasons
+
+	registration
 }
 
 // newMultiMetrics registers a MultiController's collectors on reg, with one
@@ -159,7 +177,8 @@ func newMultiMetrics(reg prometheus.Registerer, switches []string) (*multiMetric
 	for _, name := range switches {
 		m.onSwitch = append(m.onSwitch, onSwitch.WithLabelValues(name))
 	}
-	if err := promreg.RegisterAll(reg, decisions, m.reroutes, m.telErrors, m.flows, onSwitch, m.herding, m.stepDuration); err != nil {
+	m.reg, m.all = reg, []prometheus.Collector{decisions, m.reroutes, m.telErrors, m.flows, onSwitch, m.herding, m.stepDuration}
+	if err := promreg.RegisterAll(reg, m.all...); err != nil {
 		return nil, err
 	}
 	return m, nil

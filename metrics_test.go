@@ -1,9 +1,12 @@
 package proflow
 
 import (
+	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +129,78 @@ func TestMultiMetricsStartAtZero(t *testing.T) {
 	}
 	if _, err := newMultiMetrics(reg, []string{"agg1", "agg2"}); err == nil {
 		t.Error("a second registration on the same registry succeeded, want a conflict")
+	}
+}
+
+// TestControllersClose checks issue 24's finding: a controller's Close
+// unregisters its metrics, so that a second one can register on the same
+// registry, and the conflict without Close names the metrics and the way
+// out in one line.
+func TestControllersClose(t *testing.T) {
+	tel := TelemetryFunc(func(context.Context, *Observation) error { return nil })
+	enf := EnforcerFunc(func(context.Context, FlowID, int) error { return nil })
+	pol := PolicyFunc(func([]float64, *Input) error { return nil })
+	gate := GateFunc(func(*Decision) {})
+	flow := FlowID{Src: netip.AddrFrom4([4]byte{10, 0, 0, 1}), Dst: netip.AddrFrom4([4]byte{10, 0, 0, 8}), SrcPort: 5000, DstPort: 5201, Proto: ProtoTCP}
+	for _, tc := range []struct {
+		name  string
+		first string // a metric of the controller
+		build func(prometheus.Registerer) (interface{ Close() error }, error)
+	}{
+		{"Controller", "proflow_decisions_total", func(reg prometheus.Registerer) (interface{ Close() error }, error) {
+			cfg := DefaultConfig()
+			cfg.Flow, cfg.Registerer = flow, reg
+			return NewController(cfg, tel, placementEncoder{}, pol, gate, enf)
+		}},
+		{"MultiController", "proflow_multi_decisions_total", func(reg prometheus.Registerer) (interface{ Close() error }, error) {
+			cfg := DefaultMultiConfig()
+			cfg.Registerer = reg
+			parts := FlowParts{
+				Encoder: func(ProtectedFlow) (StateEncoder, error) { return placementEncoder{}, nil },
+				Policy:  func(ProtectedFlow) (Policy, error) { return pol, nil },
+				Gate:    func(ProtectedFlow) (Gate, error) { return gate, nil },
+			}
+			return NewMultiController(cfg, tel, parts, enf)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			first, err := tc.build(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tc.build(reg)
+			if err == nil {
+				t.Fatal("a second controller on the same registry: nil error, want the conflict")
+			}
+			msg := err.Error()
+			for _, want := range []string{tc.first, "already registered", "prometheus.WrapRegistererWith"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not mention %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "\n") || strings.Count(msg, "duplicate metrics collector") > 0 {
+				t.Errorf("error %q: want one line naming the metrics", msg)
+			}
+			if _, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); !ok {
+				t.Errorf("error %q does not unwrap to prometheus.AlreadyRegisteredError", msg)
+			}
+			for range 2 { // idempotent
+				if err := first.Close(); err != nil {
+					t.Fatalf("Close = %v", err)
+				}
+			}
+			if n, err := testutil.GatherAndCount(reg); err != nil || n != 0 {
+				t.Errorf("series after Close = %d, %v; want 0", n, err)
+			}
+			second, err := tc.build(reg)
+			if err != nil {
+				t.Fatalf("a controller after the first one's Close: %v", err)
+			}
+			if n, err := testutil.GatherAndCount(reg, tc.first); err != nil || n == 0 {
+				t.Errorf("%s series of the second controller = %d, %v; want some", tc.first, n, err)
+			}
+			second.Close()
+		})
 	}
 }

@@ -53,6 +53,8 @@ type MultiConfig struct {
 	Logger *slog.Logger
 	// Registerer, when set, receives the controller's Prometheus metrics
 	// (proflow_multi_*). No metric has a flow label. Leave it nil for none.
+	// MultiController.Close unregisters them, so that a controller replacing
+	// this one can register on the same registerer.
 	Registerer prometheus.Registerer
 	// Observer, when set, is called synchronously with every flow's
 	// Decision of every step. It must not block; see SendTo.
@@ -234,6 +236,18 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 		}
 	}
 	return m, nil
+}
+
+// Close unregisters the controller's metrics from MultiConfig.Registerer,
+// so that another controller can register its own there. It does not stop
+// Run: call it once Run has returned. Close is idempotent, safe to call from
+// any goroutine, and returns nil; a controller stepped after Close still
+// works, with its metrics no longer gathered.
+func (m *MultiController) Close() error {
+	if m.m != nil {
+		m.m.unregister()
+	}
+	return nil
 }
 
 // AddFlow protects f, which the fabric carries on switch current now. It
