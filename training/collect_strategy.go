@@ -68,12 +68,22 @@ const (
 	// with the paper's strategies alone the agent learned to leave a partial
 	// crowd only after the collapse (training/doc.go). Share 0 turns it off.
 	StrategyHEarly Strategy = "H_EARLY"
+	// StrategyJTrap is proflow's, not the paper's: S12's destination trap
+	// at every position. A full-rate elephant sends through a random other
+	// switch from the first seconds, 1–3 full-rate congesters crowd the
+	// flow's switch, the remaining hosts send capped streams (6 at 1
+	// Mbit/s) through the other switches, and the runner reroutes 5–20 s
+	// after the crowd arrives to a random other switch — the elephant's or
+	// a capped one. With the paper's strategies a crowd's destinations are
+	// mostly idle, and the agent learned to wait for the collapse where
+	// every candidate carried flows (training/doc.go).
+	StrategyJTrap Strategy = "J_TRAP"
 )
 
 // Strategies returns every strategy in the order of Table I.
 func Strategies() []Strategy {
 	return []Strategy{StrategyA, StrategyALong, StrategyAShort, StrategyB, StrategyC, StrategyD, StrategyDShort,
-		StrategyDLong, StrategyE, StrategyFStay, StrategyFLate, StrategyFEarly, StrategyGClean, StrategyHPartial, StrategyHEarly}
+		StrategyDLong, StrategyE, StrategyFStay, StrategyFLate, StrategyFEarly, StrategyGClean, StrategyHPartial, StrategyHEarly, StrategyJTrap}
 }
 
 // ParseStrategy returns the strategy named s.
@@ -119,6 +129,8 @@ func (s Strategy) Description() string {
 		return "1–3 congesters on the flow's switch; no reroute"
 	case StrategyHEarly:
 		return "1–3 congesters on the flow's switch; reroute 3–10 s after they arrive (proflow's, not Table I's)"
+	case StrategyJTrap:
+		return "an elephant on another switch, a crowd on the flow's, capped hosts elsewhere; reroute 5–20 s after the crowd to a random other switch (proflow's, not Table I's)"
 	}
 	return "unknown strategy"
 }
@@ -135,7 +147,7 @@ func DefaultShares() map[string]float64 {
 		string(StrategyB): 0.12, string(StrategyC): 0.08,
 		string(StrategyD): 0.08, string(StrategyDShort): 0.07, string(StrategyDLong): 0.06,
 		string(StrategyE): 0.07, string(StrategyFStay): 0.06, string(StrategyFLate): 0.05, string(StrategyFEarly): 0.08,
-		string(StrategyGClean): 0.06, string(StrategyHPartial): 0.06, string(StrategyHEarly): 0,
+		string(StrategyGClean): 0.06, string(StrategyHPartial): 0.06, string(StrategyHEarly): 0, string(StrategyJTrap): 0,
 	}
 }
 
@@ -671,6 +683,24 @@ func PlanEpisode(st Strategy, index int, seed uint64, cfg sim.Config) (Plan, err
 		} else {
 			p.elsewhere(1, m, 0)
 		}
+	case StrategyJTrap:
+		h, _ := p.take()
+		trap := p.other()
+		p.add(h, trap, p.uniform(0, 5), load{streams: 8})
+		on := max(1, min(len(p.hosts)-1, 1+rng.IntN(3)))
+		p.pile(on, p.k, loadFull, false)
+		for len(p.hosts) > 0 {
+			h, _ := p.take()
+			k := p.other()
+			if k == trap && p.n > 2 {
+				for k == trap {
+					k = p.other()
+				}
+			}
+			p.add(h, k, p.t0+p.uniform(0, 2), load{streams: 6, cap: sim.Rate(1e6 / 8)})
+		}
+		timed(p.t0 + p.uniform(5, 20))
+		script.To = p.other()
 	case StrategyHPartial, StrategyHEarly:
 		m := p.mode(true)
 		on := 1 + rng.IntN(min(3, all))

@@ -610,3 +610,61 @@ func TestProbe(t *testing.T) {
 		t.Error("fewer baselines than alone observations: no error")
 	}
 }
+
+// J_TRAP: an elephant on another switch from the first seconds, a
+// full-rate crowd on the flow's switch, capped hosts on the switches that
+// are neither, and an early reroute to another switch.
+func TestPlanJTrap(t *testing.T) {
+	cfg := sim.TestbedConfig()
+	toTrap := 0
+	for i := range 40 {
+		p, err := PlanEpisode(StrategyJTrap, i, uint64(100+i), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := p.Scenario
+		var elephant string
+		crowd := 0
+		for _, c := range sc.Congesters {
+			switch {
+			case c.StreamCap > 0:
+				if c.Switch == sc.ProtectedSwitch {
+					t.Errorf("plan %d: a capped host on the flow's switch: %+v", i, c)
+				}
+			case c.Switch == sc.ProtectedSwitch:
+				crowd++
+			default:
+				if elephant != "" {
+					t.Errorf("plan %d: two full-rate hosts off the flow's switch", i)
+				}
+				elephant = c.Switch
+				if time.Duration(c.Arrive) > 5*time.Second {
+					t.Errorf("plan %d: the elephant arrives at %v, want within the first 5 s", i, c.Arrive)
+				}
+			}
+		}
+		for _, c := range sc.Congesters {
+			if c.StreamCap > 0 && c.Switch == elephant {
+				t.Errorf("plan %d: a capped host on the elephant's switch %s", i, elephant)
+			}
+		}
+		if elephant == "" || crowd < 1 || crowd > 3 {
+			t.Errorf("plan %d: elephant on %q, %d crowd hosts; want an elephant and 1–3 crowd hosts", i, elephant, crowd)
+		}
+		start := time.Duration(sc.CongestionStart)
+		if p.Script.Trigger != TriggerTime || p.Script.At < start+5*time.Second || p.Script.At > start+20*time.Second {
+			t.Errorf("plan %d: script %+v, want a timed reroute 5–20 s after the crowd (%v)", i, p.Script, start)
+		}
+		if p.Script.To < 0 || switchName(p.Script.To) == sc.ProtectedSwitch {
+			t.Errorf("plan %d: reroute to %d, want another switch than %s", i, p.Script.To, sc.ProtectedSwitch)
+		}
+		if switchName(p.Script.To) == elephant {
+			toTrap++
+		}
+	}
+	// The destination is drawn among the other switches: some plans walk
+	// into the trap, most do not.
+	if toTrap == 0 || toTrap > 25 {
+		t.Errorf("%d of 40 plans reroute to the elephant's switch, want some but not most", toTrap)
+	}
+}
