@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,7 +108,8 @@ func (c MultiConfig) Validate() error {
 //
 // Encoders and gates must be one per flow: an encoder keeps the previous
 // observation (rates of change) and the flow's baseline, a gate keeps its
-// flow's vote streak. The Policy is per flow too, because the reference
+// flow's vote streak. AddFlow refuses a gate that is a pointer (as
+// policy.NewGate returns) another protected flow has. The Policy is per flow too, because the reference
 // policies keep per-flow state (Reactive and Crowd count consecutive
 // samples of the flow's switch over their thresholds). A policy that keeps
 // none — the learned agent, whose scores depend on the state vector alone
@@ -126,6 +129,24 @@ type FlowParts struct {
 	Policy  func(ProtectedFlow) (Policy, error)
 	Gate    func(ProtectedFlow) (Gate, error)
 	Batch   BatchPolicy
+}
+
+// check names the functions missing from p.
+func (p FlowParts) check() error {
+	var missing []string
+	if p.Encoder == nil {
+		missing = append(missing, "Encoder is nil, want a function returning each flow's state encoder")
+	}
+	if p.Policy == nil && p.Batch == nil {
+		missing = append(missing, "Policy and Batch are both nil, want Policy returning each flow's policy, or Batch scoring all flows at once")
+	}
+	if p.Gate == nil {
+		missing = append(missing, "Gate is nil, want a function returning each flow's gate")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("FlowParts.%s", strings.Join(missing, "; FlowParts."))
 }
 
 // MultiController protects a set of flows, each with its own Telemetry
@@ -161,6 +182,7 @@ type MultiController struct {
 
 	mu       sync.Mutex
 	byID     map[FlowID]*protectedFlow // protected or about to be
+	gates    map[Gate]FlowID           // the flow of each protected flow's gate that is a pointer
 	adds     []*protectedFlow
 	releases []FlowID // removed flows whose rules wait to be released
 	changed  bool     // adds or removals wait for the next step
@@ -211,9 +233,8 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 			return nil, fmt.Errorf("proflow: new multi-flow controller: %w", err)
 		}
 	}
-	if parts.Encoder == nil || (parts.Policy == nil && parts.Batch == nil) || parts.Gate == nil {
-		return nil, fmt.Errorf("proflow: new multi-flow controller: FlowParts has a nil function (encoder %t, policy %t, gate %t), want all three set",
-			parts.Encoder != nil, parts.Policy != nil, parts.Gate != nil)
+	if err := parts.check(); err != nil {
+		return nil, fmt.Errorf("proflow: new multi-flow controller: %w", err)
 	}
 	if parts.Batch != nil {
 		if err := usable("batch policy", parts.Batch); err != nil {
@@ -223,7 +244,7 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 			return nil, fmt.Errorf("proflow: new multi-flow controller: batch policy: %w", err)
 		}
 	}
-	m := &MultiController{cfg: cfg, tel: tel, parts: parts, enf: enf, byID: make(map[FlowID]*protectedFlow)}
+	m := &MultiController{cfg: cfg, tel: tel, parts: parts, enf: enf, byID: make(map[FlowID]*protectedFlow), gates: make(map[Gate]FlowID)}
 	m.batch, _ = enf.(BatchEnforcer)
 	loop := cfg.loop()
 	m.smp = loop.sampler()
@@ -258,8 +279,8 @@ func (m *MultiController) Close() error {
 //
 // It refuses an invalid flow, a switch outside the topology, a flow
 // already protected (ErrFlowProtected), one a FlowValidator enforcer could
-// never place, failing or unusable collaborators, and a policy trained at
-// another interval (ErrIntervalMismatch).
+// never place, failing or unusable collaborators, a gate another flow has,
+// and a policy trained at another interval (ErrIntervalMismatch).
 func (m *MultiController) AddFlow(f ProtectedFlow, current int) error {
 	if err := m.newFlow(f, current, m.cfg.Baseline); err != nil {
 		return fmt.Errorf("proflow: add flow %v: %w", f.ID, err)
@@ -313,6 +334,12 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 	if err != nil {
 		return err
 	}
+	m.mu.Lock()
+	err = m.sharedGate(gate, f.ID) // before Reset touches the other flow's gate
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	p := &protectedFlow{pf: f}
 	if err := p.init(f.ID, m.cfg.Topology, enc, pol, gate, m.cfg.BaselineWarmup, m.cfg.BaselineSamples); err != nil {
 		return err
@@ -325,6 +352,9 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 	if _, dup := m.byID[f.ID]; dup {
 		return ErrFlowProtected
 	}
+	if err := m.sharedGate(gate, f.ID); err != nil {
+		return err
+	}
 	if m.parts.Batch != nil {
 		if m.batchDim == 0 {
 			m.batchDim = len(p.state)
@@ -333,9 +363,36 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 		}
 	}
 	m.byID[f.ID] = p
+	if gateKey(gate) {
+		m.gates[gate] = f.ID
+	}
 	m.adds = append(m.adds, p)
 	m.changed = true
 	return nil
+}
+
+// sharedGate refuses gate for flow when another protected flow has the same
+// one: a gate keeps its flow's vote streak and cooldown. Only gates that
+// are pointers (policy.NewGate's *Gate) can be told apart; a func or struct
+// value cannot. Call with mu held.
+func (m *MultiController) sharedGate(gate Gate, flow FlowID) error {
+	if !gateKey(gate) {
+		return nil
+	}
+	owner, ok := m.gates[gate]
+	if !ok || owner == flow {
+		return nil
+	}
+	if p, ok := m.byID[owner]; !ok || p.gate != gate {
+		return nil // the owner was removed, or protected again with a gate of its own
+	}
+	return fmt.Errorf("FlowParts.Gate returned the %T it returned for flow %v, want a gate of its own for every flow "+
+		"(a gate keeps its flow's vote streak and cooldown): build a new one in each call", gate, owner)
+}
+
+// gateKey reports whether gate is a pointer, which sharedGate can compare.
+func gateKey(gate Gate) bool {
+	return reflect.TypeOf(gate).Kind() == reflect.Pointer
 }
 
 // build calls a FlowParts function and checks what it returns.
@@ -366,6 +423,9 @@ func (m *MultiController) RemoveFlow(flow FlowID) error {
 		return fmt.Errorf("proflow: remove flow %v: %w", flow, ErrFlowNotProtected)
 	}
 	delete(m.byID, flow)
+	if gateKey(p.gate) && m.gates[p.gate] == flow {
+		delete(m.gates, p.gate)
+	}
 	p.removed = true
 	m.changed = true
 	return nil

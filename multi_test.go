@@ -1044,7 +1044,15 @@ func TestNewMultiControllerRefuses(t *testing.T) {
 		parts func(*proflow.FlowParts)
 		want  string
 	}{
-		{name: "no policy factory", parts: func(p *proflow.FlowParts) { p.Policy = nil }, want: "proflow: new multi-flow controller: FlowParts has a nil function (encoder true, policy false, gate true), want all three set"},
+		{name: "no policy factory", parts: func(p *proflow.FlowParts) { p.Policy = nil },
+			want: "proflow: new multi-flow controller: FlowParts.Policy and Batch are both nil, want Policy returning each flow's policy, or Batch scoring all flows at once"},
+		{name: "no encoder nor gate", parts: func(p *proflow.FlowParts) { p.Encoder, p.Gate = nil, nil },
+			want: "proflow: new multi-flow controller: FlowParts.Encoder is nil, want a function returning each flow's state encoder; FlowParts.Gate is nil, want a function returning each flow's gate"},
+		{name: "batch without encoder", parts: func(p *proflow.FlowParts) {
+			p.Policy, p.Encoder = nil, nil
+			p.Batch = proflow.BatchPolicyFunc(func([]float64, *proflow.BatchInput) error { return nil })
+		},
+			want: "proflow: new multi-flow controller: FlowParts.Encoder is nil, want a function returning each flow's state encoder"},
 		{name: "typed nil joint", cfg: func(c *proflow.MultiConfig) { c.Joint = nilGreedy },
 			want: "proflow: invalid multi-flow controller config: joint placer is a nil *proflow.Greedy, want a usable one, or nil for Independent"},
 		{name: "one switch", cfg: func(c *proflow.MultiConfig) { c.Topology.Switches = []string{"agg1"} },
@@ -1106,6 +1114,56 @@ func TestNewMultiControllerRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiControllerRefusesSharedGate checks issue 24's finding: a
+// FlowParts.Gate returning one gate for two flows is refused, without
+// resetting the first flow's gate; a gate per flow, or the same flow added
+// again with its own gate, is accepted.
+func TestMultiControllerRefusesSharedGate(t *testing.T) {
+	fab := newFlowFabric(southboundtest.NewManualClock(epoch))
+	shared := &resetCountingGate{}
+	parts := (&flowRig{encs: map[proflow.FlowID]*fakeEncoder{}}).parts()
+	parts.Gate = func(proflow.ProtectedFlow) (proflow.Gate, error) { return shared, nil }
+	m, err := proflow.NewMultiController(proflow.DefaultMultiConfig(), fab, parts, fab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddFlow(proflow.ProtectedFlow{ID: flowN(1)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	resets := shared.resets
+	err = m.AddFlow(proflow.ProtectedFlow{ID: flowN(2)}, 0)
+	want := "proflow: add flow " + flowN(2).String() + ": FlowParts.Gate returned the *proflow_test.resetCountingGate it returned for flow " +
+		flowN(1).String() + ", want a gate of its own for every flow (a gate keeps its flow's vote streak and cooldown): build a new one in each call"
+	if err == nil || err.Error() != want {
+		t.Errorf("AddFlow of a second flow with the same gate: %v, want %q", err, want)
+	}
+	if shared.resets != resets {
+		t.Error("the refused AddFlow reset the first flow's gate")
+	}
+	if err := m.RemoveFlow(flowN(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddFlow(proflow.ProtectedFlow{ID: flowN(2)}, 0); err != nil {
+		t.Errorf("AddFlow with the gate of a removed flow: %v, want nil", err)
+	}
+
+	parts.Gate = func(proflow.ProtectedFlow) (proflow.Gate, error) { return &resetCountingGate{}, nil }
+	if m, err = proflow.NewMultiController(proflow.DefaultMultiConfig(), fab, parts, fab); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := m.AddFlow(proflow.ProtectedFlow{ID: flowN(i)}, 0); err != nil {
+			t.Errorf("AddFlow with a gate of its own: %v", err)
+		}
+	}
+}
+
+// resetCountingGate is a pointer Gate that counts its resets.
+type resetCountingGate struct{ resets int }
+
+func (g *resetCountingGate) Admit(*proflow.Decision) {}
+func (g *resetCountingGate) Reset()                  { g.resets++ }
 
 // TestMultiControllerReconcile checks that a Locator enforcer's placements
 // win over those given to AddFlow.
