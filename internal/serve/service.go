@@ -568,11 +568,12 @@ func (s *Service) applyFlows(ctx context.Context, fs []FlowConfig) error {
 		if err == nil && s.sb.install != nil {
 			err = s.sb.install(ctx, id, cur)
 		}
-		if err == nil {
-			err = s.ctrl.AddFlow(pf, cur)
-		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("flow %v: %w", id, err))
+			continue
+		}
+		if err := s.ctrl.AddFlow(pf, cur); err != nil {
+			errs = append(errs, err) // names the flow itself
 			continue
 		}
 		s.flows[id] = pf

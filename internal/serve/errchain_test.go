@@ -1,0 +1,29 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// TestFlowErrorNamesFlowOnce checks issue 24's finding on error chains: a
+// flow the controller refuses is named by proflow's AddFlow, and serve adds
+// its prefix without naming the flow again; the sentinel still matches.
+func TestFlowErrorNamesFlowOnce(t *testing.T) {
+	const id = "tcp 10.9.0.1:5001->10.0.0.8:5201"
+	_, err := New(context.Background(), simConfig(t, "flows:\n  list:\n    - {id: \""+id+"\", switch: agg1}\n"), Options{LogOutput: io.Discard})
+	if err == nil {
+		t.Fatal("New with a flow outside the fabric: nil error")
+	}
+	want := "serve: proflow: add flow " + id + ": the enforcer cannot carry it: "
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("New = %q, want it to start %q", err, want)
+	}
+	if !errors.Is(err, proflow.ErrNotInFabric) {
+		t.Errorf("New = %v, want it to match proflow.ErrNotInFabric", err)
+	}
+}
