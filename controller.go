@@ -126,8 +126,8 @@ func (c Config) problems(oneFlow bool) []error {
 		errs = append(errs, err)
 	}
 	if oneFlow {
-		if err := c.Flow.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("flow: %w", err))
+		if p := c.Flow.problem(); p != "" {
+			errs = append(errs, fmt.Errorf("flow: %s", p))
 		}
 		if n := c.Topology.NumSwitches(); c.InitialSwitch < 0 || c.InitialSwitch >= n {
 			errs = append(errs, fmt.Errorf("initial switch %d out of range, want 0..%d", c.InitialSwitch, n-1))

@@ -766,7 +766,7 @@ func TestConfigValidate(t *testing.T) {
 		{"zero bucket rate", func(c *proflow.Config) { c.Topology.BucketRate = 0 },
 			[]string{"bucket rate 0 bytes/s"}},
 		{"zero flow", func(c *proflow.Config) { c.Flow = proflow.FlowID{} },
-			[]string{"flow: proflow: flow source address is unset"}},
+			[]string{"proflow: invalid controller config: flow: source address is unset, want an IPv4 or IPv6 address"}},
 		{"flow with unknown protocol", func(c *proflow.Config) { c.Flow.Proto = 1 },
 			[]string{"protocol 1 is not supported"}},
 		{"negative initial switch", func(c *proflow.Config) { c.InitialSwitch = -1 },

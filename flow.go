@@ -30,19 +30,32 @@ func (f FlowID) Reverse() FlowID {
 // Validate reports whether f names a usable flow: both addresses set, of the
 // same family, and a known protocol.
 func (f FlowID) Validate() error {
+	p := f.problem()
+	switch {
+	case p == "":
+		return nil
+	case f.Src.IsValid() && f.Dst.IsValid():
+		return fmt.Errorf("proflow: flow %v: %s", f, p)
+	}
+	return fmt.Errorf("proflow: flow: %s", p)
+}
+
+// problem says what makes f unusable, "" for nothing, without naming f, so
+// that a caller naming the flow in its own context does not repeat it.
+func (f FlowID) problem() string {
 	switch {
 	case !f.Src.IsValid():
-		return fmt.Errorf("proflow: flow source address is unset, want an IPv4 or IPv6 address")
+		return "source address is unset, want an IPv4 or IPv6 address"
 	case !f.Dst.IsValid():
-		return fmt.Errorf("proflow: flow destination address is unset, want an IPv4 or IPv6 address")
+		return "destination address is unset, want an IPv4 or IPv6 address"
 	case f.Src.Is4() != f.Dst.Is4():
-		return fmt.Errorf("proflow: flow %v mixes address families, want both IPv4 or both IPv6", f)
+		return "mixes address families, want both IPv4 or both IPv6"
 	case f.Proto != 0 && f.Proto != ProtoTCP && f.Proto != ProtoUDP:
-		return fmt.Errorf("proflow: flow protocol %d is not supported, want 6 (tcp), 17 (udp) or 0 (any)", f.Proto)
+		return fmt.Sprintf("protocol %d is not supported, want 6 (tcp), 17 (udp) or 0 (any)", f.Proto)
 	case f.Proto == 0 && (f.SrcPort != 0 || f.DstPort != 0):
-		return fmt.Errorf("proflow: flow %v sets ports without a protocol, want proto tcp or udp", f)
+		return "sets ports without a protocol, want proto tcp or udp"
 	}
-	return nil
+	return ""
 }
 
 // String formats f as "tcp 10.0.0.1:5001->10.0.0.8:5201"; ParseFlowID reads it back.

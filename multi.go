@@ -309,7 +309,7 @@ func (m *MultiController) AddFlowResumed(f ProtectedFlow, current int, b *Baseli
 }
 
 func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) error {
-	if err := f.Validate(); err != nil {
+	if err := f.check(); err != nil { // AddFlow names the flow
 		return err
 	}
 	if fv, ok := m.enf.(FlowValidator); ok {

@@ -1159,6 +1159,21 @@ func TestMultiControllerRefusesSharedGate(t *testing.T) {
 	}
 }
 
+// TestAddFlowErrorNamesFlowOnce: AddFlow's error names the flow and the
+// problem once, with one proflow prefix.
+func TestAddFlowErrorNamesFlowOnce(t *testing.T) {
+	fab := newFlowFabric(southboundtest.NewManualClock(epoch))
+	m, err := proflow.NewMultiController(proflow.DefaultMultiConfig(), fab, (&flowRig{encs: map[proflow.FlowID]*fakeEncoder{}}).parts(), fab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.AddFlow(proflow.ProtectedFlow{ID: flowN(1), Weight: -1}, 0)
+	want := "proflow: add flow " + flowN(1).String() + ": weight -1, want a finite number > 0 (or 0 for the default 1)"
+	if err == nil || err.Error() != want {
+		t.Errorf("AddFlow = %v, want %q", err, want)
+	}
+}
+
 // resetCountingGate is a pointer Gate that counts its resets.
 type resetCountingGate struct{ resets int }
 

@@ -2,6 +2,7 @@ package proflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -30,8 +31,19 @@ func (p ProtectedFlow) Validate() error {
 	if err := p.ID.Validate(); err != nil {
 		return err
 	}
+	if err := p.check(); err != nil {
+		return fmt.Errorf("proflow: protected flow %v: %w", p.ID, err)
+	}
+	return nil
+}
+
+// check is Validate without naming the flow, for a caller that names it.
+func (p ProtectedFlow) check() error {
+	if s := p.ID.problem(); s != "" {
+		return errors.New(s)
+	}
 	if p.Weight < 0 || math.IsNaN(p.Weight) || math.IsInf(p.Weight, 0) {
-		return fmt.Errorf("proflow: protected flow %v: weight %v, want a finite number > 0 (or 0 for the default 1)", p.ID, p.Weight)
+		return fmt.Errorf("weight %v, want a finite number > 0 (or 0 for the default 1)", p.Weight)
 	}
 	return nil
 }
