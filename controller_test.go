@@ -1035,17 +1035,56 @@ func TestDecisionClone(t *testing.T) {
 	}
 }
 
+// TestReasonHeld checks Held and Failed for every reason: the joint step
+// holds a flow (issue 24) without failing.
 func TestReasonHeld(t *testing.T) {
-	held := map[proflow.Reason]bool{
-		proflow.ReasonRerouted: false, proflow.ReasonStay: false, proflow.ReasonMargin: false,
-		proflow.ReasonVotes: false, proflow.ReasonCooldown: false, proflow.ReasonBaseline: false,
-		proflow.ReasonTelemetry: true, proflow.ReasonInvalid: true, proflow.ReasonStale: true,
-		proflow.ReasonEncoder: true, proflow.ReasonPolicy: true, proflow.ReasonEnforcer: true,
-	}
-	for r, want := range held {
-		if got := r.Held(); got != want {
-			t.Errorf("Reason(%q).Held() = %v, want %v", r, got, want)
+	type want struct{ held, failed bool }
+	for r, w := range map[proflow.Reason]want{
+		proflow.ReasonRerouted: {}, proflow.ReasonStay: {}, proflow.ReasonMargin: {},
+		proflow.ReasonVotes: {}, proflow.ReasonCooldown: {}, proflow.ReasonBaseline: {},
+		proflow.ReasonJoint:     {held: true},
+		proflow.ReasonTelemetry: {true, true}, proflow.ReasonInvalid: {true, true}, proflow.ReasonStale: {true, true},
+		proflow.ReasonEncoder: {true, true}, proflow.ReasonPolicy: {true, true}, proflow.ReasonEnforcer: {true, true},
+	} {
+		if got := r.Held(); got != w.held {
+			t.Errorf("Reason(%q).Held() = %v, want %v", r, got, w.held)
 		}
+		if got := r.Failed(); got != w.failed {
+			t.Errorf("Reason(%q).Failed() = %v, want %v", r, got, w.failed)
+		}
+	}
+}
+
+// TestDecisionJSON checks issue 24's finding: a Decision's error survives
+// JSON as the string "err", and a Decision without one has no "err".
+func TestDecisionJSON(t *testing.T) {
+	d := proflow.Decision{Seq: 7, Time: epoch, Flow: testFlow, Current: 1, Scores: []float64{1, 2, 3, 4}, Best: 3,
+		Margin: 2, Target: -1, Reason: proflow.ReasonEnforcer, Err: errors.New("openflow: switch 0x2: refused"), Latency: time.Millisecond}
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"err":"openflow: switch 0x2: refused"`) {
+		t.Errorf("JSON %s lacks the error as \"err\"", data)
+	}
+	var back proflow.Decision
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatalf("Unmarshal(%s): %v", data, err)
+	}
+	if back.Err == nil || back.Err.Error() != d.Err.Error() {
+		t.Errorf("Err read back = %v, want %q", back.Err, d.Err)
+	}
+	back.Err, d.Err = nil, nil
+	if diff := cmp.Diff(d, back, addrs); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+
+	data, err = json.Marshal(&proflow.Decision{Reason: proflow.ReasonStay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), `"err"`) {
+		t.Errorf("JSON of a decision without error %s has \"err\"", data)
 	}
 }
 

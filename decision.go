@@ -1,6 +1,9 @@
 package proflow
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -41,9 +44,19 @@ const (
 	ReasonJoint Reason = "joint"
 )
 
-// Held reports whether the reason is one of the error reasons, for which the
-// controller held the placement because of bad input or a failure.
+// Held reports whether the controller held the placement whatever the gate
+// decided: for bad input or a failure (Failed), or because the joint
+// placement step of a MultiController held a move the gate admitted
+// (ReasonJoint). The gate's own reasons to stay (ReasonStay, ReasonMargin,
+// ReasonVotes, ReasonCooldown) and ReasonBaseline are not holds.
 func (r Reason) Held() bool {
+	return r == ReasonJoint || r.Failed()
+}
+
+// Failed reports whether the reason is one of the error reasons, for which
+// the controller held the placement because of bad input or a failure; the
+// Decision's Err says which.
+func (r Reason) Failed() bool {
 	switch r {
 	case ReasonTelemetry, ReasonInvalid, ReasonStale, ReasonEncoder, ReasonPolicy, ReasonEnforcer:
 		return true
@@ -56,6 +69,10 @@ func (r Reason) Held() bool {
 //
 // A Decision handed to an observer shares Scores with the controller, which
 // reuses it on the next step; call Clone to keep it.
+//
+// In JSON, Err is the string "err" (absent when nil); a Decision read back
+// from JSON has an Err made from that string, which no longer matches the
+// original error's sentinels with errors.Is.
 type Decision struct {
 	// Seq numbers the steps of a controller from 1.
 	Seq uint64 `json:"seq"`
@@ -86,10 +103,44 @@ type Decision struct {
 	Rerouted bool `json:"rerouted"`
 	// Reason says why the step ended this way.
 	Reason Reason `json:"reason"`
-	// Err is the error behind a held placement, nil otherwise.
+	// Err is the error behind a held placement, nil otherwise. It is
+	// marshalled as its message (see MarshalJSON).
 	Err error `json:"-"`
 	// Latency is the wall time the step took, telemetry to enforcement.
 	Latency time.Duration `json:"latency"`
+}
+
+// decisionFields is Decision without its methods, for its JSON methods.
+type decisionFields Decision
+
+// decisionJSON is Decision as JSON: Err as its message.
+type decisionJSON struct {
+	decisionFields
+	Err string `json:"err,omitempty"`
+}
+
+// MarshalJSON encodes d with its fields' json tags and Err as the string
+// "err", omitted when Err is nil.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	j := decisionJSON{decisionFields: decisionFields(d)}
+	if d.Err != nil {
+		j.Err = d.Err.Error()
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes; a non-empty "err"
+// becomes an Err with that message.
+func (d *Decision) UnmarshalJSON(data []byte) error {
+	var j decisionJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return fmt.Errorf("proflow: decision: %w", err)
+	}
+	*d = Decision(j.decisionFields)
+	if j.Err != "" {
+		d.Err = errors.New(j.Err)
+	}
+	return nil
 }
 
 // Clone returns a copy of d that does not share Scores.

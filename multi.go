@@ -589,7 +589,7 @@ type StepSummary struct {
 	Err  error
 	// Admitted counts the moves the gates admitted; Rerouted the flows the
 	// enforcer moved; JointHeld those the joint step held (ReasonJoint);
-	// Failed the flows held for an error (Reason.Held).
+	// Failed the flows held for an error (Reason.Failed).
 	Admitted, Rerouted, JointHeld, Failed int
 	// Herding is the largest number of protected flows moved onto one
 	// aggregation switch in this step, HerdingSwitch that switch (the lowest
@@ -794,7 +794,7 @@ func (m *MultiController) summarise(s *StepSummary) {
 			s.JointHeld++
 			m.on[d.Current]++
 		default:
-			if d.Reason.Held() {
+			if d.Reason.Failed() {
 				s.Failed++
 			}
 			m.on[d.Current]++
