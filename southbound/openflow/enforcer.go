@@ -121,7 +121,7 @@ func (s *Server) live(k leftover) bool {
 }
 
 // lockLeaves takes emu once no refresh batch is running on the given leaves,
-// so a refresh never re-adds rules that a Place or Unplace is changing. It
+// so a refresh never re-adds rules that a Place or Release is changing. It
 // returns with emu held, or with ctx's error and emu not held.
 func (s *Server) lockLeaves(ctx context.Context, leaves ...int) error {
 	s.emu.Lock()
@@ -343,7 +343,7 @@ func (s *Server) leafState(l int) *switchState { return s.order[len(s.cfg.Fabric
 // connected switch, deletes the leftovers it holds, and waits for the
 // barrier. It copies the placements under emu and talks to the switch
 // without it: until setup returns the switch is not ready, so no Place or
-// Unplace can change its rules meanwhile.
+// Release can change its rules meanwhile.
 func (s *Server) setup(ctx context.Context, sess *session) error {
 	st := sess.st
 	mods := s.baseRules(st)
@@ -424,7 +424,7 @@ type refreshBatch struct {
 // its counters) and retries leftover deletes: one batch of flow-mods and one
 // barrier per leaf, at most maxRefreshLeaves leaves at a time, each within
 // Config.RequestTimeout. The placements are copied under emu and the leaves
-// are written without it; a Place or Unplace of a flow on a leaf whose batch
+// are written without it; a Place or Release of a flow on a leaf whose batch
 // is running waits for that batch (lockLeaves), and everything else goes on.
 // A disconnected leaf is skipped: setup does the same work when it
 // reconnects.
@@ -504,7 +504,7 @@ func (s *Server) refresh(ctx context.Context) {
 // a previous run installed. With Config.Owner it finds the rules by match,
 // whatever their cookie, and re-stamps rules an earlier owner installed
 // with the current owner's cookie (see Owner). If the flow's placement changes while Locate
-// reads (a concurrent Place, Unplace or Locate), the reading is outdated:
+// reads (a concurrent Place, Release or Locate), the reading is outdated:
 // Locate then returns the server's current placement and adopts nothing. It
 // returns an error wrapping proflow.ErrNotPlaced when the leaf has no
 // override for the flow.
@@ -629,28 +629,16 @@ func (s *Server) adopt(p *placement) {
 }
 
 // Release implements proflow.Releaser: it deletes the flow's override rule
-// pair (forward on the source leaf, reverse on the destination leaf) and
-// waits for both leaves' barriers, as Unplace does. The base rules stay:
-// they are permanent and carry every host pair, so the default path
-// carries the flow before (and while) its override goes. A flow with
-// nothing installed (never placed, or released already) is not an error.
-// With Config.Owner, a release the owner refuses fails with ErrFenced.
+// pair (forward on the source leaf, reverse on the destination leaf),
+// returning the flow to base forwarding, and waits for both leaves'
+// barriers. The base rules stay: they are permanent and carry every host
+// pair, so the default path carries the flow before (and while) its
+// override goes. If a leaf does not confirm the delete, Release fails and
+// the flow stays placed (its leases are still refreshed; call Release
+// again). A flow the server has not placed (or adopted with Locate), or
+// released already, is left alone and is not an error. With Config.Owner,
+// a release the owner refuses fails with ErrFenced and deletes nothing.
 func (s *Server) Release(ctx context.Context, flow proflow.FlowID) error {
-	return s.unplace(ctx, flow, "release")
-}
-
-// Unplace deletes the flow's override rules, returning it to base
-// forwarding. If a leaf does not confirm the delete, Unplace fails and the
-// flow stays placed (its leases are still refreshed; call Unplace again).
-// A flow the server has not placed (or adopted with Locate) is left alone.
-// With Config.Owner, an unplace the owner refuses fails with ErrFenced and
-// deletes nothing.
-func (s *Server) Unplace(ctx context.Context, flow proflow.FlowID) error {
-	return s.unplace(ctx, flow, "unplace")
-}
-
-// unplace is Unplace and Release; op names the call in errors.
-func (s *Server) unplace(ctx context.Context, flow proflow.FlowID, op string) error {
 	s.emu.Lock()
 	p := s.placed[flow]
 	s.emu.Unlock()
@@ -658,22 +646,22 @@ func (s *Server) unplace(ctx context.Context, flow proflow.FlowID, op string) er
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("openflow: %s %v: %w", op, flow, err)
+		return fmt.Errorf("openflow: release %v: %w", flow, err)
 	}
 	if err := s.lockLeaves(ctx, p.srcLeaf, p.dstLeaf); err != nil {
-		return fmt.Errorf("openflow: %s %v: waiting for the lease refresh: %w", op, flow, err)
+		return fmt.Errorf("openflow: release %v: waiting for the lease refresh: %w", flow, err)
 	}
 	defer s.emu.Unlock()
 	if p = s.placed[flow]; p == nil {
 		return nil
 	}
 	if !s.writable(flow) {
-		return fmt.Errorf("openflow: %s %v: %w", op, flow, ErrFenced)
+		return fmt.Errorf("openflow: release %v: %w", flow, ErrFenced)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	if err := errors.Join(s.applyEach(ctx, p, []int{p.srcLeaf, p.dstLeaf}, ofwire.FlowDeleteStrict)...); err != nil {
-		return fmt.Errorf("openflow: %s %v: %w", op, flow, err)
+		return fmt.Errorf("openflow: release %v: %w", flow, err)
 	}
 	s.setPlaced(flow, nil)
 	return nil

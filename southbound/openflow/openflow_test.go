@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -463,7 +464,16 @@ func TestServeClosesEverything(t *testing.T) {
 	}
 }
 
-func TestUnplaceAndDisconnect(t *testing.T) {
+// TestReleaseIsTheOnlyUnplace checks issue 24's finding: the server has
+// one method that drops a flow's overrides, proflow.Releaser's Release.
+func TestReleaseIsTheOnlyUnplace(t *testing.T) {
+	var _ proflow.Releaser = (*openflow.Server)(nil)
+	if _, ok := reflect.TypeFor[*openflow.Server]().MethodByName("Unplace"); ok {
+		t.Error("Server has Unplace beside Release, want Release only")
+	}
+}
+
+func TestReleaseAndDisconnect(t *testing.T) {
 	tb := newTestbed(t, nil)
 	tb.ready()
 	ctx := ctxT(t, 5*time.Second)
@@ -475,14 +485,14 @@ func TestUnplaceAndDisconnect(t *testing.T) {
 	if err := tb.srv.Place(ctx, fp, k); err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.srv.Unplace(ctx, fp); err != nil {
+	if err := tb.srv.Release(ctx, fp); err != nil {
 		t.Fatal(err)
 	}
 	if got := tb.bothWays(fp); got != base {
-		t.Errorf("after Unplace the flow goes via %s, want its base path %s", got, base)
+		t.Errorf("after Release the flow goes via %s, want its base path %s", got, base)
 	}
 	if _, err := tb.srv.Locate(ctx, fp); !errors.Is(err, proflow.ErrNotPlaced) {
-		t.Errorf("Locate after Unplace: %v, want ErrNotPlaced", err)
+		t.Errorf("Locate after Release: %v, want ErrNotPlaced", err)
 	}
 	n := tb.sw["agg3"].Connects()
 	if err := tb.srv.Disconnect("agg3"); err != nil {

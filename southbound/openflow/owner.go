@@ -10,7 +10,7 @@ import (
 // Owner fences the server's writes when several controllers share the
 // switches, each owning some of the protected flows (replicas of proflow
 // serve coordinated through etcd). The server asks it right before every
-// write of a flow's override rules — Place, PlaceBatch, Unplace and
+// write of a flow's override rules — Place, PlaceBatch and
 // Release, the lease refresh, the re-install on a reconnecting switch:
 // when ok is false the write is refused with an error wrapping ErrFenced
 // (the refresh and the re-install skip the flow, so its lease lapses);
