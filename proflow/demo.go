@@ -64,9 +64,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	var cfgs []sim.Config
 	for _, n := range names {
-		cfg, err := loadProfile("demo", n)
+		cfg, err := sim.LoadProfile(n)
 		if err != nil {
-			return err
+			return fmt.Errorf("demo: -profiles %s: %w: %w", n, err, errUsage)
 		}
 		cfgs = append(cfgs, cfg)
 	}
