@@ -63,6 +63,7 @@ type Service struct {
 	seeds []FlowConfig // cluster mode: the flows this config put in etcd
 
 	metricsLn net.Listener
+	evicted   prometheus.Counter // HTTP connections closed at maxHTTPConns
 
 	modelGate *policy.GateConfig // the gate the model records, once read (agent with a partial gate)
 
@@ -139,10 +140,12 @@ func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service
 		Help: "Protected flows in the service's current config."})
 	s.stepsM = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "proflow", Subsystem: "serve", Name: "steps_total",
 		Help: "Controller steps (ticks) run; with proflow_serve_etcd_writes_total, the etcd writes per tick."})
+	s.evicted = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "proflow", Subsystem: "serve", Name: "http_conns_evicted_total",
+		Help: fmt.Sprintf("Connections to /metrics and /healthz closed before they sent a request or while idle, to admit a new one at the bound of %d open connections.", maxHTTPConns)})
 	for _, r := range []string{"ok", "error"} {
 		s.reloads.WithLabelValues(r)
 	}
-	s.reg.MustRegister(s.reloads, s.cfgFlows, s.stepsM, lim.suppressed)
+	s.reg.MustRegister(s.reloads, s.cfgFlows, s.stepsM, s.evicted, lim.suppressed)
 
 	var err error
 	var start []FlowConfig
@@ -368,8 +371,10 @@ func (s *Service) Run(ctx context.Context) error {
 	var srv *http.Server
 	if s.metricsLn != nil {
 		srv = s.httpServer()
+		ln := newConnBound(s.metricsLn, maxHTTPConns, s.evicted)
+		srv.ConnState = ln.track
 		wg.Go(func() {
-			if err := srv.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 				fail("metrics", err)
 			}
 		})
@@ -405,7 +410,8 @@ func (s *Service) Run(ctx context.Context) error {
 // httpServer returns the server of /metrics and /healthz: bounded in the
 // time a client may take to send its headers, keep an idle connection or
 // read a reply, its own errors logged through the service's logger (and
-// its rate limit), not the standard logger.
+// its rate limit), not the standard logger. Run serves it on a connBound
+// listener, which bounds its open connections.
 func (s *Service) httpServer() *http.Server {
 	return &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute,
 		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10,
