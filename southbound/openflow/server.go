@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -94,6 +95,29 @@ type Server struct {
 	wg       sync.WaitGroup
 	changed  chan struct{} // closed and replaced when a switch becomes ready or goes
 	connSeq  uint32
+	greeting []*greeting // connections in handshake, oldest first, at most maxHandshakes
+}
+
+// Bounds of the connections in handshake (hello and features, up to
+// Config.HandshakeTimeout each). At maxHandshakes, Serve accepts the next
+// connection once the oldest in handshake has been at it for
+// handshakeGrace, and closes that one: clients that connect and stall
+// cannot take every descriptor of the process (the metrics endpoint, the
+// config file, etcd and the switches need theirs), nor keep a switch,
+// which answers within milliseconds, from connecting behind them for
+// longer than it takes to clear them, 640 a second (issue 24). The
+// sessions that pass the handshake are bounded by the fabric: one per
+// datapath.
+const (
+	maxHandshakes  = 64
+	handshakeGrace = 100 * time.Millisecond
+)
+
+// greeting is a connection in handshake.
+type greeting struct {
+	conn    net.Conn
+	since   time.Time // accepted
+	evicted bool      // closed for a newer connection (Server.mu)
 }
 
 type hostInfo struct {
@@ -203,6 +227,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	var backoff time.Duration
 	for {
+		if err := pause(ctx, s.handshakeRoom(time.Now())); err != nil {
+			return err
+		}
 		conn, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -219,19 +246,33 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				s.m.acceptErrors.Inc()
 			}
 			s.cfg.Logger.Warn("openflow: accept failed; retrying", "error", err, "retry_in", backoff)
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := pause(ctx, backoff); err != nil {
+				return err
 			}
 			continue
 		}
 		backoff = 0
-		if !s.goroutine(func() { s.handle(ctx, conn) }) {
+		g := s.greet(conn)
+		if !s.goroutine(func() { s.handle(ctx, conn, g) }) {
+			s.greeted(g)
 			_ = conn.Close()
 		}
+	}
+}
+
+// pause waits d (none when d ≤ 0), or returns ctx's error when it ends
+// first.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -249,6 +290,48 @@ func temporaryAccept(err error) bool {
 		}
 	}
 	return false
+}
+
+// handshakeRoom returns how long Serve waits before it may accept: 0
+// below maxHandshakes, else until the oldest handshake is handshakeGrace
+// old.
+func (s *Server) handshakeRoom(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.greeting) < maxHandshakes {
+		return 0
+	}
+	return max(s.greeting[0].since.Add(handshakeGrace).Sub(now), 0)
+}
+
+// greet records conn as in handshake and, at maxHandshakes, closes the
+// oldest connection in handshake.
+func (s *Server) greet(conn net.Conn) *greeting {
+	g := &greeting{conn: conn, since: time.Now()}
+	var old *greeting
+	s.mu.Lock()
+	if len(s.greeting) >= maxHandshakes {
+		old = s.greeting[0]
+		old.evicted = true
+		s.greeting = slices.Delete(s.greeting, 0, 1)
+	}
+	s.greeting = append(s.greeting, g)
+	s.mu.Unlock()
+	if old != nil {
+		_ = old.conn.Close()
+	}
+	return g
+}
+
+// greeted ends g's handshake and reports whether it was closed for a newer
+// connection.
+func (s *Server) greeted(g *greeting) (evicted bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.greeting, g); i >= 0 {
+		s.greeting = slices.Delete(s.greeting, i, i+1)
+	}
+	return g.evicted
 }
 
 // goroutine runs f tracked by the wait group unless Serve is returning.
@@ -274,10 +357,13 @@ func (s *Server) notify() {
 }
 
 // handle runs one switch connection from handshake to close.
-func (s *Server) handle(ctx context.Context, raw net.Conn) {
+func (s *Server) handle(ctx context.Context, raw net.Conn, g *greeting) {
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
 	conn := of.NewConn(raw)
 	feat, err := handshake(ctx, conn, s.cfg.HandshakeTimeout)
+	if s.greeted(g) { // closed under the handshake, which may have just passed
+		err = fmt.Errorf("closed for a newer connection at the bound of %d in handshake (read: %v)", maxHandshakes, err)
+	}
 	if err != nil {
 		if s.m != nil {
 			s.m.handshakeFailures.Inc()
