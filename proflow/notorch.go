@@ -20,14 +20,36 @@ func torchCommands() []command {
 }
 
 // noTorch says why train is missing and how to build a proflow with it.
-const noTorch = "needs libtorch, and this proflow was built without it (no -tags torch): " +
-	"build one with make model-bin (writes build/model/proflow-torch), or after make torch-setup with " +
-	"GOWORK=$PWD/build/torch.work go build -tags torch ./proflow (see docs/torch.md)"
+const noTorch = "built without libtorch (-tags torch): see docs/torch.md; " +
+	"build a proflow that has it with make model-bin (writes build/model/proflow-torch), or after make torch-setup with " +
+	"GOWORK=$PWD/build/torch.work go build -tags torch ./proflow"
 
+// trainFlagsWithoutTorch declares the flags of the torch build's train
+// (train_cmds.go; TestTrainFlagsMatchTorchBuild keeps them in step), so
+// that a bad command line is a usage error here too.
+func trainFlagsWithoutTorch(e *env) *flag.FlagSet {
+	fs := e.newFlags("train", "train -data DATASET [-config train.json] [-out model.safetensors] [flags]")
+	for _, name := range []string{"data", "config", "out", "dynamics", "device", "checkpoints", "commit", "gate"} {
+		fs.String(name, "", "")
+	}
+	fs.Uint64("seed", 0, "")
+	fs.Float64("beta", 0, "")
+	return fs
+}
+
+// runTrainWithoutTorch refuses train: a bad command line as the torch
+// build would (exit 2), a good one because this build cannot train (exit 1).
 func runTrainWithoutTorch(_ context.Context, e *env, args []string) error {
 	if slices.ContainsFunc(args, isHelpFlag) {
-		fmt.Fprintf(e.stderr, "Usage: proflow train [flags]\n\ntrain %s.\n", noTorch)
+		fmt.Fprintf(e.stderr, "Usage: proflow train [flags]\n\ntrain: %s.\n", noTorch)
 		return flag.ErrHelp
 	}
-	return fmt.Errorf("train: %s: %w", noTorch, errUsage)
+	fs := trainFlagsWithoutTorch(e)
+	if err := parseFlags(fs, "train", args); err != nil {
+		return err
+	}
+	if fs.Lookup("data").Value.String() == "" {
+		return fmt.Errorf("train: -data is required: %w", errUsage)
+	}
+	return fmt.Errorf("train: %s", noTorch)
 }
