@@ -55,14 +55,19 @@ const defaultModel = "models/default.safetensors"
 // electionID is the controller's P4Runtime election ID.
 var electionID = p4runtime.ElectionID{Low: 10}
 
+// defaultOptions are the flags' defaults: the run the README shows.
+func defaultOptions() options {
+	return options{Scenario: "S1", Seed: 1, Policy: "crowd", Model: defaultModel, Profile: sim.DefaultProfile}
+}
+
 func main() {
-	var o options
-	flag.StringVar(&o.Scenario, "scenario", "S1", "built-in scenario: "+strings.Join(sim.BuiltinScenarios(), ", "))
-	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated episode (both runs use it)")
-	flag.StringVar(&o.Policy, "policy", "crowd", "policy: crowd, reactive, static, or agent (the learned agent of -model)")
-	flag.StringVar(&o.Model, "model", defaultModel, "model file of the agent policy")
-	flag.BoolVar(&o.Verbose, "v", false, "log every decision of the controller over P4Runtime")
-	flag.StringVar(&o.Profile, "profile", sim.DefaultProfile, "simulated world: "+strings.Join(sim.Profiles(), ", ")+", or a profile JSON file")
+	o := defaultOptions()
+	flag.StringVar(&o.Scenario, "scenario", o.Scenario, "built-in scenario: "+strings.Join(sim.BuiltinScenarios(), ", "))
+	flag.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the simulated episode (both runs use it)")
+	flag.StringVar(&o.Policy, "policy", o.Policy, "policy: crowd, reactive, static, or agent (the learned agent of -model)")
+	flag.StringVar(&o.Model, "model", o.Model, "model file of the agent policy")
+	flag.BoolVar(&o.Verbose, "v", o.Verbose, "log every decision of the controller over P4Runtime")
+	flag.StringVar(&o.Profile, "profile", o.Profile, "simulated world: "+strings.Join(sim.Profiles(), ", ")+", or a profile JSON file")
 	flag.Parse()
 	if _, err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "p4fabric:", err)

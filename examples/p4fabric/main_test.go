@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,4 +107,51 @@ func TestPolicyErrors(t *testing.T) {
 	if _, err := run(ctx, options{Scenario: "S99", Seed: 1, Policy: "crowd"}, &bytes.Buffer{}); err == nil {
 		t.Error("run(S99) succeeded")
 	}
+}
+
+// update rewrites the README's sample output from a run.
+var update = flag.Bool("update", false, "rewrite README.md's sample output from the default run")
+
+// TestREADMESampleOutput keeps the README's sample output that of the
+// default run (go run ./examples/p4fabric): the summary from its
+// "S1, seed 1" line to the end. go test -run TestREADMESampleOutput
+// -update ./examples/p4fabric rewrites it.
+func TestREADMESampleOutput(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := run(context.Background(), defaultOptions(), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	o := defaultOptions()
+	head := fmt.Sprintf("%s, seed %d, policy %s:", o.Scenario, o.Seed, o.Policy)
+	i := strings.Index(out.String(), "\n"+head)
+	if i < 0 {
+		t.Fatalf("output lacks a line starting %q:\n%s", head, out.String())
+	}
+	got := strings.TrimSpace(out.String()[i:]) + "\n"
+
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := bytes.Index(readme, []byte("```\n"+head))
+	if start < 0 {
+		t.Fatalf("README.md has no code block starting %q", head)
+	}
+	start += len("```\n")
+	end := bytes.Index(readme[start:], []byte("```\n"))
+	if end < 0 {
+		t.Fatal("README.md: the sample output's code block does not end")
+	}
+	end += start
+	if string(readme[start:end]) == got {
+		return
+	}
+	if *update {
+		next := append(append(append([]byte(nil), readme[:start]...), got...), readme[end:]...)
+		if err := os.WriteFile("README.md", next, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's sample output is stale; go test -run TestREADMESampleOutput -update ./examples/p4fabric rewrites it.\nREADME:\n%s\nrun:\n%s", readme[start:end], got)
 }
