@@ -76,7 +76,7 @@ const (
 	// after the crowd arrives to a random other switch — the elephant's or
 	// a capped one. With the paper's strategies a crowd's destinations are
 	// mostly idle, and the agent learned to wait for the collapse where
-	// every candidate carried flows (training/doc.go).
+	// every candidate carried flows (training/doc.go). Share 0.16 of 1.16.
 	StrategyJTrap Strategy = "J_TRAP"
 )
 
@@ -136,18 +136,20 @@ func (s Strategy) Description() string {
 }
 
 // DefaultShares returns the share of the corpus each strategy gets by
-// default (they sum to 1). The paper reports no per-strategy counts; these
-// weigh the strategies that carry the precursor signal and timing diversity
-// (B, the early reroutes A_SHORT and F_EARLY, and the D family) a little
-// above the rest. H_EARLY, proflow's own, has share 0 by default: it did
-// not help (training/doc.go); -shares turns it on.
+// default (relative weights: Table I's sum to 1, and proflow's J_TRAP adds
+// 0.16, so it gets 0.16/1.16 of the corpus). The paper reports no
+// per-strategy counts; these weigh the strategies that carry the precursor
+// signal and timing diversity (B, the early reroutes A_SHORT and F_EARLY,
+// and the D family) a little above the rest. H_EARLY, proflow's own, has
+// share 0 by default: it did not help (training/doc.go); -shares turns it
+// on. J_TRAP's share was chosen on the built-in scenarios (training/doc.go).
 func DefaultShares() map[string]float64 {
 	return map[string]float64{
 		string(StrategyA): 0.08, string(StrategyALong): 0.05, string(StrategyAShort): 0.08,
 		string(StrategyB): 0.12, string(StrategyC): 0.08,
 		string(StrategyD): 0.08, string(StrategyDShort): 0.07, string(StrategyDLong): 0.06,
 		string(StrategyE): 0.07, string(StrategyFStay): 0.06, string(StrategyFLate): 0.05, string(StrategyFEarly): 0.08,
-		string(StrategyGClean): 0.06, string(StrategyHPartial): 0.06, string(StrategyHEarly): 0, string(StrategyJTrap): 0,
+		string(StrategyGClean): 0.06, string(StrategyHPartial): 0.06, string(StrategyHEarly): 0, string(StrategyJTrap): 0.16,
 	}
 }
 

@@ -386,10 +386,13 @@ func TestScriptedPolicy(t *testing.T) {
 
 func TestAllocate(t *testing.T) {
 	counts := Allocate(779, DefaultShares())
-	total := 0
+	total, sum := 0, 0.0
+	for _, v := range DefaultShares() {
+		sum += v
+	}
 	for i, c := range counts {
 		total += c
-		want := 779 * DefaultShares()[string(Strategies()[i])]
+		want := 779 * DefaultShares()[string(Strategies()[i])] / sum
 		if math.Abs(float64(c)-want) > 1 {
 			t.Errorf("%s: %d episodes, want about %.1f", Strategies()[i], c, want)
 		}
