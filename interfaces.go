@@ -62,8 +62,8 @@ type PolicyFunc func(scores []float64, in *Input) error
 // Score calls f(scores, in).
 func (f PolicyFunc) Score(scores []float64, in *Input) error { return f(scores, in) }
 
-// Gate is the stability mechanism between the policy and the enforcer (SPEC
-// §3). Admit reads d.Time, d.Current, d.Scores and d.LastReroute and fills
+// Gate is the stability mechanism between the policy and the enforcer (paper
+// §IV-D). Admit reads d.Time, d.Current, d.Scores and d.LastReroute and fills
 // d.Best, d.Margin, d.Votes, d.Cooldown, d.Target (-1 to hold) and d.Reason.
 // Gates keep vote streaks and so implement Resetter.
 type Gate interface {

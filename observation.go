@@ -7,7 +7,7 @@ import (
 )
 
 // SwitchSample holds the telemetry of one aggregation switch k over the last
-// interval (SPEC §2, x_agg).
+// interval (x_agg of the paper's App. A).
 type SwitchSample struct {
 	// TxRate is ρ_k, the transmit rate of the switch's uplinks, bytes/s.
 	TxRate float64 `json:"tx_rate"`
@@ -25,7 +25,7 @@ type SwitchSample struct {
 	ElephantRate float64 `json:"elephant_rate"`
 }
 
-// LeafSample holds the telemetry of one congestion leaf ℓ ∈ L (SPEC §2, x_leaf).
+// LeafSample holds the telemetry of one congestion leaf ℓ ∈ L (x_leaf, App. A).
 type LeafSample struct {
 	// IngressRate is λ_ℓ, the rate at which congestion traffic enters the
 	// leaf from its hosts, bytes/s.
@@ -36,7 +36,7 @@ type LeafSample struct {
 }
 
 // FlowSample holds what telemetry sees of the protected flow and of the
-// congestion traffic as a whole (SPEC §2, x_flow).
+// congestion traffic as a whole (x_flow, App. A).
 type FlowSample struct {
 	// Throughput is φ_t, the protected flow's realised throughput, bytes/s
 	// of payload (goodput) where the source can tell, else of frames.

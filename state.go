@@ -5,13 +5,14 @@ import (
 	"math"
 )
 
-// State is the encoded state vector s_t that policies read (SPEC §2). Its
-// length is StateEncoder.Dim(); for the default encoder 6|S|+2|L|+4.
+// State is the encoded state vector s_t that policies read (paper §IV-C,
+// App. A; docs/method.md). Its length is StateEncoder.Dim(); for the
+// default encoder 6|S|+2|L|+4.
 type State []float32
 
 // Baseline holds the per-episode reference values of the state encoding,
 // learned while the protected flow runs alone on its initial switch, before
-// congestion (SPEC §2).
+// congestion (paper App. A).
 type Baseline struct {
 	// Overflow is ξ̄, the mean overflow rate produced by the protected
 	// flow's own TCP on its initial switch, bytes/s.

@@ -9,7 +9,7 @@ import (
 	"github.com/proflow-sdn/proflow"
 )
 
-// GateConfig holds the three conditions of the stability gate (SPEC §3).
+// GateConfig holds the three conditions of the stability gate (paper §IV-D).
 // Start from DefaultGateConfig.
 type GateConfig struct {
 	// Margin is δ: a candidate must beat the current switch by strictly
@@ -79,7 +79,7 @@ func (c GateConfig) Validate() error {
 	return nil
 }
 
-// Gate is the stability gate of ProFlow (SPEC §3, paper §IV-D). It
+// Gate is the stability gate of ProFlow (paper §IV-D; docs/method.md). It
 // implements proflow.Gate and proflow.Resetter.
 //
 // # Rule

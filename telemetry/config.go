@@ -10,8 +10,8 @@ import (
 
 // StateLayout names the layout of the state vector the default encoder
 // writes: [x_agg (5|S|), x_leaf (2|L|), h (|S|), x_flow (4)] with the
-// scaling and clipping of SPEC §2. A model file records it; a model trained
-// on another layout is refused.
+// scaling and clipping of the paper's App. A (docs/method.md). A model
+// file records it; a model trained on another layout is refused.
 const StateLayout = "proflow-state-v1"
 
 // EncoderConfig holds the scaling constants and windows of the default state

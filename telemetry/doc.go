@@ -1,6 +1,7 @@
 // Package telemetry turns raw fabric telemetry into ProFlow's state vector:
-// Encoder is the default proflow.StateEncoder (SPEC §2, paper App. A), and
-// Merge combines several telemetry sources into one proflow.Observation.
+// Encoder is the default proflow.StateEncoder (paper §IV-C and App. A;
+// docs/method.md), and Merge combines several telemetry sources into one
+// proflow.Observation.
 //
 // # What the encoder computes
 //

@@ -9,7 +9,8 @@ import (
 )
 
 // Encoder is the default proflow.StateEncoder: it writes the state vector of
-// SPEC §2 in the layout StateLayout names (see the package documentation).
+// the paper's §IV-C and App. A in the layout StateLayout names (see the
+// package documentation).
 // It also implements proflow.Baseliner and proflow.Resetter.
 //
 // An Encoder remembers the previous encoded sample (for ρ̇ and Δφ) and the

@@ -46,8 +46,8 @@ func obs(switches []proflow.SwitchSample, leaves []proflow.LeafSample, phi, cong
 		Flow: proflow.FlowSample{Throughput: phi, CongestionRate: congestion}}
 }
 
-// state restates the layout of SPEC §2 independently of the encoder's offset
-// helpers: [x_agg (5|S|), x_leaf (2|L|), h (|S|), x_flow (4)].
+// state restates the layout of the paper's App. A independently of the
+// encoder's offset helpers: [x_agg (5|S|), x_leaf (2|L|), h (|S|), x_flow (4)].
 func state(agg [][5]float32, leaves [][2]float32, current int, flow [4]float32) proflow.State {
 	var s proflow.State
 	for _, a := range agg {

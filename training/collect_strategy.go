@@ -14,7 +14,7 @@ import (
 )
 
 // Strategy names one of the data-collection strategies of the paper's
-// Table I (App. C, SPEC §8). Each one says where the protected flow starts,
+// Table I (App. C, §V-A c). Each one says where the protected flow starts,
 // where the congesters send, and whether and when the data-collection runner
 // reroutes the flow; PlanEpisode turns it into a Plan.
 type Strategy string

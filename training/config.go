@@ -16,7 +16,7 @@ const (
 	DeviceCUDA = "cuda"
 )
 
-// TrainConfig holds the settings of offline training (SPEC §5): the
+// TrainConfig holds the settings of offline training (paper §IV-E): the
 // dynamics model (Stage 1), fitted Q-iteration (Stage 2) and Dyna
 // refinement (Stage 3). Start from DefaultTrainConfig; LoadTrainConfig reads
 // a JSON file over the defaults. The package documentation gives the

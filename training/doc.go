@@ -1,5 +1,5 @@
 // Package training holds ProFlow's offline training side that needs no
-// libtorch: the rewards (SPEC §4), the transition dataset and its file
+// libtorch: the rewards (paper Eq. 4, App. B), the transition dataset and its file
 // format, the training configuration, the state projection used by
 // predicted states, and the pure-Go dynamics model f_ψ with its file
 // format. The libtorch trainer (dynamics model, fitted Q-iteration, Dyna) is
@@ -171,8 +171,8 @@
 // # Collection
 //
 // Collect builds a corpus on the simulated fabric (package southbound/sim)
-// with the data-collection strategies of the paper's Table I (Strategies,
-// SPEC §8): each episode is a Plan drawn by PlanEpisode — a sim.Scenario
+// with the data-collection strategies of the paper's Table I (Strategies;
+// App. C): each episode is a Plan drawn by PlanEpisode — a sim.Scenario
 // (where the protected flow starts; which congester hosts send, through
 // which switch, with how many streams, capped or full rate, arriving at once
 // or one by one, moving or leaving) and a Script, the strategy's runner

@@ -8,10 +8,10 @@ import (
 
 // ClampState projects a predicted state onto the values the encoder can
 // produce with the protected flow on switch current: every feature is
-// clipped to its range (SPEC §2: signed overflow in [−1, 1] and flow count in
-// [−0.5, 1] on the current switch, [0, 1] elsewhere; rates of change in
-// [−1, 1]; everything else in [0, 1]) and the placement one-hot is set to
-// current exactly. It returns an error, leaving s untouched, when len(s) is
+// clipped to its range (as the encoder clips it, App. A: signed overflow in
+// [−1, 1] and flow count in [−0.5, 1] on the current switch, [0, 1]
+// elsewhere; rates of change in [−1, 1]; everything else in [0, 1]) and the
+// placement one-hot is set to current exactly. It returns an error, leaving s untouched, when len(s) is
 // not enc.Dim() or current is not a switch index.
 func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 	if len(s) != enc.Dim() {

@@ -54,7 +54,8 @@ type Options struct {
 	Seed uint64 `json:"seed"`
 }
 
-// DefaultOptions returns the settings of the paper's evaluation (SPEC §9).
+// DefaultOptions returns the settings of the paper's evaluation (§V-B,
+// App. H; docs/method.md).
 func DefaultOptions() Options {
 	return Options{Window: 120, DegradationFraction: 0.5, Baseline: "reactive", Reference: "static",
 		Confidence: 0.95, Resamples: 10000, Seed: 1, SLOFraction: 0.8, Deployable: DeployablePolicies()}
@@ -238,10 +239,10 @@ func (s *Summary) Comparison(candidate string) (Comparison, bool) {
 }
 
 // Summarize computes per-scenario cells and the comparisons with the
-// baseline policy (SPEC §9). It refuses an invalid episode, an episode
-// without a sample in the evaluation window (naming its scenario, policy
-// and repeat), and a baseline policy that is not among several policies
-// (see Options.Baseline).
+// baseline policy (the paper's Tables IV and V). It refuses an invalid
+// episode, an episode without a sample in the evaluation window (naming its
+// scenario, policy and repeat), and a baseline policy that is not among
+// several policies (see Options.Baseline).
 func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err

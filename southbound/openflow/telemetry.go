@@ -114,7 +114,7 @@ func (s *Server) pollStats(sess *session) (*sample, error) {
 
 // Collect polls every switch of the fabric (port and flow statistics, in
 // parallel) and fills obs with the rates between each switch's two latest
-// polls (SPEC §2):
+// polls (the inputs of the paper's App. A):
 //
 //   - TxRate ρ_k: bytes/s sent on aggregation switch k's ports toward the leaves.
 //   - FlowCount n_k: host-pair entries of k whose packet counter advanced

@@ -22,8 +22,8 @@ import (
 
 var calibrationSeeds = []uint64{1, 2, 3, 4, 5}
 
-// The reactive baseline's rule (SPEC §6): ξ above 27,000 B/s on three
-// consecutive samples.
+// The reactive baseline's rule (paper §V-A e, App. E): ξ above 27,000 B/s
+// on three consecutive samples.
 const (
 	reactiveThreshold   = 27000
 	reactiveConsecutive = 3

@@ -370,7 +370,7 @@
 //     controller's baseline is the flow's rate.
 //
 // Alternatives measured (proflow profile fit and the calibration tests'
-// variants; SPEC §10 lists more). A shallow tbf limit (4–9 packets) makes
+// variants). A shallow tbf limit (4–9 packets) makes
 // collapsed TCP spend its time in timeouts and ξ hover near the threshold,
 // but the level depends on the number of streams sharing k*. Measured with
 // proflow evaluate -policies reactive -scenarios S1,S5,S7 -repeats 3 and a
@@ -489,7 +489,7 @@
 //
 // A Scenario is data: where f_p starts and when which congester host sends,
 // through which switch, with how many streams and what per-stream cap. The
-// built-ins are S1–S12, C1 and C2 of the paper (SPEC §7; BuiltinScenario),
+// built-ins are S1–S12, C1 and C2 of the paper (App. D and F; BuiltinScenario),
 // embedded JSON files in this schema; users load their own with
 // LoadScenario or ReadScenario, which reject unknown fields and report every
 // problem with the field it is in:

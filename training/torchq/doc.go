@@ -1,7 +1,8 @@
 // Package torchq trains ProFlow's Q-network offline with libtorch (through
 // gotch): the dynamics model f_ψ (Stage 1), fitted Q-iteration (Stage 2) and
-// Dyna refinement with synthetic rollouts (Stage 3) of SPEC §5, and exports
-// the trained weights to the pure-Go model file that package policy loads.
+// Dyna refinement with synthetic rollouts (Stage 3) of the paper's §IV-E,
+// and exports the trained weights to the pure-Go model file that package
+// policy loads.
 //
 // Everything but this file is behind the torch build tag; build and test it
 // through the patched gotch workspace (see docs/torch.md):

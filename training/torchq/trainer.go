@@ -59,10 +59,10 @@ func Device(name string) (gotch.Device, error) {
 	return gotch.CPU, fmt.Errorf("torchq: device %q, want %q or %q", name, training.DeviceCPU, training.DeviceCUDA)
 }
 
-// Trainer runs the three offline training stages of SPEC §5 on one device:
-// TrainDynamics (Stage 1), FitQ (Stage 2, fitted Q-iteration) and Dyna
-// (Stage 3). Run does all three on a dataset. A Trainer is not safe for
-// concurrent use; Close frees its libtorch memory.
+// Trainer runs the three offline training stages of the paper's §IV-E on
+// one device: TrainDynamics (Stage 1), FitQ (Stage 2, fitted Q-iteration)
+// and Dyna (Stage 3). Run does all three on a dataset. A Trainer is not
+// safe for concurrent use; Close frees its libtorch memory.
 type Trainer struct {
 	cfg training.TrainConfig
 	enc telemetry.EncoderConfig
