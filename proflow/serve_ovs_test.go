@@ -35,7 +35,10 @@ func TestServeBinaryOVSExample(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := buildProflow(t, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// go test runs packages side by side, and package ovsfabric's tests
+	// hold the machine-wide fabric lock for minutes at a time: fabric up
+	// waits for it (ovsfabric.Up), so its first line may be minutes away.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	// Names of this run: 4 characters of prefix leave interface names
@@ -45,7 +48,7 @@ func TestServeBinaryOVSExample(t *testing.T) {
 	runDir := filepath.Join(dir, "ovs")
 
 	up := start(t, ctx, "fabric up", bin, "fabric", "up", "-prefix", prefix, "-rundir", runDir, "-listen", ofAddr)
-	waitLine(t, up, "fabric up", 60*time.Second)
+	waitLine(t, up, "fabric up", 5*time.Minute)
 	defer up.stop(t, syscall.SIGINT, 60*time.Second) // tears the fabric down
 
 	var uplinks []string
