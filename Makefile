@@ -2,7 +2,7 @@
 #   make demo   evaluates the policies on the simulated fabric and writes a report
 #   make test   installs what the tests need (Debian, as root) and runs every test
 #
-# Other targets: make bench (benchmarks for the README's performance section),
+# Other targets: make bench (benchmarks for docs/performance.md),
 # make model (collect → train → export the default agent), make fmt, make vet.
 
 SHELL := /bin/bash

@@ -9,7 +9,7 @@ import (
 // TestScale measures one replica holding 10,000 flows (every shard) on
 // this machine: the first save, a steady tick, a tick with 1% reroutes and
 // the reads a new owner makes to resume them all. `make etcd-test` prints
-// the figures (the README's flows per replica).
+// the figures (docs/performance.md, flows per replica).
 func TestScale(t *testing.T) {
 	c := etcdOrSkip(t)
 	admin := adminClient(t, c)

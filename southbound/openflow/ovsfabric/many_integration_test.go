@@ -95,7 +95,7 @@ func checkMany(t *testing.T, ctx context.Context, b *bed, want []int, when strin
 // old rules deleted and confirmed). It checks every flow's rules on the
 // switches, that no lookup missed the table while four of the flows carry
 // traffic, and the per-flow telemetry of those four; it prints the step
-// latency distribution (issue 13, acceptance 4; the README's figure). It
+// latency distribution (the figure in docs/performance.md). It
 // releases every flow at the end and checks that no override is left.
 func TestOVSManyFlowsStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
