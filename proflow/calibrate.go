@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -21,7 +22,7 @@ import (
 func calibrateCommand() command {
 	return command{
 		name:    "calibrate",
-		summary: "calibrate the reactive (App. E) and crowd (App. G) baselines on simulated or recorded traces",
+		summary: "calibrate the reactive (App. E), crowd (App. G) and throughput-drop baselines on simulated or recorded traces",
 		run:     runCalibrate,
 	}
 }
@@ -35,7 +36,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	repeats := fs.Int("repeats", 3, "simulated repeats of each single-congester and crowd scenario")
 	seed := fs.Uint64("seed", 1, "base seed of simulated episodes")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
-	out := fs.String("out", "out/calibrate", "`DIR` for calibration.md and false-alarms.png (created if missing)")
+	out := fs.String("out", "out/calibrate", "`DIR` for calibration.md, throughput-drop.json and false-alarms.png (created if missing)")
 	prof := profileFlag(fs)
 	if err := parseFlags(fs, "calibrate", args); err != nil {
 		return err
@@ -110,18 +111,46 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: crowd threshold: %w", err)
 	}
+	// The throughput-drop policy: replayed on the same congestion-free
+	// episodes; the recovery from a move comes from the profile's moved
+	// episodes (a recorded fabric has none of its own).
+	moved, err := simulateEpisodes(ctx, e, "moved", eval.MovedEpisodes(cfg, *episodes, *seed), *parallel)
+	if err != nil {
+		return fmt.Errorf("calibrate: simulate moved episodes: %w", err)
+	}
+	drop, err := eval.AnalyseDrop(quiet, moved, eval.DefaultDropOptions())
+	if err != nil {
+		return fmt.Errorf("calibrate: throughput-drop: %w", err)
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("calibrate: -out: %w", err)
 	}
 	report := filepath.Join(*out, "calibration.md")
-	if err := fileutil.WriteAtomic(report, func(w io.Writer) error { return eval.WriteCalibration(w, th, cnt) }); err != nil {
+	write := func(w io.Writer) error {
+		if err := eval.WriteCalibration(w, th, cnt); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		return eval.WriteDropCalibration(w, drop)
+	}
+	if err := fileutil.WriteAtomic(report, write); err != nil {
 		return fmt.Errorf("calibrate: write %s: %w", report, err)
+	}
+	dropPath := filepath.Join(*out, "throughput-drop.json")
+	if err := fileutil.WriteAtomic(dropPath, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(drop.Config)
+	}); err != nil {
+		return fmt.Errorf("calibrate: write %s: %w", dropPath, err)
 	}
 	plotPath := filepath.Join(*out, "false-alarms.png")
 	if err := eval.PlotThreshold(plotPath, th); err != nil {
 		return fmt.Errorf("calibrate: plot %s: %w", plotPath, err)
 	}
-	if err := eval.WriteCalibration(e.stdout, th, cnt); err != nil {
+	if err := write(e.stdout); err != nil {
 		return fmt.Errorf("calibrate: print report: %w", err)
 	}
 	return nil
@@ -183,6 +212,11 @@ func simulateStatic(ctx context.Context, e *env, cfg sim.Config, label string, s
 				Config: cfg, Policy: "static", NewPolicy: static.New})
 		}
 	}
+	return simulateEpisodes(ctx, e, label, specs, parallel)
+}
+
+// simulateEpisodes runs the specs with a progress bar.
+func simulateEpisodes(ctx context.Context, e *env, label string, specs []sim.EpisodeSpec, parallel int) ([]*trace.Episode, error) {
 	bar := progress.New(e.stderr, "calibrate "+label, len(specs))
 	defer bar.Finish()
 	eps, err := sim.RunMany(ctx, specs, parallel, func(done, _ int) { bar.Set(done) })

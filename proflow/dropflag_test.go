@@ -45,3 +45,32 @@ func TestEvaluateThroughputDropSettings(t *testing.T) {
 		}
 	}
 }
+
+// proflow calibrate writes throughput-drop.json, which evaluate -drop reads
+// back: the settings an operator carries from a calibration to a run.
+func TestCalibrateWritesThroughputDrop(t *testing.T) {
+	dir := t.TempDir()
+	e, stdout, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"calibrate", "-episodes", "8", "-repeats", "1", "-out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "## Throughput-drop policy") {
+		t.Errorf("calibrate's report has no throughput-drop section:\n%s", stdout)
+	}
+	path := filepath.Join(dir, "throughput-drop.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"fraction": 0.9`) || !strings.Contains(string(data), `"cooldown": "12s"`) {
+		t.Errorf("throughput-drop.json = %s, want the testbed profile's fraction 0.9 and cooldown 12s", data)
+	}
+	e, stdout, _ = newTestEnv()
+	args := []string{"evaluate", "-policies", "static,throughput-drop", "-scenarios", "S11", "-repeats", "1", "-drop", path, "-out", filepath.Join(dir, "ev")}
+	if err := e.dispatch(context.Background(), args); err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	if !strings.Contains(stdout.String(), "throughput-drop settings from "+path) {
+		t.Errorf("evaluate did not take the calibrated settings:\n%s", stdout)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
@@ -226,7 +228,7 @@ func CalibrateThroughputDrop(ctx context.Context, cfg sim.Config, episodes int, 
 	if err != nil {
 		return nil, fmt.Errorf("eval: throughput-drop calibration: no-congestion episodes: %w", err)
 	}
-	moved, err := sim.RunMany(ctx, QuietEpisodes(cfg, episodes, seed, "moved", moveOnce(10*time.Second)), parallel, nil)
+	moved, err := sim.RunMany(ctx, MovedEpisodes(cfg, episodes, seed), parallel, nil)
 	if err != nil {
 		return nil, fmt.Errorf("eval: throughput-drop calibration: moved episodes: %w", err)
 	}
@@ -253,6 +255,37 @@ func QuietEpisodes(cfg sim.Config, n int, seed uint64, prefix string, newPolicy 
 			Config: cfg, Policy: name, NewPolicy: newPolicy})
 	}
 	return specs
+}
+
+// MovedEpisodes returns the specs of the calibration's n moved episodes
+// on profile cfg: the flow alone on switch i mod |S| in episode i, moved
+// once to the next switch 10 s after the controller's baseline phase
+// (scenario "moved-SWITCH", seed EpisodeSeed(seed, "moved-SWITCH/i", 0)).
+func MovedEpisodes(cfg sim.Config, n int, seed uint64) []sim.EpisodeSpec {
+	return QuietEpisodes(cfg, n, seed, "moved", moveOnce(10*time.Second))
+}
+
+// WriteDropCalibration writes the throughput-drop calibration as Markdown:
+// the false-alarm curve, the recovery from a move and the settings.
+func WriteDropCalibration(w io.Writer, r *DropReport) error {
+	if w == nil || r == nil {
+		return errors.New("eval: write throughput-drop calibration: the writer and the report are required")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Throughput-drop policy (policy.ThroughputDrop)\n\n")
+	fmt.Fprintf(&b, "Replayed on %d congestion-free episodes (the flow alone) with a debounce of %d samples and α %g: "+
+		"the highest fraction that never fires is the most sensitive setting, as App. E picks ξ_th.\n\n",
+		r.Episodes, r.Options.Consecutive, r.Options.Smoothing)
+	b.WriteString("| fraction | false-alarm rate |\n|---|---|\n")
+	for _, p := range r.Curve {
+		fmt.Fprintf(&b, "| %g | %s |\n", p.Fraction, pct(p.FalseAlarmRate))
+	}
+	fmt.Fprintf(&b, "\nHighest fraction without a false alarm: %g. Slowest recovery from a move between two idle switches "+
+		"(%d episodes; last sample below the fraction of the level before the move): %.1f s.\n\n", r.Highest, r.Moved, r.Recovery)
+	fmt.Fprintf(&b, "Settings: fraction %g, consecutive %d, cooldown %v, smoothing %g (throughput-drop.json; "+
+		"proflow evaluate -drop and serve's policy.throughput_drop take them).\n", r.Config.Fraction, r.Config.Consecutive, r.Config.Cooldown, r.Config.Smoothing)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // moveOnce returns a factory of a policy that moves the flow once, after
