@@ -287,7 +287,12 @@ func (s *Service) checkFlows(fs []FlowConfig) error {
 			_, err = s.sb.topo.SwitchIndex(f.Switch)
 		}
 		if err != nil {
-			errs = append(errs, &FieldError{Path: fmt.Sprintf("flows[%d]", i), Problem: fmt.Sprintf("%s: %v", f.ID, err)})
+			// Name the flow once: a southbound's error may name it already.
+			problem := err.Error()
+			if !strings.Contains(problem, f.ID) && (id == proflow.FlowID{} || !strings.Contains(problem, id.String())) {
+				problem = f.ID + ": " + problem
+			}
+			errs = append(errs, &FieldError{Path: fmt.Sprintf("flows[%d]", i), Problem: problem})
 		}
 	}
 	return errors.Join(errs...)

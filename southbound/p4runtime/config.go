@@ -242,7 +242,7 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Flow.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("flow: %w", err))
+		errs = append(errs, err) // names the flow and its field itself
 	}
 	if len(c.Leaves) == 0 {
 		errs = append(errs, errors.New("no leaves, want every leaf switch to program"))
