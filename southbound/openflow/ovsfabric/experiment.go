@@ -193,6 +193,18 @@ func (x Experiment) prepare() (*run, error) {
 	r.plan = plan.Retime(x.Warmup, x.Window)
 	x.Fabric.BucketBurst = fmt.Sprintf("%.0f", r.scale.BucketBurstBytes())
 	x.Fabric.BucketLimit = fmt.Sprintf("%.0f", r.scale.BucketLimitBytes())
+	if x.Fabric.HLimitRate != "" {
+		// The H-limit holds the precursor's reserve; the counted bucket
+		// holds it plus what the H-limit passes above C for the testbed's
+		// lag, scaled (HLimitLag).
+		hrate, err := ParseRate(x.Fabric.HLimitRate)
+		if err != nil {
+			return nil, fmt.Errorf("ovsfabric: H-limit: %w", err)
+		}
+		lag := r.scale.Time(HLimitLag()).Seconds()
+		x.Fabric.HLimitBurst = x.Fabric.BucketBurst
+		x.Fabric.BucketBurst = fmt.Sprintf("%.0f", r.scale.BucketBurstBytes()+lag*max(0, hrate-rate))
+	}
 	r.x = x
 	r.wiring = x.Fabric.Wiring
 	r.topo = r.scale.Topology()
@@ -303,7 +315,8 @@ func (r *run) startProtectedFlow(ctx context.Context) error {
 	}
 	c := r.scale.Sim
 	var err error
-	if r.fpSink, err = r.f.StartSinkEvery(ctx, c.ProtectedDst, protectedDstPort, r.interval); err != nil {
+	if r.fpSink, err = r.f.StartSinkWith(ctx, c.ProtectedDst, protectedDstPort,
+		SinkConfig{Report: r.interval, RcvBufBytes: r.x.Fabric.ProtectedRcvBufBytes}); err != nil {
 		return err
 	}
 	r.later(r.fpSink.Stop)
@@ -413,6 +426,9 @@ func (r *run) follow(ctx context.Context) error {
 	p := r.plan
 	fmt.Fprintf(r.out, "scenario %s, policy %s, bucket %s (burst %s B, queue %s B); congestion at %v, end at %v\n",
 		p.Scenario, r.x.Policy.Name, r.x.Fabric.BucketRate, r.x.Fabric.BucketBurst, r.x.Fabric.BucketLimit, p.CongestionStart, p.End)
+	rl := r.f.RegimeLabels()
+	fmt.Fprintf(r.out, "regime: rtt %s (hosts %s), congestion control %s, protected receive buffer %s, H-limit %s (burst %s)\n",
+		rl[LabelRTT], rl[LabelRTTHosts], rl[LabelCongestionControl], rl[LabelRcvBuf], rl[LabelHLimitRate], rl[LabelHLimitBurst])
 	fmt.Fprintf(r.out, "%6s %10s %11s %8s %s\n", "t(s)", "f_p Mbit/s", "cong Mbit/s", "switch", "events")
 	if err := r.out.err; err != nil {
 		return err

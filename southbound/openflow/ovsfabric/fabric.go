@@ -53,6 +53,38 @@ type Config struct {
 	BucketLimit string
 	// Logger receives the commands run (Debug) and progress (Info).
 	Logger *slog.Logger
+
+	// The paper's regime (its FABRIC testbed) rather than a data centre's:
+	// each setting is off when zero. Experiment records every one of them
+	// in its trace's labels (Regime.Labels).
+
+	// RTT, when positive, is the round-trip time a delay line adds to the
+	// links of RTTHosts (default h1, the protected flow's sender, so that
+	// every path of the protected flow has it): half of it each way. The
+	// kernel has no netem; see delayline.go and the package documentation.
+	RTT time.Duration
+	// RTTHosts are the hosts whose links get the delay line (default
+	// ["h1"]).
+	RTTHosts []string
+	// CongestionControl is the TCP congestion control every sender the
+	// fabric starts sets on its sockets (TCP_CONGESTION: "cubic", "bbr",
+	// "reno"); empty keeps the kernel's default, which Up reads
+	// (Fabric.CongestionControl).
+	CongestionControl string
+	// ProtectedRcvBufBytes, when positive, is the SO_RCVBUF of the
+	// protected flow's sink (Experiment; StartSinkWith for others): its
+	// receive window, and so its rate at a given round trip, is capped
+	// (the kernel doubles the value for its bookkeeping and turns
+	// receive-buffer autotuning off for the socket).
+	ProtectedRcvBufBytes int
+	// HLimitRate, when set (a tc rate above BucketRate, e.g. "10.5mbit"
+	// for 1.05 C), puts a tbf on every leaf's port toward every
+	// aggregation switch: a limit upstream of the counted bucket that tc
+	// on the aggregation uplink does not count (the simulator's testbed
+	// profile, hypothesis H-limit). HLimitBurst is its burst (default
+	// BucketBurst); its queue is the bucket's (BucketLimit or
+	// BucketLatency).
+	HLimitRate, HLimitBurst string
 }
 
 // DefaultBucketRateBytes is the default bucket rate in bytes/s (20 Mbit/s).
@@ -68,6 +100,12 @@ func (c Config) withDefaults() Config {
 	c.BucketRate = cmp.Or(c.BucketRate, "20mbit")
 	c.BucketBurst = cmp.Or(c.BucketBurst, "32kb")
 	c.BucketLatency = cmp.Or(c.BucketLatency, "50ms")
+	if c.RTT > 0 && len(c.RTTHosts) == 0 {
+		c.RTTHosts = []string{"h1"}
+	}
+	if c.HLimitRate != "" {
+		c.HLimitBurst = cmp.Or(c.HLimitBurst, c.BucketBurst)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -78,6 +116,10 @@ func (c Config) withDefaults() Config {
 type Fabric struct {
 	cfg  Config
 	lock *os.File // LockFile, held from Up to Down
+	// delayLines run from Up to Down (Config.RTT).
+	delayLines []delayLine
+	// defaultCC is the kernel's default congestion control, read by Up.
+	defaultCC string
 }
 
 // Check reports why a fabric cannot be built here (not root, a tool
@@ -116,6 +158,11 @@ func (f *Fabric) UplinkDev(k, l int) string { return fmt.Sprintf("%sa%dl%d", f.c
 
 func (f *Fabric) leafDev(k, l int) string { return fmt.Sprintf("%sl%da%d", f.cfg.Prefix, l+1, k+1) }
 
+// HLimitDev returns the leaf-side device of the link between aggregation
+// switch k and leaf l: the leaf's egress toward k, where the H-limit's tbf
+// sits (Config.HLimitRate).
+func (f *Fabric) HLimitDev(k, l int) string { return f.leafDev(k, l) }
+
 // UplinkDevs returns, per aggregation switch, its bucketed devices.
 func (f *Fabric) UplinkDevs() [][]string {
 	out := make([][]string, len(f.cfg.Wiring.Aggs))
@@ -142,6 +189,9 @@ func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 	if err := cfg.Wiring.Validate(); err != nil {
 		return nil, fmt.Errorf("ovsfabric: wiring: %w", err)
 	}
+	if err := cfg.validateRegime(); err != nil {
+		return nil, err
+	}
 	if set := countSet(cfg.SSLPrivateKey, cfg.SSLCertificate, cfg.SSLCACert); set != 0 && set != 3 {
 		return nil, fmt.Errorf("ovsfabric: SSL private key %q, certificate %q, CA certificate %q: want all three or none",
 			cfg.SSLPrivateKey, cfg.SSLCertificate, cfg.SSLCACert)
@@ -164,6 +214,7 @@ func Up(ctx context.Context, cfg Config) (*Fabric, error) {
 		// built under a context of its own.
 		tctx, cancel := TeardownContext(ctx)
 		defer cancel()
+		f.stopDelayLines()
 		if derr := Down(tctx, cfg); derr != nil {
 			err = fmt.Errorf("%w; removing the partly built fabric: %w", err, derr)
 		}
@@ -225,10 +276,22 @@ func (f *Fabric) up(ctx context.Context) error {
 	for _, lf := range c.Wiring.Leaves {
 		for _, h := range lf.Hosts {
 			ns, dev := f.NS(h.Name), f.cfg.Prefix+h.Name
+			if err := f.run(ctx, "ip", "netns", "add", ns); err != nil {
+				return err
+			}
+			if f.delayed(h.Name) {
+				if err := f.linkDelayedHost(ctx, h.Name, ns, dev); err != nil {
+					return err
+				}
+			} else {
+				if err := f.run(ctx, "ip", "link", "add", dev, "type", "veth", "peer", "name", dev+"n"); err != nil {
+					return err
+				}
+				if err := f.run(ctx, "ip", "link", "set", dev+"n", "netns", ns); err != nil {
+					return err
+				}
+			}
 			steps := [][]string{
-				{"ip", "netns", "add", ns},
-				{"ip", "link", "add", dev, "type", "veth", "peer", "name", dev + "n"},
-				{"ip", "link", "set", dev + "n", "netns", ns},
 				{"ip", "-n", ns, "link", "set", dev + "n", "name", "eth0"},
 				{"ip", "-n", ns, "addr", "add", h.Addr.String() + "/24", "dev", "eth0"},
 				{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"},
@@ -286,11 +349,18 @@ func (f *Fabric) up(ctx context.Context) error {
 	if err := f.applyBuckets(ctx); err != nil {
 		return err
 	}
+	if err := f.startDelayLines(ctx); err != nil {
+		return err
+	}
+	if err := f.readDefaultCC(ctx); err != nil {
+		return err
+	}
 	c.Logger.Info("ovsfabric: up", "bridges", len(c.Wiring.Aggs)+len(c.Wiring.Leaves), "controller", c.Controller)
 	return nil
 }
 
-// applyBuckets puts the tbf on every aggregation uplink. It runs after the
+// applyBuckets puts the tbf on every aggregation uplink, and the H-limit's
+// on every leaf port toward an aggregation switch when set. It runs after the
 // ports joined their bridges: ovs-vswitchd replaces the root qdisc of a port
 // it adds (with noqueue) when the port has no QoS of its own.
 func (f *Fabric) applyBuckets(ctx context.Context) error {
@@ -305,13 +375,21 @@ func (f *Fabric) applyBuckets(ctx context.Context) error {
 			if err := f.run(ctx, "tc", args...); err != nil {
 				return err
 			}
+			if c.HLimitRate == "" {
+				continue
+			}
+			args = append([]string{"qdisc", "replace", "dev", f.HLimitDev(k, l), "root", "tbf", "rate", c.HLimitRate, "burst", c.HLimitBurst}, queue...)
+			if err := f.run(ctx, "tc", args...); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// MissingBuckets returns the aggregation uplinks whose root qdisc is not
-// the tbf Up put there. ovs-vswitchd replaces the root qdisc of a port it
+// MissingBuckets returns the aggregation uplinks (and, with an H-limit, the
+// leaf ports toward aggregation switches) whose root qdisc is not the tbf
+// Up put there. ovs-vswitchd replaces the root qdisc of a port it
 // (re)configures when the port has no QoS of its own; on a loaded machine
 // it has done so after Up returned (a static S1 whose bucket never ran dry:
 // the uplink passed 3 MB/s through a 10 Mbit/s bucket for 40 s, no
@@ -320,13 +398,18 @@ func (f *Fabric) MissingBuckets(ctx context.Context) ([]string, error) {
 	var missing []string
 	for k := range f.cfg.Wiring.Aggs {
 		for l := range f.cfg.Wiring.Leaves {
-			dev := f.UplinkDev(k, l)
-			out, err := f.Output(ctx, "tc", "qdisc", "show", "dev", dev, "root")
-			if err != nil {
-				return nil, err
+			devs := []string{f.UplinkDev(k, l)}
+			if f.cfg.HLimitRate != "" {
+				devs = append(devs, f.HLimitDev(k, l))
 			}
-			if rootQdisc(out) != "tbf" {
-				missing = append(missing, dev)
+			for _, dev := range devs {
+				out, err := f.Output(ctx, "tc", "qdisc", "show", "dev", dev, "root")
+				if err != nil {
+					return nil, err
+				}
+				if rootQdisc(out) != "tbf" {
+					missing = append(missing, dev)
+				}
 			}
 		}
 	}
@@ -495,6 +578,7 @@ func (f *Fabric) RestartSwitchd(ctx context.Context) error {
 
 // Down removes the fabric.
 func (f *Fabric) Down(ctx context.Context) error {
+	f.stopDelayLines()
 	err := Down(ctx, f.cfg)
 	if f.lock != nil {
 		f.lock.Close() // releases LockFile

@@ -50,18 +50,28 @@ type CommandFlags struct {
 	Seed    uint64
 	Repeat  int
 	Verbose bool
+	// The regime (Config): RTT on the links of RTTHosts (comma-separated),
+	// the senders' congestion control CC, the protected flow's sink's
+	// RcvBuf in bytes and the H-limit as a multiple of the bucket rate;
+	// each off when zero or empty.
+	RTT      time.Duration
+	RTTHosts string
+	CC       string
+	RcvBuf   int
+	HLimit   float64
 }
 
 // Register defines on fs the flags of the sub-command sub ("up", "down",
 // "run" or "evaluate"), with the defaults of every command, and stores
 // their values in f when fs is parsed. down takes -prefix, -rundir and -v;
-// up adds -listen and -bucket; evaluate adds the scaling (-time-factor,
+// up adds -listen, -bucket and the regime (-rtt, -rtt-hosts, -cc, -rcvbuf,
+// -hlimit); evaluate adds the scaling (-time-factor,
 // -warmup, -duration), the agent's -model and -gate and the -seed that
 // labels traces; run adds to those -policy, -scenario, -scenario-file,
 // -traces and -repeat. Any other sub gets down's flags. Settings whose flag
 // sub does not take keep their defaults.
 func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
-	*f = CommandFlags{Prefix: "pf-", RunDir: "/tmp/proflow-ovs", Listen: "127.0.0.1:6653", Bucket: "10mbit",
+	*f = CommandFlags{Prefix: "pf-", RunDir: "/tmp/proflow-ovs", Listen: "127.0.0.1:6653", Bucket: "10mbit", RTTHosts: "h1",
 		Policy: "crowd", Model: DefaultModel, Scenario: "S1", TimeFactor: DefaultTimeFactor, Seed: 1}
 	fs.StringVar(&f.Prefix, "prefix", f.Prefix, "prefix of every namespace, link and bridge")
 	fs.StringVar(&f.RunDir, "rundir", f.RunDir, "OVS run directory `DIR` (database, sockets, pid files, logs)")
@@ -75,6 +85,11 @@ func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
 	}
 	fs.StringVar(&f.Listen, "listen", f.Listen, "OpenFlow controller `ADDRESS`")
 	fs.StringVar(&f.Bucket, "bucket", f.Bucket, "tc tbf `RATE` of every aggregation uplink (the paper: 200mbit; scaled down for 2 cores)")
+	fs.DurationVar(&f.RTT, "rtt", 0, "round-trip `TIME` a userspace delay line adds to the links of -rtt-hosts (the paper's testbed: 50ms; 0: off, sub-millisecond)")
+	fs.StringVar(&f.RTTHosts, "rtt-hosts", "h1", "comma-separated `HOSTS` whose links get -rtt (h1: the protected flow's sender, on every path of the flow)")
+	fs.StringVar(&f.CC, "cc", "", "TCP congestion control of every sender: cubic (the paper's regime), bbr or reno (empty: the kernel's default, recorded)")
+	fs.IntVar(&f.RcvBuf, "rcvbuf", 0, "SO_RCVBUF `BYTES` of the protected flow's sink: a receive-window-limited flow (0: autotuning)")
+	fs.Float64Var(&f.HLimit, "hlimit", 0, "H-limit: a tbf at `F` × -bucket on every leaf port toward an aggregation switch, upstream of the counted bucket and not counted (the testbed profile: 1.05; 0: off)")
 	if sub == "up" {
 		return
 	}
@@ -102,7 +117,19 @@ func (f *CommandFlags) Config(w io.Writer) Config {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
-	return Config{Prefix: f.Prefix, RunDir: f.RunDir, Controller: "tcp:" + f.Listen, BucketRate: f.Bucket, Logger: log}
+	c := Config{Prefix: f.Prefix, RunDir: f.RunDir, Controller: "tcp:" + f.Listen, BucketRate: f.Bucket, Logger: log,
+		RTT: f.RTT, CongestionControl: f.CC, ProtectedRcvBufBytes: f.RcvBuf}
+	if f.RTT > 0 && f.RTTHosts != "" {
+		c.RTTHosts = strings.Split(f.RTTHosts, ",")
+	}
+	if f.HLimit > 0 {
+		if rate, err := ParseRate(f.Bucket); err == nil {
+			c.HLimitRate = fmt.Sprintf("%.0fkbit", f.HLimit*rate*8/1e3)
+		} else {
+			c.HLimitRate = "invalid -bucket " + f.Bucket // refused by Up
+		}
+	}
+	return c
 }
 
 // Scale returns the scaling the flags describe, against the simulator's

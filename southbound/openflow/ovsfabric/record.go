@@ -1,9 +1,11 @@
 package ovsfabric
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"time"
 
@@ -116,6 +118,11 @@ func (r *run) traceMeta() trace.Meta {
 		"full_rate_share":   strconv.FormatFloat(r.scale.FullRateShare, 'g', -1, 64),
 		"sim_config_digest": r.scale.Sim.Digest(),
 	}
+	cc := r.x.Fabric.CongestionControl
+	if r.f != nil {
+		cc = r.f.CongestionControl()
+	}
+	maps.Copy(labels, r.x.Fabric.regimeLabels(cmp.Or(cc, "default:unknown")))
 	if r.misses >= 0 {
 		labels[LabelTableMisses] = strconv.FormatInt(r.misses, 10)
 	}

@@ -2,6 +2,7 @@ package ovsfabric
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,13 @@ func MaybeRunTraffic() {
 	if mode == "" {
 		return
 	}
+	if mode == "delay" {
+		if err := runDelayLineMain(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "traffic:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	fs := flag.NewFlagSet("traffic", flag.ExitOnError)
 	listen := fs.String("listen", ":5201", "sink: address to listen on")
 	report := fs.Duration("report", time.Second, "sink: report interval")
@@ -39,15 +47,17 @@ func MaybeRunTraffic() {
 	streams := fs.Int("streams", 1, "send: parallel TCP connections")
 	bindPort := fs.Int("bind-port", 0, "send: local port of the first connection (0: any)")
 	rate := fs.Float64("rate", 0, "send: cap per connection in bytes/s (0: as fast as TCP goes)")
+	cc := fs.String("cc", "", "send: TCP congestion control of every connection (empty: the kernel's default)")
+	rcvbuf := fs.Int("rcvbuf", 0, "sink: SO_RCVBUF of the listening socket, inherited by every connection (0: the kernel's autotuning)")
 	_ = fs.Parse(os.Args[1:])
 	var err error
 	switch mode {
 	case "sink":
-		err = runSink(*listen, *report)
+		err = runSink(*listen, *report, *rcvbuf)
 	case "send":
-		err = runSend(*connect, *streams, *bindPort, *rate)
+		err = runSend(*connect, *streams, *bindPort, *rate, *cc)
 	default:
-		err = fmt.Errorf("%s=%q, want sink or send", TrafficEnv, mode)
+		err = fmt.Errorf("%s=%q, want sink, send or delay", TrafficEnv, mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "traffic:", err)
@@ -62,8 +72,16 @@ type SinkReport struct {
 	Bytes int64     `json:"bytes"`
 }
 
-func runSink(addr string, every time.Duration) error {
-	ln, err := net.Listen("tcp", addr)
+func runSink(addr string, every time.Duration, rcvbuf int) error {
+	// SO_RCVBUF before listen: the window scale of every connection is
+	// fixed by the buffer at the handshake.
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		if rcvbuf <= 0 {
+			return nil
+		}
+		return setsockopt(rc, func(fd int) error { return syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -94,7 +112,7 @@ func runSink(addr string, every time.Duration) error {
 	}
 }
 
-func runSend(addr string, streams, bindPort int, rate float64) error {
+func runSend(addr string, streams, bindPort int, rate float64, cc string) error {
 	if addr == "" {
 		return errors.New("send: -connect is required")
 	}
@@ -109,10 +127,9 @@ func runSend(addr string, streams, bindPort int, rate float64) error {
 			}
 			buf := make([]byte, chunk)
 			for {
-				d := net.Dialer{Timeout: 2 * time.Second}
+				d := net.Dialer{Timeout: 2 * time.Second, Control: senderControl(i == 0 && bindPort != 0, cc)}
 				if i == 0 && bindPort != 0 {
 					d.LocalAddr = &net.TCPAddr{Port: bindPort}
-					d.Control = reuseAddr
 				}
 				c, err := d.Dial("tcp", addr)
 				if err != nil {
@@ -141,11 +158,31 @@ func runSend(addr string, streams, bindPort int, rate float64) error {
 	return nil
 }
 
-func reuseAddr(_, _ string, rc syscall.RawConn) error {
+// senderControl returns the dialer's socket setup: SO_REUSEADDR for a
+// fixed local port, TCP_CONGESTION when cc is set (before connect, so the
+// handshake already runs under it).
+func senderControl(reuse bool, cc string) func(_, _ string, rc syscall.RawConn) error {
+	return func(_, _ string, rc syscall.RawConn) error {
+		return setsockopt(rc, func(fd int) error {
+			if reuse {
+				if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+					return fmt.Errorf("SO_REUSEADDR: %w", err)
+				}
+			}
+			if cc != "" {
+				if err := syscall.SetsockoptString(fd, syscall.IPPROTO_TCP, syscall.TCP_CONGESTION, cc); err != nil {
+					return fmt.Errorf("TCP_CONGESTION %q: %w", cc, err)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// setsockopt runs set on rc's descriptor.
+func setsockopt(rc syscall.RawConn, set func(fd int) error) error {
 	var serr error
-	err := rc.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
-	})
+	err := rc.Control(func(fd uintptr) { serr = set(int(fd)) })
 	return errors.Join(err, serr)
 }
 
@@ -168,11 +205,32 @@ func (f *Fabric) StartSinkEvery(ctx context.Context, host string, port int, ever
 	if every <= 0 {
 		return nil, fmt.Errorf("ovsfabric: sink on %s: report interval %v, want a positive duration", host, every)
 	}
+	return f.StartSinkWith(ctx, host, port, SinkConfig{Report: every})
+}
+
+// SinkConfig shapes a sink.
+type SinkConfig struct {
+	// Report is the interval of the sink's reports (default 1 s).
+	Report time.Duration
+	// RcvBufBytes, when positive, is the SO_RCVBUF of the sink's sockets
+	// (Config.ProtectedRcvBufBytes for the protected flow's sink).
+	RcvBufBytes int
+}
+
+// StartSinkWith is StartSink shaped by sc.
+func (f *Fabric) StartSinkWith(ctx context.Context, host string, port int, sc SinkConfig) (*Sink, error) {
+	every := sc.Report
+	if every == 0 {
+		every = time.Second
+	}
+	if every < 0 {
+		return nil, fmt.Errorf("ovsfabric: sink on %s: report interval %v, want a positive duration", host, every)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("ovsfabric: sink: %w", err)
 	}
-	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port), "-report", every.String())
+	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port), "-report", every.String(), "-rcvbuf", fmt.Sprint(sc.RcvBufBytes))
 	cmd.Env = append(os.Environ(), TrafficEnv+"=sink")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -220,6 +278,9 @@ type SenderConfig struct {
 	BindPort int
 	// RateBytesPerSec caps each connection (0: as fast as TCP goes).
 	RateBytesPerSec float64
+	// CongestionControl is the TCP congestion control of every connection
+	// (default: the fabric's Config.CongestionControl, else the kernel's).
+	CongestionControl string
 }
 
 // StartSender runs a sender in host's namespace that keeps TCP connections
@@ -231,7 +292,7 @@ func (f *Fabric) StartSender(ctx context.Context, host, dst string, sc SenderCon
 		return nil, fmt.Errorf("ovsfabric: sender: %w", err)
 	}
 	cmd := f.Command(ctx, host, exe, "-connect", dst, "-streams", fmt.Sprint(streams), "-bind-port", fmt.Sprint(bindPort),
-		"-rate", fmt.Sprint(sc.RateBytesPerSec))
+		"-rate", fmt.Sprint(sc.RateBytesPerSec), "-cc", cmp.Or(sc.CongestionControl, f.cfg.CongestionControl))
 	cmd.Env = append(os.Environ(), TrafficEnv+"=send")
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("ovsfabric: sender on %s: %w", host, err)
