@@ -42,6 +42,58 @@
 // kernel releases it when the holder exits, however it exits, and no child
 // inherits it.
 //
+// # The paper's regime
+//
+// As built, the fabric is a data centre's world: sub-millisecond round
+// trips, the kernel's default congestion control (BBR here), receive
+// buffers that autotune, and the counted bucket as the only limit. Four
+// settings of Config (flags of proflow fabric up/run/evaluate) give it the
+// paper's FABRIC testbed instead; each is off unless set, and Experiment
+// records every one in its trace's labels (LabelRTT, LabelRTTHosts,
+// LabelCongestionControl, LabelRcvBuf, LabelHLimitRate, LabelHLimitBurst;
+// "off" when off):
+//
+//   - RTT (-rtt 50ms): this kernel has no netem, so a delay line does it: a
+//     process (the current binary, as the traffic generators are) in a
+//     namespace of its own, "<prefix>d<host>", between two veths that
+//     replace the host's link ("<prefix><host>x" to the host's eth0,
+//     "<prefix><host>y" to the leaf's port), reads every frame with an
+//     AF_PACKET socket and writes it out of the other side RTT/2 later, in
+//     order, both ways (at most 10,000 frames queued each way). It sits on
+//     h1's link (RTTHosts), the protected flow's sender, so that every path
+//     of the flow, whichever aggregation switch carries it, has the round
+//     trip and the congesters keep theirs. Up starts it, Down stops it; it
+//     is in a process group of its own with the parent-death signal, and
+//     its namespace carries the prefix, so Down after a crash removes it.
+//     Verified with `ss -ti` on the protected flow's socket in h1's
+//     namespace (Fabric.Socket): minrtt 51.2–52.0 ms and srtt 53–54 ms
+//     while healthy, for 50 ms (the delay line's timer and the userspace
+//     datapath add 1–2 ms).
+//   - CongestionControl (-cc cubic): every sender sets TCP_CONGESTION on
+//     its sockets before it connects. Unset, the kernel's default is kept
+//     and recorded as "default:NAME" (Fabric.CongestionControl). BBR under
+//     a token bucket does not collapse as CUBIC does: CUBIC is the paper's
+//     regime, BBR a second condition.
+//   - ProtectedRcvBufBytes (-rcvbuf BYTES): SO_RCVBUF on the protected
+//     flow's sink before it listens, so the flow is receive-window-limited
+//     as the testbed profile's is (its ReceiveWindow ≈ C × RTT). The kernel
+//     doubles the value (ss skmem rb) and turns autotuning off; a buffer
+//     under 64 kB also turns the window scale off (at most 65,535 B in
+//     flight: 10.5 Mbit/s at 50 ms).
+//   - HLimitRate (-hlimit 1.05, a multiple of -bucket): a tbf on every
+//     leaf's egress toward an aggregation switch (HLimitDev), upstream of
+//     the counted bucket on the aggregation uplink and not counted by it:
+//     the testbed profile's hypothesis H-limit. Its burst holds the
+//     precursor's reserve (Scale.BucketBurstBytes) and the counted bucket's
+//     burst grows by HLimitLag (66 s) ÷ the time factor at HLimitRate − C,
+//     so the uncounted reserve runs out first and the counted one that
+//     long later, as in the profile. It limits each leaf's traffic through
+//     a switch, not the switch's sum: a crowd from several leaves passes up
+//     to 1.05 C from each.
+//
+// The scaling of a scenario (Scale) is unchanged by the round trip and the
+// window; the H-limit changes the bursts as said.
+//
 // # Traffic
 //
 // StartSink and StartSender run a small TCP traffic generator inside a
