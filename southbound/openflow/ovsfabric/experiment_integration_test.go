@@ -59,6 +59,12 @@ func TestExperimentTrace(t *testing.T) {
 		m.Topology.BucketRate != 10e6/8 || len(m.Topology.Switches) != 4 || m.Labels["time_factor"] != "4" {
 		t.Errorf("metadata %+v\nwant source openflow, S1, static, seed 42, repeat 3, flow %v, switch 0, 500ms, 4 switches of 10 Mbit/s, time factor 4", m, flow)
 	}
+	// The regime is off, and the trace says so: the kernel's default
+	// congestion control is named.
+	if !strings.HasPrefix(m.Labels[ovsfabric.LabelCongestionControl], "default:") || len(m.Labels[ovsfabric.LabelCongestionControl]) == len("default:") ||
+		m.Labels[ovsfabric.LabelRTT] != "off" || m.Labels[ovsfabric.LabelRcvBuf] != "off" || m.Labels[ovsfabric.LabelHLimitRate] != "off" {
+		t.Errorf("regime labels %v, want congestion_control default:NAME and rtt, protected_rcvbuf, hlimit_rate off", m.Labels)
+	}
 	if got := m.CongestionStart.Sub(m.Start); got != 6*time.Second {
 		t.Errorf("congestion starts %v after the start, want 6s", got)
 	}
