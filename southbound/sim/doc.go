@@ -664,6 +664,62 @@
 // profiles' meaning of the M scenarios (their rates are chosen for the
 // testbed's 25 MB/s buckets).
 //
+// # Protected-flow kinds
+//
+// The paper's f_p is a backlogged bulk transfer (iperf3), and so is every
+// scenario's by default. A scenario may say what f_p carries instead with
+// "protected_kind", and each entry of a protected list with "kind" (a
+// FlowKind; validation names the field and what it expects, for example
+// "protected_kind.duty: 1, want the fraction of the period spent sending,
+// in (0, 1)"):
+//
+//	"protected_kind": {"kind": "rate", "rate": "96Mbit/s"}
+//	"protected_kind": {"kind": "rate", "rate_fraction": 0.4}
+//	"protected_kind": {"kind": "onoff", "on": "2s", "off": "6s", "from": "30s"}
+//	"protected_kind": {"kind": "onoff", "period": "4s", "duty": 0.25, "rate": "100Mbit/s"}
+//	"protected_kind": {"kind": "rr", "request_bytes": 65536, "request_rate": 100, "arrivals": "poisson", "slo": "20ms"}
+//
+// Each kind is the same TCP connection of the engine (CUBIC, pacer, bucket,
+// reroute cost) behind a different application; only what the application
+// gives TCP to send differs:
+//
+//   - bulk (the default): always data to send. Its episodes are
+//     bit-identical to those before kinds existed
+//     (TestBulkTraceBitIdentical pins S1's traces on both profiles).
+//   - rate: a constant bitrate, rate (payload bytes/s) or rate_fraction of
+//     C. It is Protected.Cap's mechanism: the connection sends at most the
+//     rate in frames (PacketSize/MSS above the payload rate) and does not
+//     grow its window while the rate limits it. What TCP cannot send is not
+//     made up later (a live stream drops it rather than buffering it).
+//   - onoff: bursts of on, gaps of off (or a period and a duty cycle),
+//     the cycle beginning at from (before it the flow sends as in a burst);
+//     a burst sends at rate if given, else as fast as TCP allows. In a gap
+//     the application writes nothing: the window does not grow, and a gap
+//     longer than the retransmission timeout with nothing in flight
+//     restarts the window as Linux does by default
+//     (net.ipv4.tcp_slow_start_after_idle: ssthresh keeps 3/4 of the
+//     window, which halves per timeout of idleness down to the initial
+//     window), so each burst ramps up again.
+//   - rr: requests of request_bytes issued request_rate times a second,
+//     periodically or as a Poisson process (its own random source, so the
+//     data plane's draws are unchanged), queued in order on the one
+//     connection. TCP sends what has been issued and not yet sent; bytes
+//     it loses (a drop on any hop, or the queues of the old path at a
+//     move) are sent again. A request completes when the cumulative bytes
+//     delivered reach its last byte (interpolated within the step); its
+//     completion time runs from its issue to then, plus the one-way
+//     propagation delay BaseRTT/2, so the queueing delay on the uplinks,
+//     the window's ramp and retransmission timeouts all show in it. The
+//     objective slo defaults to BaseRTT + 10 ms (DefaultSLOMargin).
+//
+// Modelling choices, not hypotheses about the testbed (the paper has no
+// such flows): a rate flow's lost demand is not caught up; rr's bytes are
+// delivered in order of issue with a lost byte resent at the end of the
+// queue, so a request completes when as many bytes as it and its
+// predecessors hold have arrived; the fluid engine delivers a step's bytes
+// within the step, so a request shorter than a step completes in about one
+// step plus BaseRTT/2 on an idle path (datacenter: 5–8 ms for 64 KB).
+//
 // # Episodes and traces
 //
 // RunEpisode runs one scenario under a proflow.Controller on the fabric's

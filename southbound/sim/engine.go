@@ -41,7 +41,8 @@ type stream struct {
 	sw, port  int // aggregation switch and shaped uplink (sw*leaves+dstLeaf)
 	capRate   float64
 	protected bool
-	flow      int // index of the protected flow (Fabric.Protected) when protected
+	flow      int  // index of the protected flow (Fabric.Protected) when protected
+	app       *app // the application of an onoff or rr protected flow; nil: always backlogged
 
 	ph           phase
 	cwnd         float64 // packets
@@ -235,6 +236,25 @@ type engine struct {
 	accTx, accEv []float64 // per switch: bytes sent on its uplinks, overlimit events
 	accIn, accUp []float64 // per leaf: congestion bytes from its hosts, all bytes to the aggregation layer
 	accFlow      []float64 // per protected flow: bytes delivered
+	lat          []latStat // per protected flow: its round-trip times
+}
+
+// latStat follows one protected flow's round-trip time as its sender's TCP
+// stack sees it: a smoothed RTT (srtt, gain 1/8 per sample, as Linux) and
+// this interval's samples, one per step in which data was acknowledged.
+type latStat struct {
+	srtt float64   // seconds; 0 before the first sample
+	rtts []float64 // this interval's samples, seconds
+}
+
+// observe adds one RTT sample.
+func (l *latStat) observe(rtt float64) {
+	if l.srtt == 0 {
+		l.srtt = rtt
+	} else {
+		l.srtt += (rtt - l.srtt) / 8
+	}
+	l.rtts = append(l.rtts, rtt)
 }
 
 // pairStat accumulates a host pair's telemetry over one interval, per
@@ -378,6 +398,10 @@ func (e *engine) move(s *stream, sw int) {
 		return
 	}
 	e.ports[s.port].backlog = max(0, e.ports[s.port].backlog-s.bAgg)
+	if s.app != nil {
+		// The bytes left on the old path are lost; TCP sends them again.
+		s.app.unsent += s.bPace + s.bPre + s.bAgg
+	}
 	e.flushPre(s)
 	s.bPace, s.bAgg = 0, 0
 	s.sw, s.port = sw, e.portOf(sw, s.dst)
@@ -460,6 +484,9 @@ func (e *engine) advance() {
 			}
 		}
 		if s.ph != phClosed {
+			if s.app != nil {
+				e.appSend(s, t0)
+			}
 			e.up[s.src].arr += s.send
 		}
 	}
@@ -578,6 +605,10 @@ func (e *engine) advance() {
 				e.accFlow[s.flow] += s.out
 			}
 		}
+		if a := s.app; a != nil && a.kind == KindRR {
+			a.unsent += s.drop // lost bytes are sent again
+			a.deliver(s.out, t0, dt)
+		}
 		u := &e.ports[s.port]
 		service := link
 		if u.tokens < e.pkt {
@@ -593,6 +624,9 @@ func (e *engine) advance() {
 			base *= 1 + jit*(2*e.rng.Float64()-1)
 		}
 		s.rtt = base + delay
+		if s.protected && s.out > 0 {
+			e.lat[s.flow].observe(s.rtt)
+		}
 		e.tcp(s, t1)
 	}
 	e.step++

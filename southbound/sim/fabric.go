@@ -97,7 +97,9 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 		} else {
 			pair = e.newPair(p.src, p.dst, true)
 		}
-		e.streams = append(e.streams, stream{pair: pair, src: p.src, dst: p.dst, capRate: p.capRate, protected: true, flow: i})
+		e.streams = append(e.streams, stream{pair: pair, src: p.src, dst: p.dst, protected: true, flow: i,
+			capRate: p.kind.capRate(cfg, p.capRate), app: p.kind.newApp(cfg, seed, i)})
+		e.lat = append(e.lat, latStat{rtts: make([]float64, 0, f.perSmp)})
 		f.flows = append(f.flows, p.flow)
 		f.initial = append(f.initial, p.sw)
 		f.index[p.flow.ID] = i
@@ -145,6 +147,7 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 type protectedSpec struct {
 	src, dst, sw int
 	capRate      float64
+	kind         FlowKind
 	flow         proflow.ProtectedFlow
 }
 
@@ -155,7 +158,7 @@ func (s *Scenario) protectedFlows(cfg Config) []protectedSpec {
 		src, _ := cfg.hostIndex(cfg.ProtectedSrc)
 		dst, _ := cfg.hostIndex(cfg.ProtectedDst)
 		sw, _ := cfg.switchIndex(s.ProtectedSwitch)
-		return []protectedSpec{{src: src, dst: dst, sw: sw, flow: proflow.ProtectedFlow{ID: cfg.Flow()}}}
+		return []protectedSpec{{src: src, dst: dst, sw: sw, kind: s.ProtectedKind, flow: proflow.ProtectedFlow{ID: cfg.Flow()}}}
 	}
 	out := make([]protectedSpec, 0, len(s.Protected))
 	for _, p := range s.Protected {
@@ -163,7 +166,7 @@ func (s *Scenario) protectedFlows(cfg Config) []protectedSpec {
 		dst, _ := cfg.hostIndex(p.Dst)
 		sw, _ := cfg.switchIndex(p.Switch)
 		sp, dp := p.ports()
-		out = append(out, protectedSpec{src: src, dst: dst, sw: sw, capRate: float64(p.Cap),
+		out = append(out, protectedSpec{src: src, dst: dst, sw: sw, capRate: float64(p.Cap), kind: p.Kind,
 			flow: proflow.ProtectedFlow{ID: flowID(src, dst, sp, dp), Weight: p.Weight}})
 	}
 	return out

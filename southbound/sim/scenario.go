@@ -51,6 +51,20 @@ type Scenario struct {
 	// fabric carries the single protected flow f_p of the Config
 	// (Config.ProtectedSrc to Config.ProtectedDst) on ProtectedSwitch.
 	Protected []Protected `json:"protected,omitempty"`
+	// ProtectedKind is the kind of traffic f_p carries (package
+	// documentation, "Protected-flow kinds"); the zero value, and an
+	// absent protected_kind, is a bulk transfer. With a Protected list each
+	// entry states its own Kind and this must be left out.
+	ProtectedKind FlowKind `json:"protected_kind,omitzero"`
+}
+
+// PrimaryKind returns the kind of traffic of the primary protected flow:
+// Protected[0].Kind, or ProtectedKind.
+func (s *Scenario) PrimaryKind() FlowKind {
+	if len(s.Protected) > 0 {
+		return s.Protected[0].Kind
+	}
+	return s.ProtectedKind
 }
 
 // Protected is one protected flow of a scenario: one TCP connection from
@@ -74,8 +88,12 @@ type Protected struct {
 	Weight float64 `json:"weight,omitempty"`
 	// Cap caps the flow's sending rate (an application-limited flow, a
 	// video at its bitrate, say), as a congester's stream_cap does; zero
-	// means full rate, as f_p.
+	// means full rate, as f_p. Only a bulk flow has a cap: the other kinds
+	// state their rate in Kind.
 	Cap Rate `json:"cap,omitempty"`
+	// Kind is the kind of traffic the flow carries; the zero value is a
+	// bulk transfer.
+	Kind FlowKind `json:"kind,omitzero"`
 }
 
 // The TCP ports of f_p, and of a protected flow whose ports are not given.
@@ -262,6 +280,13 @@ func (s *Scenario) validate(cfg Config, lim *Limits) error {
 			bad("congesters", "more than %d streams in all, want at most %d (Limits.MaxTotalStreams)", lim.MaxTotalStreams, lim.MaxTotalStreams)
 		}
 	}
+	if s.ProtectedKind != (FlowKind{}) {
+		if len(s.Protected) > 0 {
+			bad("protected_kind", "set with a protected list, want each flow's kind in protected[i].kind")
+		} else {
+			s.ProtectedKind.validate("protected_kind", p)
+		}
+	}
 	if lim != nil && len(s.Protected) > lim.MaxProtected {
 		bad("protected", "%d flows, want at most %d (Limits.MaxProtected)", len(s.Protected), lim.MaxProtected)
 	} else {
@@ -393,6 +418,11 @@ func (s *Scenario) validateProtected(cfg Config, p *problems) {
 			p.add(f+".cap", "not a rate, want for example \"100Mbit/s\"")
 		case r < 0 || math.IsInf(r, 0):
 			p.add(f+".cap", "%v, want a finite rate >= 0 (0 for full rate)", pf.Cap)
+		case r != 0 && !pf.Kind.IsBulk():
+			p.add(f+".cap", "set for kind %s, want the rate in kind.rate or kind.rate_fraction (only a bulk flow has a cap)", pf.Kind.Name())
+		}
+		if pf.Kind != (FlowKind{}) {
+			pf.Kind.validate(f+".kind", p)
 		}
 		if errSrc != nil || errDst != nil || !okPorts {
 			continue

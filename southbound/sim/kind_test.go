@@ -1,0 +1,153 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/sim"
+)
+
+func TestFlowKindValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name, json, want string
+	}{
+		{"unknown kind", `"protected_kind": {"kind": "video"}`, `protected_kind.kind: "video", want bulk, rate, onoff or rr`},
+		{"rate unset", `"protected_kind": {"kind": "rate"}`, "protected_kind.rate: unset, want the flow's rate"},
+		{"rate and fraction", `"protected_kind": {"kind": "rate", "rate": "96Mbit/s", "rate_fraction": 0.5}`, "protected_kind.rate_fraction: set with rate"},
+		{"fraction range", `"protected_kind": {"kind": "rate", "rate_fraction": 1.5}`, "protected_kind.rate_fraction: 1.5, want a fraction of the bucket rate C in (0, 1]"},
+		{"bad rate", `"protected_kind": {"kind": "rate", "rate": "fast"}`, "protected_kind.rate: not a rate"},
+		{"foreign field", `"protected_kind": {"kind": "rate", "rate": "96Mbit/s", "request_bytes": 10}`, "protected_kind.request_bytes: set for kind rate, which takes only rate, rate_fraction"},
+		{"bulk field", `"protected_kind": {"rate": "96Mbit/s"}`, "protected_kind.rate: set for kind bulk, which takes no such field"},
+		{"onoff no cycle", `"protected_kind": {"kind": "onoff"}`, "protected_kind.on: zero, want a positive duration"},
+		{"onoff both", `"protected_kind": {"kind": "onoff", "on": "1s", "off": "1s", "period": "2s", "duty": 0.5}`, "protected_kind.period: set with on/off"},
+		{"onoff duty", `"protected_kind": {"kind": "onoff", "period": "2s", "duty": 1}`, "protected_kind.duty: 1, want the fraction of the period spent sending, in (0, 1)"},
+		{"onoff off", `"protected_kind": {"kind": "onoff", "on": "1s", "off": "-1s"}`, "protected_kind.off: -1s is negative"},
+		{"rr size", `"protected_kind": {"kind": "rr", "request_rate": 10}`, "protected_kind.request_bytes: 0, want a request size of 1..1073741824 bytes"},
+		{"rr rate", `"protected_kind": {"kind": "rr", "request_bytes": 1000}`, "protected_kind.request_rate: 0, want a finite number of requests per second > 0"},
+		{"rr arrivals", `"protected_kind": {"kind": "rr", "request_bytes": 1000, "request_rate": 5, "arrivals": "bursty"}`, `protected_kind.arrivals: "bursty", want periodic (the default) or poisson`},
+		{"rr slo", `"protected_kind": {"kind": "rr", "request_bytes": 1000, "request_rate": 5, "slo": "soon"}`, "protected_kind.slo: not a duration"},
+		{"with list", `"protected": [{"src": "h1", "dst": "h8", "switch": "agg1"}], "protected_kind": {"kind": "rr", "request_bytes": 1000, "request_rate": 5}`, "protected_kind: set with a protected list, want each flow's kind in protected[i].kind"},
+		{"list kind", `"protected": [{"src": "h1", "dst": "h8", "switch": "agg1", "kind": {"kind": "onoff", "on": "1s"}}]`, "protected[0].kind.off: zero, want a positive duration"},
+		{"cap with kind", `"protected": [{"src": "h1", "dst": "h8", "switch": "agg1", "cap": "96Mbit/s", "kind": {"kind": "rate", "rate": "96Mbit/s"}}]`, "protected[0].cap: set for kind rate, want the rate in kind.rate or kind.rate_fraction"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			js := `{"name": "k", "protected_switch": "agg1", "congesters": [], ` + tc.json + `}`
+			_, err := sim.ReadScenario(strings.NewReader(js), sim.DefaultConfig())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	for _, ok := range []string{
+		`"protected_kind": {"kind": "bulk"}`,
+		`"protected_kind": {"kind": "rate", "rate_fraction": 0.4}`,
+		`"protected_kind": {"kind": "onoff", "period": "4s", "duty": 0.25, "rate": "100Mbit/s", "from": "30s"}`,
+		`"protected_kind": {"kind": "rr", "request_bytes": 65536, "request_rate": 100, "arrivals": "poisson", "slo": "20ms"}`,
+	} {
+		js := `{"name": "k", "protected_switch": "agg1", "congesters": [], ` + ok + `}`
+		if _, err := sim.ReadScenario(strings.NewReader(js), sim.DefaultConfig()); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// kindSamples runs S1 with f_p of kind k on cfg for length and returns the
+// flow sample (truth) of every interval.
+func kindSamples(t *testing.T, cfg sim.Config, k sim.FlowKind, length time.Duration) []proflow.FlowSample {
+	t.Helper()
+	sc := mustScenario(t, "S1")
+	sc.ProtectedKind = k
+	f, err := sim.New(cfg, sc, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []proflow.FlowSample
+	var obs proflow.Observation
+	for range int(length / cfg.Interval) {
+		if err := f.Advance(cfg.Interval); err != nil {
+			t.Fatal(err)
+		}
+		if !f.Truth(&obs) {
+			t.Fatal("no sample")
+		}
+		if err := obs.Validate(f.Topology()); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, obs.Flow)
+	}
+	return out
+}
+
+func meanOver(s []proflow.FlowSample, from, to int, get func(proflow.FlowSample) float64) float64 {
+	sum := 0.0
+	for _, x := range s[from:to] {
+		sum += get(x)
+	}
+	return sum / float64(to-from)
+}
+
+func throughput(s proflow.FlowSample) float64 { return s.Throughput }
+
+func TestFlowKindRate(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	k := sim.FlowKind{Kind: sim.KindRate, RateFraction: 0.4}
+	s := kindSamples(t, cfg, k, 40*time.Second)
+	want := k.DemandRate(cfg)
+	if want != 0.4*cfg.BucketRate {
+		t.Fatalf("demand %v, want 0.4 C", want)
+	}
+	if got := meanOver(s, 10, 40, throughput); got < 0.97*want || got > 1.001*want {
+		t.Errorf("goodput alone %.0f B/s, want the rate %.0f", got, want)
+	}
+	// Collapsed after the reserve is gone (datacenter: ~15 s after 20 s).
+	if got := meanOver(s, 76, 80, throughput); got > 0.5*want {
+		t.Errorf("goodput at 38-40 s %.0f B/s, want the flow collapsed on the exhausted switch", got)
+	}
+}
+
+func TestFlowKindOnOff(t *testing.T) {
+	cfg := sim.TestbedConfig()
+	k := sim.FlowKind{Kind: sim.KindOnOff, On: sim.Duration(4 * time.Second), Off: sim.Duration(6 * time.Second), From: sim.Duration(10 * time.Second)}
+	sc := mustScenario(t, "S1")
+	sc.Congesters = nil
+	sc.ProtectedKind = k
+	f, err := sim.New(cfg, sc, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obs proflow.Observation
+	var on, off []float64
+	for i := range 100 { // 50 s
+		f.Advance(cfg.Interval)
+		f.Truth(&obs)
+		end := time.Duration(i+1) * cfg.Interval
+		start := end - cfg.Interval
+		switch {
+		case k.Sending(start) && k.Sending(end-time.Nanosecond) && start >= 20*time.Second:
+			on = append(on, obs.Flow.Throughput)
+		case !k.Sending(start) && !k.Sending(end-time.Nanosecond) && start >= 12*time.Second:
+			off = append(off, obs.Flow.Throughput)
+		}
+	}
+	for _, v := range off {
+		if v > 0.01*cfg.BucketRate {
+			t.Errorf("throughput %.0f B/s in an idle gap, want about 0", v)
+		}
+	}
+	if len(on) == 0 || len(off) == 0 {
+		t.Fatalf("%d on and %d off samples", len(on), len(off))
+	}
+	// The window restarts after every gap (idle > RTO): a burst begins in
+	// slow start, below the lone flow's rate.
+	m := 0.0
+	for _, v := range on {
+		m += v
+	}
+	m /= float64(len(on))
+	t.Logf("bursts: mean %.0f B/s over %d samples (%v); gaps: %d samples", m, len(on), on, len(off))
+	if m < 0.1*cfg.BucketRate || m > 0.95*cfg.BucketRate {
+		t.Errorf("mean goodput in bursts %.0f B/s, want between 10%% and 95%% of C", m)
+	}
+}
