@@ -43,6 +43,30 @@ type FlowSample struct {
 	Throughput float64 `json:"throughput"`
 	// CongestionRate is F_t, the aggregate rate of congestion flows, bytes/s.
 	CongestionRate float64 `json:"congestion_rate"`
+
+	// The protected flow's latency over the interval, seconds. Zero means
+	// unset: the source cannot tell (a byte counter sees no round trips), or
+	// the flow had no sample of that kind in the interval (an idle flow
+	// acknowledges nothing; a bulk flow completes no requests). The state
+	// encoder does not read them.
+
+	// SmoothedRTT is the protected flow's smoothed round-trip time at the end
+	// of the interval as its sender's TCP stack keeps it (Linux srtt, what
+	// ss -ti reports as rtt), seconds.
+	SmoothedRTT float64 `json:"srtt,omitempty"`
+	// RTTP99 is the 99th percentile of the round-trip times the sender
+	// measured during the interval, seconds.
+	RTTP99 float64 `json:"rtt_p99,omitempty"`
+	// CompletionP99 is, for request/response traffic, the 99th percentile of
+	// the completion times of the requests of the interval (from when a
+	// request is issued to when its last byte is delivered), seconds. A
+	// source may count a request still outstanding at the end of the
+	// interval with its age so far, a lower bound, so that a stall shows in
+	// the interval it happens in.
+	CompletionP99 float64 `json:"completion_p99,omitempty"`
+	// Completions is the number of requests completed during the interval
+	// (request/response traffic).
+	Completions float64 `json:"completions,omitempty"`
 }
 
 // Observation is one telemetry sample o_t of the whole fabric. Switches and
@@ -174,6 +198,9 @@ func (o *Observation) Validate(t Topology) error {
 	if err := checkValue("flow", "", "congestion_rate", o.Flow.CongestionRate); err != nil {
 		return err
 	}
+	if err := checkLatency("flow", "", &o.Flow); err != nil {
+		return err
+	}
 	if len(o.Flows) != len(o.FlowIDs) {
 		return &InvalidObservationError{Field: "flows",
 			Problem: fmt.Sprintf("%d samples, want one per protected flow in flow_ids (%d)", len(o.Flows), len(o.FlowIDs))}
@@ -189,7 +216,7 @@ func (o *Observation) Validate(t Topology) error {
 // checkFlow checks the sample Flows[i] of FlowIDs[i].
 func checkFlow(o *Observation, i int) error {
 	f := o.Flows[i]
-	if f.Throughput >= 0 && !isInf(f.Throughput) && f.CongestionRate >= 0 && !isInf(f.CongestionRate) {
+	if f.Throughput >= 0 && !isInf(f.Throughput) && f.CongestionRate >= 0 && !isInf(f.CongestionRate) && checkLatency("", "", &f) == nil {
 		return nil // the common case, without formatting the flow's name
 	}
 	name := o.FlowIDs[i].String()
@@ -200,7 +227,25 @@ func checkFlow(o *Observation, i int) error {
 	if err := checkValue("flows", name, "throughput", f.Throughput); err != nil {
 		return err
 	}
-	return checkValue("flows", name, "congestion_rate", f.CongestionRate)
+	if err := checkValue("flows", name, "congestion_rate", f.CongestionRate); err != nil {
+		return err
+	}
+	return checkLatency("flows", name, &f)
+}
+
+// checkLatency checks the latency fields of a flow sample: finite and
+// non-negative, zero (unset) accepted.
+func checkLatency(group, name string, f *FlowSample) error {
+	if err := checkValue(group, name, "srtt", f.SmoothedRTT); err != nil {
+		return err
+	}
+	if err := checkValue(group, name, "rtt_p99", f.RTTP99); err != nil {
+		return err
+	}
+	if err := checkValue(group, name, "completion_p99", f.CompletionP99); err != nil {
+		return err
+	}
+	return checkValue(group, name, "completions", f.Completions)
 }
 
 // checkValue builds the field name only on the error path, keeping the

@@ -234,3 +234,45 @@ func TestMultiControllerSingleFlowTelemetry(t *testing.T) {
 		t.Errorf("decision: reason %q, error %v; want %q with %q", d.Reason, d.Err, proflow.ReasonInvalid, want)
 	}
 }
+
+// TestObservationValidateLatency: the flow sample's latency fields accept
+// zero (a source that cannot tell) and any finite non-negative value, and
+// refuse the rest naming the field, for Flow and for Flows[i], without
+// allocating on the valid path.
+func TestObservationValidateLatency(t *testing.T) {
+	topo := proflow.PaperTopology()
+	o := validObservation()
+	if err := o.Validate(topo); err != nil {
+		t.Fatalf("zero latency: %v", err)
+	}
+	o.Flow.SmoothedRTT, o.Flow.RTTP99, o.Flow.CompletionP99, o.Flow.Completions = 0.005, 0.012, 0.03, 41
+	if err := o.Validate(topo); err != nil {
+		t.Fatalf("latency set: %v", err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = o.Validate(topo) }); n != 0 {
+		t.Errorf("Validate with latency allocates %v times, want 0", n)
+	}
+	for _, c := range []struct {
+		field string
+		set   func(*proflow.FlowSample)
+	}{
+		{"flow.srtt", func(f *proflow.FlowSample) { f.SmoothedRTT = -1 }},
+		{"flow.rtt_p99", func(f *proflow.FlowSample) { f.RTTP99 = math.NaN() }},
+		{"flow.completion_p99", func(f *proflow.FlowSample) { f.CompletionP99 = math.Inf(1) }},
+		{"flow.completions", func(f *proflow.FlowSample) { f.Completions = -2 }},
+	} {
+		bad := validObservation()
+		c.set(&bad.Flow)
+		err := bad.Validate(topo)
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: error %v, want one naming %s", c.field, err, c.field)
+		}
+	}
+	multi := validObservation()
+	multi.FlowIDs = []proflow.FlowID{{}}
+	multi.Flows = []proflow.FlowSample{healthyFlow}
+	multi.Flows[0].RTTP99 = -0.1
+	if err := multi.Validate(topo); err == nil || !strings.Contains(err.Error(), "rtt_p99") {
+		t.Errorf("flows[0] with a negative rtt_p99: error %v, want one naming rtt_p99", err)
+	}
+}

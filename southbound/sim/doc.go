@@ -720,6 +720,19 @@
 // within the step, so a request shorter than a step completes in about one
 // step plus BaseRTT/2 on an idle path (datacenter: 5–8 ms for 64 KB).
 //
+// Latency in the flow sample. Every kind's sample carries the flow's RTT
+// as its sender's TCP stack keeps it: SmoothedRTT, Linux's srtt (gain 1/8
+// per sample) at the end of the interval, and RTTP99, the 99th percentile
+// of the interval's samples, one per step in which data was acknowledged
+// (the RTT a packet of that step sees: BaseRTT with jitter plus the
+// queueing delay of every queue on the path). An rr flow's sample also
+// carries Completions, the requests completed in the interval, and
+// CompletionP99, the 99th percentile of their completion times with the
+// oldest request still outstanding counted at its age so far (a lower
+// bound), so a stall shows while it lasts. Latency readings carry no
+// noise and draw nothing from the random sources; an interval without a
+// sample of a kind reads 0 (unset). The state encoder does not read them.
+//
 // # Episodes and traces
 //
 // RunEpisode runs one scenario under a proflow.Controller on the fabric's

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -339,6 +340,7 @@ func (f *Fabric) sample() {
 	}
 	for i, b := range e.accFlow {
 		f.truthFlows[i] = proflow.FlowSample{Throughput: b / iv * cfg.MSS / cfg.PacketSize, CongestionRate: congestion}
+		f.latency(&f.truthFlows[i], i, e.now())
 	}
 	o.Flow = f.truthFlows[0]
 
@@ -350,12 +352,16 @@ func (f *Fabric) sample() {
 	for i, l := range o.Leaves {
 		m.Leaves[i] = proflow.LeafSample{IngressRate: f.noisy(l.IngressRate), TransmitRate: f.noisy(l.TransmitRate)}
 	}
-	m.Flow = proflow.FlowSample{Throughput: f.noisy(o.Flow.Throughput), CongestionRate: f.noisy(o.Flow.CongestionRate)}
+	// Latency is read from the sender's TCP stack (ss -ti) and the
+	// application's own clock: exact, no noise, and no random draw.
+	m.Flow = o.Flow
+	m.Flow.Throughput, m.Flow.CongestionRate = f.noisy(o.Flow.Throughput), f.noisy(o.Flow.CongestionRate)
 	// The other protected flows' readings draw their noise after every
 	// reading of the one-flow fabric; F is the same reading for all.
 	f.measFlows[0] = m.Flow
 	for i := 1; i < len(f.measFlows); i++ {
-		f.measFlows[i] = proflow.FlowSample{Throughput: f.noisy(f.truthFlows[i].Throughput), CongestionRate: m.Flow.CongestionRate}
+		f.measFlows[i] = f.truthFlows[i]
+		f.measFlows[i].Throughput, f.measFlows[i].CongestionRate = f.noisy(f.truthFlows[i].Throughput), m.Flow.CongestionRate
 	}
 	f.have = true
 
@@ -369,6 +375,38 @@ func (f *Fabric) sample() {
 		clear(e.pairs[p].fwd)
 		clear(e.pairs[p].rev)
 	}
+}
+
+// latency fills the latency fields of protected flow i's sample from the
+// interval's RTT samples and, for request/response traffic, the
+// completions of its requests and the oldest request still outstanding at
+// time t (its age so far, a lower bound on its completion time); it
+// resets them for the next interval without allocating.
+func (f *Fabric) latency(fs *proflow.FlowSample, i int, t float64) {
+	l := &f.e.lat[i]
+	fs.SmoothedRTT = l.srtt
+	fs.RTTP99 = p99(l.rtts)
+	l.rtts = l.rtts[:0]
+	a := f.e.streams[i].app
+	if a == nil || a.kind != KindRR {
+		return
+	}
+	fs.Completions = float64(len(a.done))
+	if age, ok := a.oldest(t); ok {
+		a.done = append(a.done, age)
+	}
+	fs.CompletionP99 = p99(a.done)
+	a.done = a.done[:0]
+}
+
+// p99 returns the 99th percentile of v by nearest rank (0 for no values),
+// sorting v in place.
+func p99(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[int(math.Ceil(0.99*float64(len(v))))-1]
 }
 
 // noisy returns v with multiplicative Gaussian measurement noise of

@@ -15,14 +15,23 @@ import (
 // the overflow-threshold stand-in (27,000 on three samples, so the flow
 // moves once), one per profile. They were taken before the protected-flow
 // kinds existed: a bulk flow, the default kind, must keep every byte of its
-// trace.
+// trace. The latency fields that FlowSample gained later are cleared
+// before hashing (they are omitted when zero, so a cleared trace is the
+// trace as it was); bulkDigestsWithLatency pins the whole trace as it is.
 var bulkDigests = map[string]string{
 	"datacenter": "6dad99412efad6a97af4c554dbbf332b50f6d1215a9cd7ff136b7e256b5a70a4",
 	"testbed":    "28fb16df0600af154f9c500d82accb65ac4eeabee1c2f91be35c5c1b0b2d695b",
 }
 
-// bulkTrace returns the JSONL trace of S1 at seed 7 on profile.
-func bulkTrace(t *testing.T, profile string) []byte {
+// bulkDigestsWithLatency pins the same traces with their latency fields.
+var bulkDigestsWithLatency = map[string]string{
+	"datacenter": "4547ba833aa514ef4f023980f8d7b7294528dcd93670658b460aae581d1ba741",
+	"testbed":    "0b52708667567e98ef701422bdb577abc88153568a0b55db934c7c812c487d48",
+}
+
+// bulkTrace returns the JSONL trace of S1 at seed 7 on profile, with the
+// flow samples' latency fields cleared unless latency is set.
+func bulkTrace(t *testing.T, profile string, latency bool) []byte {
 	t.Helper()
 	cfg, err := sim.ProfileConfig(profile)
 	if err != nil {
@@ -35,6 +44,14 @@ func bulkTrace(t *testing.T, profile string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range ep.Steps {
+		if o := ep.Steps[i].Obs; o != nil && !latency {
+			if o.Flow.SmoothedRTT == 0 || o.Flow.RTTP99 == 0 {
+				t.Fatalf("%s: step %d: flow sample %+v, want its RTT filled in", profile, i, o.Flow)
+			}
+			o.Flow.SmoothedRTT, o.Flow.RTTP99, o.Flow.CompletionP99, o.Flow.Completions = 0, 0, 0, 0
+		}
+	}
 	var buf bytes.Buffer
 	if err := trace.Write(&buf, ep); err != nil {
 		t.Fatal(err)
@@ -43,10 +60,16 @@ func bulkTrace(t *testing.T, profile string) []byte {
 }
 
 func TestBulkTraceBitIdentical(t *testing.T) {
-	for profile, want := range bulkDigests {
-		sum := sha256.Sum256(bulkTrace(t, profile))
-		if got := hex.EncodeToString(sum[:]); got != want {
-			t.Errorf("%s: S1 seed 7 trace digest %s, want %s (a bulk episode's trace changed)", profile, got, want)
+	for _, latency := range []bool{false, true} {
+		digests := bulkDigests
+		if latency {
+			digests = bulkDigestsWithLatency
+		}
+		for profile, want := range digests {
+			sum := sha256.Sum256(bulkTrace(t, profile, latency))
+			if got := hex.EncodeToString(sum[:]); got != want {
+				t.Errorf("%s: S1 seed 7 trace digest %s (latency fields kept: %v), want %s (a bulk episode's trace changed)", profile, got, latency, want)
+			}
 		}
 	}
 }

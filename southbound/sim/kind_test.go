@@ -151,3 +151,46 @@ func TestFlowKindOnOff(t *testing.T) {
 		t.Errorf("mean goodput in bursts %.0f B/s, want between 10%% and 95%% of C", m)
 	}
 }
+
+func TestFlowKindRR(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	k := sim.FlowKind{Kind: sim.KindRR, RequestBytes: 64 << 10, RequestRate: 50}
+	s := kindSamples(t, cfg, k, 60*time.Second)
+	quiet := s[20:40] // 10-20 s: alone
+	for i, x := range quiet {
+		if x.Completions < 20 || x.Completions > 30 {
+			t.Errorf("quiet sample %d: %v completions, want about 25 (50/s)", i, x.Completions)
+		}
+		if x.CompletionP99 < cfg.BaseRTT.Seconds()/2 || x.CompletionP99 > 0.015 {
+			t.Errorf("quiet sample %d: completion p99 %.4f s, want a few ms", i, x.CompletionP99)
+		}
+		if x.SmoothedRTT < 0.9*cfg.BaseRTT.Seconds() || x.SmoothedRTT > 2*cfg.BaseRTT.Seconds() {
+			t.Errorf("quiet sample %d: srtt %.4f s, want about the base RTT", i, x.SmoothedRTT)
+		}
+	}
+	if got, want := meanOver(s, 20, 40, throughput), k.DemandRate(cfg); got < 0.9*want || got > 1.1*want {
+		t.Errorf("goodput alone %.0f B/s, want the demand %.0f", got, want)
+	}
+	// Once the reserve is gone (~35 s) the uplink queue and the losses show
+	// in the completion times.
+	worst := 0.0
+	for _, x := range s[80:] {
+		worst = max(worst, x.CompletionP99)
+	}
+	t.Logf("quiet: completions %v, p99 %.4f s, srtt %.4f s; worst p99 after exhaustion %.3f s", quiet[5].Completions, quiet[5].CompletionP99, quiet[5].SmoothedRTT, worst)
+	if slo := k.SLOFor(cfg).Seconds(); worst < 10*slo {
+		t.Errorf("worst completion p99 after exhaustion %.3f s, want far above the SLO %.3f s", worst, slo)
+	}
+}
+
+// TestFlowKindDeterministic: an rr flow with Poisson arrivals replays.
+func TestFlowKindDeterministic(t *testing.T) {
+	k := sim.FlowKind{Kind: sim.KindRR, RequestBytes: 20000, RequestRate: 200, Arrivals: sim.ArrivalsPoisson}
+	a := kindSamples(t, sim.TestbedConfig(), k, 30*time.Second)
+	b := kindSamples(t, sim.TestbedConfig(), k, 30*time.Second)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("sample %d: %+v then %+v", i, a[i], b[i])
+		}
+	}
+}
