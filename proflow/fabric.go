@@ -19,7 +19,7 @@ import (
 func fabricCommand() command {
 	return command{
 		name:    "fabric",
-		summary: "build, run, evaluate on or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run|evaluate), or scale scenarios to it (scale)",
+		summary: "build, run, evaluate on or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run|evaluate|movecost), or scale scenarios to it (scale)",
 		run:     runFabric,
 	}
 }
@@ -33,6 +33,7 @@ var fabricSubs = []fabricSub{
 	{"down", "remove what a fabric left behind: namespaces, links, bridges, OVS daemons, the run directory"},
 	{"run", "build the fabric, run one scenario of the simulator (scaled to the fabric) under one policy, print its report and tear the fabric down"},
 	{"evaluate", "run policies × scenarios × repeats on the fabric, one episode at a time; write the simulated evaluation's report.md, CSV files, PNG figures and every trace"},
+	{"movecost", "build the fabric and measure what moving the protected flow costs it, move after move: time back to 90% of its healthy level, retransmissions, DSACKs and reordering of its sender (case a: healthy between idle switches; case d: after a crowd starved it)"},
 	{"scale", "write scenarios as the fabric runs them (times ÷ -time-factor, every stream capped at its paced rate), for proflow evaluate -profile ovs -scenario-file: the simulated twin of a real episode"},
 }
 
@@ -41,6 +42,14 @@ type fabricScaleFlags struct {
 	scenarios, bucket, out string
 	timeFactor             float64
 	duration               time.Duration
+}
+
+// fabricMoveFlags are the flags of fabric movecost beyond the fabric's.
+type fabricMoveFlags struct {
+	moveCase                  string
+	moves                     int
+	warmup, observe, collapse time.Duration
+	rate                      float64
 }
 
 // fabricEvalFlags are the flags of fabric evaluate beyond the fabric's.
@@ -52,9 +61,9 @@ type fabricEvalFlags struct {
 
 func runFabric(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && isHelpFlag(args[0]) {
-		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run|evaluate [flags] (as root), proflow fabric scale [flags]\n\n")
+		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run|evaluate|movecost [flags] (as root), proflow fabric scale [flags]\n\n")
 		for _, s := range fabricSubs {
-			fs, _, _ := fabricFlags(e, s.name, s.summary)
+			fs, _, _, _ := fabricFlags(e, s.name, s.summary)
 			if s.name == "scale" {
 				fs, _ = fabricScaleFlagSet(e)
 			}
@@ -69,13 +78,13 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 		if len(args) > 0 {
 			got = fmt.Sprintf("%q", args[0])
 		}
-		return fmt.Errorf("fabric: sub-command %s, want up, down, run, evaluate or scale (proflow fabric -h for their flags): %w", got, errUsage)
+		return fmt.Errorf("fabric: sub-command %s, want up, down, run, evaluate, movecost or scale (proflow fabric -h for their flags): %w", got, errUsage)
 	}
 	sub := args[0]
 	if sub == "scale" {
 		return fabricScale(e, args[1:])
 	}
-	fs, flags, ev := fabricFlags(e, sub, fabricSubs[i].summary)
+	fs, flags, ev, mv := fabricFlags(e, sub, fabricSubs[i].summary)
 	if err := parseFlags(fs, "fabric "+sub, args[1:]); err != nil {
 		return err
 	}
@@ -106,6 +115,13 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("fabric up: %w", perr)
 		}
 		return nil
+	case "movecost":
+		m := ovsfabric.MoveCost{Fabric: fcfg, Listen: flags.Listen, Case: mv.moveCase, Moves: mv.moves,
+			Warmup: mv.warmup, Observe: mv.observe, Collapse: mv.collapse, RateBytesPerSec: mv.rate, Out: e.stdout}
+		if _, err := m.Run(ctx); err != nil {
+			return fmt.Errorf("fabric movecost: %w", err)
+		}
+		return nil
 	case "evaluate":
 		given := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -126,8 +142,8 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 
 // fabricFlags returns the flag set of fabric's sub-command sub, holding only
 // the flags sub takes, and the settings it fills (evaluate's own in the
-// third result).
-func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.CommandFlags, *fabricEvalFlags) {
+// third result, movecost's in the fourth).
+func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.CommandFlags, *fabricEvalFlags, *fabricMoveFlags) {
 	fs := e.newFlags("fabric "+sub, "fabric "+sub+" [flags]\n\n"+summary)
 	flags := new(ovsfabric.CommandFlags)
 	flags.Register(fs, sub)
@@ -141,7 +157,16 @@ func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.Command
 		fs.StringVar(&ev.baseline, "baseline", defaultBaseline, "policy the others are compared with; without -baseline, when "+defaultBaseline+" is not among -policies: the first of static, reactive, crowd listed, else none")
 		fs.StringVar(&ev.title, "title", "proflow evaluation on the Open vSwitch fabric", "report title")
 	}
-	return fs, flags, ev
+	mv := new(fabricMoveFlags)
+	if sub == "movecost" {
+		fs.StringVar(&mv.moveCase, "case", ovsfabric.MoveHealthy, "a: moved healthy between idle switches; d: moved after a crowd (h2–h6 → h7) starved its switch")
+		fs.IntVar(&mv.moves, "moves", 3, "moves to measure, each to the next switch")
+		fs.DurationVar(&mv.warmup, "warmup", 8*time.Second, "the protected flow alone before its healthy level is taken (over the last half)")
+		fs.DurationVar(&mv.observe, "observe", 20*time.Second, "how long each move is watched")
+		fs.DurationVar(&mv.collapse, "collapse", 15*time.Second, "case d: the longest wait for the flow to fall under half its healthy level")
+		fs.Float64Var(&mv.rate, "rate", 0, "pace the protected flow at `BYTES` per second (0: as fast as TCP goes)")
+	}
+	return fs, flags, ev, mv
 }
 
 // fabricEvaluate runs fabric evaluate: a Sweep on the fabric, then the

@@ -94,6 +94,11 @@
 // The scaling of a scenario (Scale) is unchanged by the round trip and the
 // window; the H-limit changes the bursts as said.
 //
+// MoveCost (proflow fabric movecost) measures what a move costs the
+// protected flow in whatever regime the fabric has: per move, the time back
+// to 90% of its healthy level and its sender's retransmissions, DSACKs and
+// reordering (Fabric.Socket).
+//
 // # Traffic
 //
 // StartSink and StartSender run a small TCP traffic generator inside a

@@ -65,7 +65,7 @@ type CommandFlags struct {
 // "run" or "evaluate"), with the defaults of every command, and stores
 // their values in f when fs is parsed. down takes -prefix, -rundir and -v;
 // up adds -listen, -bucket and the regime (-rtt, -rtt-hosts, -cc, -rcvbuf,
-// -hlimit); evaluate adds the scaling (-time-factor,
+// -hlimit), as does movecost; evaluate adds the scaling (-time-factor,
 // -warmup, -duration), the agent's -model and -gate and the -seed that
 // labels traces; run adds to those -policy, -scenario, -scenario-file,
 // -traces and -repeat. Any other sub gets down's flags. Settings whose flag
@@ -80,7 +80,7 @@ func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
 		verbose = "log controller decisions and fabric commands"
 	}
 	fs.BoolVar(&f.Verbose, "v", false, verbose)
-	if sub != "up" && sub != "run" && sub != "evaluate" {
+	if sub != "up" && sub != "run" && sub != "evaluate" && sub != "movecost" {
 		return
 	}
 	fs.StringVar(&f.Listen, "listen", f.Listen, "OpenFlow controller `ADDRESS`")
@@ -90,7 +90,7 @@ func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
 	fs.StringVar(&f.CC, "cc", "", "TCP congestion control of every sender: cubic (the paper's regime), bbr or reno (empty: the kernel's default, recorded)")
 	fs.IntVar(&f.RcvBuf, "rcvbuf", 0, "SO_RCVBUF `BYTES` of the protected flow's sink: a receive-window-limited flow (0: autotuning)")
 	fs.Float64Var(&f.HLimit, "hlimit", 0, "H-limit: a tbf at `F` × -bucket on every leaf port toward an aggregation switch, upstream of the counted bucket and not counted (the testbed profile: 1.05; 0: off)")
-	if sub == "up" {
+	if sub == "up" || sub == "movecost" {
 		return
 	}
 	fs.DurationVar(&f.Warmup, "warmup", 0, "protected flow alone before congestion (0: the scenario's congestion_start ÷ -time-factor)")

@@ -1,0 +1,357 @@
+package ovsfabric
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow"
+)
+
+// Cases of a move that MoveCost measures.
+const (
+	// MoveHealthy is case (a): the protected flow moved make-before-break
+	// between two idle aggregation switches while it runs at its healthy
+	// level.
+	MoveHealthy = "a"
+	// MoveCollapsed is case (d): the protected flow moved to an idle
+	// switch after a crowd on its switch has starved it.
+	MoveCollapsed = "d"
+)
+
+// MoveCost measures what a move costs the protected flow (h1→h8) on a real
+// fabric, move after move: how long it takes to get back to 90% of its
+// healthy level, and what its sender's TCP saw (retransmissions, duplicate
+// SACKs, reordering; ss reads the kernel's TCP_INFO). It is a skeleton:
+// one flow, the fixed crowd of case (d) (h2–h6 to h7, as the integration
+// tests use), no controller.
+type MoveCost struct {
+	// Fabric is the fabric to build, the paper's regime included (RTT,
+	// CongestionControl, ProtectedRcvBufBytes, HLimitRate). Its Controller
+	// is set to the address Listen got.
+	Fabric Config
+	// Listen is the OpenFlow controller's listen address (default
+	// "127.0.0.1:0").
+	Listen string
+	// Case is MoveHealthy or MoveCollapsed (default MoveHealthy).
+	Case string
+	// Moves is how many moves to measure (default 3); each goes from the
+	// flow's switch to the next one.
+	Moves int
+	// Warmup is how long the flow runs alone before its healthy level is
+	// taken over its last half (default 8 s); Observe how long each move is
+	// watched (default 20 s); Collapse how long case (d)'s crowd has to
+	// bring the flow under half its healthy level (default 15 s).
+	Warmup, Observe, Collapse time.Duration
+	// RateBytesPerSec paces the protected flow (0: as fast as TCP goes).
+	RateBytesPerSec float64
+	// Out receives a line per move and the table; nil discards them.
+	Out io.Writer
+}
+
+// MoveResult is the cost of one move.
+type MoveResult struct {
+	Move     int
+	Case     string
+	From, To int
+	// Healthy is the flow's healthy level and Before its level over the
+	// second before the move, bytes/s.
+	Healthy, Before float64
+	// Recovery is the time from the move to the start of the first span
+	// of recoveryWindow over which the flow ran at 90% of Healthy or more
+	// (0: it never fell below); -1 when none within Observe.
+	Recovery time.Duration
+	// Retrans, DSACKs and Reordering are the sender's counters' increase
+	// over the move's observation (Reordering is the kernel's reordering
+	// metric at its end).
+	Retrans, DSACKs, Reordering int
+	// RTT and MinRTT are the sender's round trips at the end.
+	RTT, MinRTT time.Duration
+}
+
+// recoveryWindow is the span over which MoveCost averages the flow's rate
+// when it looks for the recovery.
+const recoveryWindow = 500 * time.Millisecond
+
+// moveReport is the sink's report interval in MoveCost.
+const moveReport = 100 * time.Millisecond
+
+// Run builds the fabric, measures the moves, prints them, tears everything
+// down and returns the results.
+func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
+	m = m.withDefaults()
+	if m.Case != MoveHealthy && m.Case != MoveCollapsed {
+		return nil, fmt.Errorf("ovsfabric: move cost: case %q, want %s or %s", m.Case, MoveHealthy, MoveCollapsed)
+	}
+	rate, err := ParseRate(m.Fabric.withDefaults().BucketRate)
+	if err != nil {
+		return nil, fmt.Errorf("ovsfabric: move cost: %w", err)
+	}
+	scale := DefaultScale()
+	scale.BucketRateBytesPerSec = rate
+	topo := scale.Topology()
+	h1, h7, h8 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.7"), netip.MustParseAddr("10.0.0.8")
+	flow := proflow.FlowID{Src: h1, Dst: h8, Proto: proflow.ProtoTCP, SrcPort: protectedSrcPort, DstPort: protectedDstPort}
+
+	ln, err := net.Listen("tcp", m.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("ovsfabric: move cost: %w", err)
+	}
+	m.Fabric.Controller = "tcp:" + ln.Addr().String()
+	ocfg := openflow.DefaultConfig()
+	ocfg.Fabric, ocfg.Topology, ocfg.Flow, ocfg.Logger = m.Fabric.withDefaults().Wiring, topo, flow, m.Fabric.Logger
+	srv, err := openflow.NewServer(ocfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	sctx, stopSrv := context.WithCancel(ctx)
+	srvDone := make(chan struct{})
+	go func() { defer close(srvDone); _ = srv.Serve(sctx, ln) }()
+	defer func() { stopSrv(); <-srvDone }()
+
+	f, err := Up(ctx, m.Fabric)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		tctx, cancel := TeardownContext(ctx)
+		defer cancel()
+		if derr := f.Down(tctx); derr != nil {
+			err = errors.Join(err, fmt.Errorf("ovsfabric: tear the fabric down: %w", derr))
+		}
+	}()
+	if err := srv.WaitReady(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := f.EnsureBuckets(ctx); err != nil {
+		return nil, err
+	}
+	cur := 0
+	if err := srv.Place(ctx, flow, cur); err != nil {
+		return nil, err
+	}
+	sink, err := f.StartSinkWith(ctx, "h8", protectedDstPort, SinkConfig{Report: moveReport, RcvBufBytes: m.Fabric.ProtectedRcvBufBytes})
+	if err != nil {
+		return nil, err
+	}
+	defer sink.Stop()
+	var rates rateLog
+	go rates.follow(sink)
+	if m.Case == MoveCollapsed {
+		csink, err := f.StartSink(ctx, "h7", congestionPort)
+		if err != nil {
+			return nil, err
+		}
+		defer csink.Stop()
+		go func() {
+			for range csink.Reports() {
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // the sinks listen
+	snd, err := f.StartSender(ctx, "h1", netip.AddrPortFrom(h8, protectedDstPort).String(),
+		SenderConfig{BindPort: protectedSrcPort, RateBytesPerSec: m.RateBytesPerSec})
+	if err != nil {
+		return nil, err
+	}
+	defer snd.Stop()
+	if err := sleepCtx(ctx, m.Warmup); err != nil {
+		return nil, err
+	}
+	healthy := rates.mean(time.Now().Add(-m.Warmup/2), time.Now())
+	out := m.Out
+	fmt.Fprintf(out, "move cost, case (%s): healthy %.2f Mbit/s; regime %v\n", m.Case, healthy*8/1e6, f.RegimeLabels())
+
+	var crowd []*Sender
+	defer func() {
+		for _, s := range crowd {
+			s.Stop()
+		}
+	}()
+	for i := range m.Moves {
+		if m.Case == MoveCollapsed {
+			if crowd, err = m.starve(ctx, f, srv, cur, h7, crowd, &rates, healthy); err != nil {
+				return results, err
+			}
+		}
+		to := (cur + 1) % len(topo.Switches)
+		before, err := f.Socket(ctx, "h1", protectedSrcPort)
+		if err != nil {
+			return results, err
+		}
+		r := MoveResult{Move: i + 1, Case: m.Case, From: cur, To: to, Healthy: healthy,
+			Before: rates.mean(time.Now().Add(-time.Second), time.Now())}
+		at := time.Now()
+		if err := srv.Place(ctx, flow, to); err != nil {
+			return results, fmt.Errorf("ovsfabric: move cost: move %d to %s: %w", i+1, topo.Switches[to], err)
+		}
+		cur = to
+		if err := sleepCtx(ctx, m.Observe); err != nil {
+			return results, err
+		}
+		end, err := f.Socket(ctx, "h1", protectedSrcPort)
+		if err != nil {
+			return results, err
+		}
+		r.Recovery = rates.recovery(at, at.Add(m.Observe), 0.9*healthy)
+		r.Retrans, r.DSACKs, r.Reordering = end.Retrans-before.Retrans, end.DSACKDups-before.DSACKDups, end.Reordering
+		r.RTT, r.MinRTT = end.RTT, end.MinRTT
+		results = append(results, r)
+		fmt.Fprintf(out, "move %d %s→%s: recovered to 90%% in %s, retransmissions %d, DSACKs %d, reordering %d, rtt %v (min %v)\n",
+			r.Move, topo.Switches[r.From], topo.Switches[r.To], recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.RTT, r.MinRTT)
+	}
+	return results, WriteMoveCosts(out, results, topo)
+}
+
+func (m MoveCost) withDefaults() MoveCost {
+	if m.Listen == "" {
+		m.Listen = "127.0.0.1:0"
+	}
+	if m.Case == "" {
+		m.Case = MoveHealthy
+	}
+	if m.Moves <= 0 {
+		m.Moves = 3
+	}
+	if m.Warmup <= 0 {
+		m.Warmup = 8 * time.Second
+	}
+	if m.Observe <= 0 {
+		m.Observe = 20 * time.Second
+	}
+	if m.Collapse <= 0 {
+		m.Collapse = 15 * time.Second
+	}
+	if m.Out == nil {
+		m.Out = io.Discard
+	}
+	if m.Fabric.Logger == nil {
+		m.Fabric.Logger = slog.New(slog.DiscardHandler)
+	}
+	return m
+}
+
+// starve puts case (d)'s crowd (h2–h6 to h7, two streams each at 0.15 C)
+// on switch sw, starting its senders the first time, and waits until the
+// protected flow runs under half its healthy level or Collapse has passed.
+func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, sw int, h7 netip.Addr, crowd []*Sender, rates *rateLog, healthy float64) ([]*Sender, error) {
+	start := len(crowd) == 0
+	for _, h := range []string{"h2", "h3", "h4", "h5", "h6"} {
+		src, err := hostAddr(f.cfg.Wiring, h)
+		if err != nil {
+			return crowd, err
+		}
+		if err := srv.Place(ctx, proflow.FlowID{Src: src, Dst: h7, Proto: proflow.ProtoTCP}, sw); err != nil {
+			return crowd, err
+		}
+		if !start {
+			continue
+		}
+		rate, _ := ParseRate(f.cfg.BucketRate)
+		s, err := f.StartSender(ctx, h, netip.AddrPortFrom(h7, congestionPort).String(), SenderConfig{Streams: 2, RateBytesPerSec: 0.15 * rate})
+		if err != nil {
+			return crowd, err
+		}
+		crowd = append(crowd, s)
+	}
+	deadline := time.Now().Add(m.Collapse)
+	for time.Now().Before(deadline) {
+		if err := sleepCtx(ctx, time.Second); err != nil {
+			return crowd, err
+		}
+		if rates.mean(time.Now().Add(-time.Second), time.Now()) < 0.5*healthy {
+			break
+		}
+	}
+	return crowd, nil
+}
+
+// WriteMoveCosts writes the results as a table.
+func WriteMoveCosts(w io.Writer, results []MoveResult, topo proflow.Topology) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nmove\tcase\tfrom→to\thealthy Mbit/s\tbefore Mbit/s\trecovery (90%)\tretrans\tDSACKs\treordering\trtt\tminrtt")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%d\t%s\t%s→%s\t%.2f\t%.2f\t%s\t%d\t%d\t%d\t%v\t%v\n", r.Move, r.Case, topo.Switches[r.From], topo.Switches[r.To],
+			r.Healthy*8/1e6, r.Before*8/1e6, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.RTT, r.MinRTT)
+	}
+	return tw.Flush()
+}
+
+func recoveryString(d time.Duration) string {
+	if d < 0 {
+		return "not within the observation"
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+// rateLog keeps a sink's reports.
+type rateLog struct {
+	mu   sync.Mutex
+	reps []SinkReport
+}
+
+func (l *rateLog) follow(s *Sink) {
+	for r := range s.Reports() {
+		l.mu.Lock()
+		l.reps = append(l.reps, r)
+		l.mu.Unlock()
+	}
+}
+
+// mean returns the rate in bytes/s of the reports in (from, to].
+func (l *rateLog) mean(from, to time.Time) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var sum int64
+	n := 0
+	for _, r := range l.reps {
+		if r.Time.After(from) && !r.Time.After(to) {
+			sum += r.Bytes
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(sum) / (float64(n) * moveReport.Seconds())
+}
+
+// recovery returns how long after at the first span of recoveryWindow
+// whose rate reached level began, looking until end; -1 when none did.
+func (l *rateLog) recovery(at, end time.Time, level float64) time.Duration {
+	l.mu.Lock()
+	times := make([]time.Time, 0, len(l.reps))
+	for _, r := range l.reps {
+		if r.Time.After(at.Add(recoveryWindow)) && !r.Time.After(end) {
+			times = append(times, r.Time)
+		}
+	}
+	l.mu.Unlock()
+	for _, t := range times {
+		if l.mean(t.Add(-recoveryWindow), t) >= level {
+			return max(0, t.Add(-recoveryWindow).Sub(at))
+		}
+	}
+	return -1
+}
+
+// sleepCtx sleeps d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
