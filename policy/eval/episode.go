@@ -28,6 +28,21 @@ type Episode struct {
 	// Switches names the aggregation switches by index, for reports; when
 	// empty, reports name switch k as "#k".
 	Switches []string `json:"switches,omitempty"`
+
+	// Kind is the protected flow's kind of traffic (sim.KindRate,
+	// sim.KindOnOff, sim.KindRR), empty for a bulk transfer; see SetKind.
+	Kind string `json:"kind,omitempty"`
+	// Latency holds the flow's latency at each sample, seconds: an rr
+	// flow's 99th-percentile request completion time over the interval,
+	// any other flow's 99th-percentile RTT; 0 where the source could not
+	// tell. Empty when no sample had one.
+	Latency []float64 `json:"latency,omitempty"`
+	// Demand holds what the application asked for over each sample's
+	// interval, bytes/s of payload (0 in an onoff flow's gaps); empty for
+	// bulk.
+	Demand []float64 `json:"demand,omitempty"`
+	// SLO is an rr flow's completion time objective, seconds.
+	SLO float64 `json:"slo,omitempty"`
 }
 
 // switchName names switch k for reports.
@@ -83,7 +98,7 @@ func (e *Episode) Validate() error {
 			return fmt.Errorf("%s: reroute %d at %vs precedes reroute %d at %vs", id, i, e.Reroutes[i].At, i-1, e.Reroutes[i-1].At)
 		}
 	}
-	return nil
+	return e.validateKind()
 }
 
 // checkWindow reports an episode without a sample in [0, window): its mean
@@ -153,14 +168,21 @@ func (e *Episode) belowSeconds(frac, window float64) float64 {
 		if t < 0 || t >= window || !(e.Throughput[i] < frac*e.Baseline) {
 			continue
 		}
-		var dt float64
-		switch {
-		case i+1 < len(e.T):
-			dt = e.T[i+1] - t
-		case i > 0:
-			dt = t - e.T[i-1]
-		}
-		total += math.Min(dt, window-t)
+		total += e.span(i, window)
 	}
 	return total
+}
+
+// span returns the time sample i stands for: until the next sample (the
+// last sample for the spacing before it), clipped to the window.
+func (e *Episode) span(i int, window float64) float64 {
+	t := e.T[i]
+	var dt float64
+	switch {
+	case i+1 < len(e.T):
+		dt = e.T[i+1] - t
+	case i > 0:
+		dt = t - e.T[i-1]
+	}
+	return math.Min(dt, window-t)
 }

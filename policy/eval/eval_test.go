@@ -98,14 +98,14 @@ func TestSummarizeCells(t *testing.T) {
 	want := []Cell{
 		{Scenario: "S1", Policy: "static", Repeats: 2, MeanThroughput: (m0 + m1) / 2, MinThroughput: m0, MaxThroughput: m1,
 			FirstReroute: nan, SecondReroute: nan, OverflowAtReroute: nan, Degraded: 2, Degradation: 25, Lead: nan,
-			SLOSeconds: (100 + 90) / 2},
+			SLOSeconds: (100 + 90) / 2, Kind: "bulk", LatencyP50: nan, LatencyP99: nan, KindSLOSeconds: nan},
 		{Scenario: "S1", Policy: "reactive", Repeats: 2, MeanThroughput: r, MinThroughput: r, MaxThroughput: r,
 			Fired: 2, FirstReroute: 45, SecondFired: 1, SecondReroute: 90, OverflowAtReroute: 24500,
 			Degraded: 2, Degradation: 20, Lead: 25 - 45, Reroutes: 3, Destinations: "#1 ×2, #2 ×1",
-			Moves: 1.5, SLOSeconds: 100},
+			Moves: 1.5, SLOSeconds: 100, Kind: "bulk", LatencyP50: nan, LatencyP99: nan, KindSLOSeconds: nan},
 		{Scenario: "S1", Policy: "agent", Repeats: 2, MeanThroughput: 20e6, MinThroughput: 20e6, MaxThroughput: 20e6,
 			Fired: 2, FirstReroute: 11, SecondReroute: nan, OverflowAtReroute: 21100, Degradation: nan, Lead: 25 - 11,
-			Reroutes: 2, Destinations: "#1 ×2", Moves: 1},
+			Reroutes: 2, Destinations: "#1 ×2", Moves: 1, Kind: "bulk", LatencyP50: nan, LatencyP99: nan, KindSLOSeconds: nan},
 	}
 	if diff := cmp.Diff(want, s.Cells, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)

@@ -127,6 +127,7 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 			bps(c.OverflowAtReroute), c.Degraded, c.Repeats, secs(c.SLOSeconds), num(c.Moves, 2), c.Reroutes, dest)
 	}
 	b.WriteString("\n")
+	s.writeKinds(&b)
 	s.writeStrongest(&b)
 
 	if len(s.Comparisons) > 0 {

@@ -128,6 +128,21 @@ type Cell struct {
 	// SLOSeconds is the mean over repeats of the time in the window with
 	// the flow below Options.SLOFraction of its baseline, seconds.
 	SLOSeconds float64 `json:"slo_seconds"`
+
+	// Kind is the protected flow's kind of traffic (sim.KindBulk when the
+	// episodes name none).
+	Kind string `json:"kind"`
+	// LatencyP50 and LatencyP99 are the median and 99th percentile of the
+	// episodes' per-sample latency (Episode.Latency) in the window over all
+	// repeats, seconds; NaN where no sample had one.
+	LatencyP50 float64 `json:"latency_p50"`
+	LatencyP99 float64 `json:"latency_p99"`
+	// KindSLOSeconds is the mean over repeats of the time in the window the
+	// flow missed its kind's objective, seconds: latency above Episode.SLO
+	// for rr, goodput below DemandFraction of the demand while the
+	// application sends for rate and onoff. NaN for bulk, whose objective
+	// is SLOSeconds'.
+	KindSLOSeconds float64 `json:"kind_slo_seconds"`
 }
 
 // Comparison compares a candidate policy with the baseline policy over the
@@ -374,6 +389,7 @@ func summariseCell(sc, p string, eps []*Episode, refOnset float64, hasRef bool, 
 		parts[i] = fmt.Sprintf("%s ×%d", d, count[d])
 	}
 	c.Destinations = strings.Join(parts, ", ")
+	c.summariseKind(eps, opt.Window)
 	return c
 }
 

@@ -276,6 +276,7 @@ func (s Sweep) Run(ctx context.Context) ([]*Episode, error) {
 		if eps[i], err = FromTrace(tr, 0); err != nil {
 			return nil, errors.Join(append([]error{err}, writeErrs...)...)
 		}
+		eps[i].SetKind(specs[i].Scenario.PrimaryKind(), cfg, specs[i].Scenario.Start())
 	}
 	return eps, errors.Join(writeErrs...)
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,7 +17,8 @@ const BaselineWindow = 10 * time.Second
 // since the trace's congestion start; the throughput is the step's
 // Throughput (ground truth in a simulation); the overflow is the observed ξ
 // of the switch carrying the flow; the baseline is the mean throughput over
-// the BaselineWindow before congestion starts. The repeat number comes from
+// the BaselineWindow before congestion starts; the latency is the
+// observation's (see Episode.Latency). The repeat number comes from
 // the "repeat" label when present, else from repeat. A step whose switch
 // index is outside the topology (or outside its observation) is an error.
 func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
@@ -49,12 +51,16 @@ func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
 		e.T = append(e.T, t)
 		e.Throughput = append(e.Throughput, st.Throughput)
 		e.Overflow = append(e.Overflow, overflow)
+		e.Latency = append(e.Latency, latencyOf(st))
 		if t < 0 && t >= -BaselineWindow.Seconds() {
 			base = append(base, st.Throughput)
 		}
 		if st.Decision.Rerouted {
 			e.Reroutes = append(e.Reroutes, Reroute{At: t, From: st.Switch, To: st.Decision.Target, Overflow: overflow})
 		}
+	}
+	if !slices.ContainsFunc(e.Latency, func(v float64) bool { return v != 0 }) {
+		e.Latency = nil
 	}
 	e.Baseline = mean(base)
 	if len(base) == 0 {
