@@ -567,7 +567,8 @@ var builtinFS embed.FS
 // BuiltinScenarios returns the names of the embedded scenarios: S1–S12, C1
 // and C2 of the paper, in that order (the variants S11b–S11e and S12b–S12e
 // right after S11 and S12), then the others by prefix and number (M1–M4,
-// several protected flows; N1, N2). The held-out family is not among them
+// several protected flows; N1, N2; O1, R1, T1 and V1, protected flows of
+// the kinds onoff, rr and rate). The held-out family is not among them
 // (see FamilyScenarios).
 func BuiltinScenarios() []string {
 	entries, _ := builtinFS.ReadDir("scenarios")

@@ -17,7 +17,7 @@ import (
 )
 
 func TestBuiltinScenarios(t *testing.T) {
-	want := []string{"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11", "S11b", "S11c", "S11d", "S11e", "S12", "S12b", "S12c", "S12d", "S12e", "C1", "C2", "M1", "M2", "M3", "M4", "N1", "N2"}
+	want := []string{"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11", "S11b", "S11c", "S11d", "S11e", "S12", "S12b", "S12c", "S12d", "S12e", "C1", "C2", "M1", "M2", "M3", "M4", "N1", "N2", "O1", "R1", "T1", "V1"}
 	if got := sim.BuiltinScenarios(); !slices.Equal(got, want) {
 		t.Fatalf("BuiltinScenarios() = %v, want %v", got, want)
 	}
