@@ -310,6 +310,16 @@ func (s Scale) checked(sc *sim.Scenario) (Scale, error) {
 	if err := sc.Validate(s.Sim); err != nil {
 		return Scale{}, fmt.Errorf("ovsfabric: scale: %w", err)
 	}
+	// The real traffic generator sends bulk protected flows only: a
+	// scenario of another kind would run as bulk without saying so.
+	if k := sc.PrimaryKind(); !k.IsBulk() {
+		return Scale{}, fmt.Errorf("ovsfabric: scale: scenario %s: protected flow of kind %q, want bulk (the fabric's traffic generator sends bulk protected flows only)", sc.Name, k.Kind)
+	}
+	for i, p := range sc.Protected {
+		if !p.Kind.IsBulk() {
+			return Scale{}, fmt.Errorf("ovsfabric: scale: scenario %s: protected[%d] of kind %q, want bulk (the fabric's traffic generator sends bulk protected flows only)", sc.Name, i, p.Kind.Kind)
+		}
+	}
 	return s, nil
 }
 

@@ -256,3 +256,25 @@ func TestScaleScenario(t *testing.T) {
 		t.Error("Scenario(nil): no error")
 	}
 }
+
+// The fabric's traffic generator sends bulk protected flows only: a
+// scenario of another kind is refused, not run as bulk.
+func TestPlanRefusesOtherKinds(t *testing.T) {
+	for _, name := range []string{"R1", "O1", "V1", "T1"} {
+		sc, err := sim.BuiltinScenario(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ovsfabric.DefaultScale().Plan(sc)
+		if err == nil || !strings.Contains(err.Error(), "want bulk") {
+			t.Errorf("Plan(%s) = %v, want a refusal naming the kind", name, err)
+		}
+	}
+	sc, err := sim.BuiltinScenario("S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ovsfabric.DefaultScale().Plan(sc); err != nil {
+		t.Errorf("Plan(S1): %v", err)
+	}
+}
