@@ -12,8 +12,9 @@ var _ proflow.BatchPolicy = (*Agent)(nil)
 
 // ScoreBatch writes Q_θ(s_j, k) into scores[j*K+k] for every row j of
 // in.States and every switch k (K switches), in one batched forward pass
-// (qnet.Model.ForwardBatch). Each row's scores equal Score's on that state
-// up to float32 rounding. Like Score it reads only the states.
+// (qnet.Model.ForwardBatch). Each row's scores are the same bits as
+// Score's on that state, whatever the batch around it. Like Score it reads
+// only the states.
 //
 // It allocates only when in.N exceeds every earlier batch (and on its first
 // call, the model's batch buffers). An Agent is not safe for concurrent use;

@@ -25,16 +25,53 @@ func kernels(t *testing.T, f func(t *testing.T)) {
 	haveAVX2 = saved
 }
 
-// closeTo reports whether got agrees with want (Forward's output) up to
-// float32 rounding of sums of terms as large as scale.
+// closeTo reports whether got agrees with want (a reference's output, such
+// as forwardLoop's) up to float32 rounding of sums of terms as large as
+// scale.
 func closeTo(got, want, scale float32) bool {
 	return math.Abs(float64(got-want)) <= 1e-5*float64(scale+1)
 }
 
+// forwardLoop is the textbook float32 forward pass on the unpacked weights,
+// four partial sums per output (what Forward was before it used the
+// one-row kernel): the kernels' float32 reference.
+func forwardLoop(m *Model, dst, x []float32) {
+	in := x
+	last := len(m.w) - 1
+	for l := range m.w {
+		out := dst
+		if l < last {
+			out = make([]float32, m.sizes[l+1])
+		}
+		n := len(in)
+		for o := range out {
+			row := m.w[l][o*n : o*n+n]
+			var s0, s1, s2, s3 float32
+			i := 0
+			for ; i+4 <= n; i += 4 {
+				s0 += row[i] * in[i]
+				s1 += row[i+1] * in[i+1]
+				s2 += row[i+2] * in[i+2]
+				s3 += row[i+3] * in[i+3]
+			}
+			for ; i < n; i++ {
+				s0 += row[i] * in[i]
+			}
+			out[o] = m.b[l][o] + ((s0 + s1) + (s2 + s3))
+			if l < last && out[o] < 0 {
+				out[o] = 0
+			}
+		}
+		in = out
+	}
+}
+
+// ForwardBatch agrees with the float32 loop up to rounding, and Forward
+// gives each row's outputs bit for bit.
 func TestForwardBatchMatchesForward(t *testing.T) {
 	kernels(t, func(t *testing.T) {
 		for _, sizes := range [][]int{
-			{34, 256, 256, 4}, {34, 128, 128, 4}, {5, 7, 3}, {3, 17, 33, 1}, {10, 2}, {1, 1}, {40, 16, 16, 20},
+			{34, 256, 256, 4}, {34, 128, 128, 4}, {5, 7, 3}, {3, 17, 33, 1}, {10, 2}, {1, 1}, {40, 16, 16, 20}, {34, 80, 200, 4},
 		} {
 			m, err := New(sizes, rand.New(rand.NewPCG(uint64(len(sizes)), uint64(sizes[1]))))
 			if err != nil {
@@ -48,14 +85,19 @@ func TestForwardBatchMatchesForward(t *testing.T) {
 				if err := m.ForwardBatch(got, states, n); err != nil {
 					t.Fatalf("%v n=%d: %v", sizes, n, err)
 				}
-				want := make([]float32, out)
+				want, fwd := make([]float32, out), make([]float32, out)
 				for r := range n {
-					if err := m.Forward(want, states[r*in:(r+1)*in]); err != nil {
+					x := states[r*in : (r+1)*in]
+					forwardLoop(m, want, x)
+					if err := m.Forward(fwd, x); err != nil {
 						t.Fatal(err)
 					}
 					for k := range out {
 						if g, w := got[r*out+k], want[k]; !closeTo(g, w, float32(math.Abs(float64(w)))) {
-							t.Fatalf("%v n=%d row %d output %d: ForwardBatch %v, Forward %v", sizes, n, r, k, g, w)
+							t.Fatalf("%v n=%d row %d output %d: ForwardBatch %v, float32 loop %v", sizes, n, r, k, g, w)
+						}
+						if g, f := got[r*out+k], fwd[k]; g != f {
+							t.Fatalf("%v n=%d row %d output %d: ForwardBatch %v, Forward %v, want the same bits", sizes, n, r, k, g, f)
 						}
 					}
 				}
@@ -92,6 +134,9 @@ func TestForwardBatchRowsIndependent(t *testing.T) {
 	})
 }
 
+// A NaN input gives NaN outputs, through ReLU, in a block of kernelRows
+// rows (row 1) and through the one-row kernel (row 4), as in the float32
+// loop.
 func TestForwardBatchNaN(t *testing.T) {
 	kernels(t, func(t *testing.T) {
 		m, err := New([]int{3, 16, 2}, rand.New(rand.NewPCG(1, 2)))
@@ -99,18 +144,18 @@ func TestForwardBatchNaN(t *testing.T) {
 			t.Fatal(err)
 		}
 		nan := float32(math.NaN())
-		states := []float32{1, 2, 3, nan, 0, 0}
-		got := make([]float32, 4)
-		if err := m.ForwardBatch(got, states, 2); err != nil {
+		states := []float32{1, 2, 3, nan, 0, 0, 1, 1, 1, 0, 1, 0, 0, nan, 0}
+		got := make([]float32, 10)
+		if err := m.ForwardBatch(got, states, 5); err != nil {
 			t.Fatal(err)
 		}
 		want := make([]float32, 2)
-		if err := m.Forward(want, states[3:]); err != nil {
-			t.Fatal(err)
-		}
-		for k := range 2 {
-			if !math.IsNaN(float64(got[2+k])) || !math.IsNaN(float64(want[k])) {
-				t.Errorf("output %d for a NaN input: ForwardBatch %v, Forward %v, want NaN from both", k, got[2+k], want[k])
+		for _, r := range []int{1, 4} {
+			forwardLoop(m, want, states[3*r:3*r+3])
+			for k := range 2 {
+				if !math.IsNaN(float64(got[2*r+k])) || !math.IsNaN(float64(want[k])) {
+					t.Errorf("row %d output %d for a NaN input: ForwardBatch %v, float32 loop %v, want NaN from both", r, k, got[2*r+k], want[k])
+				}
 			}
 		}
 	})
@@ -281,7 +326,8 @@ func TestForwardBatchGonumMatchesForward(t *testing.T) {
 // BenchmarkQForwardBatch evaluates 10,000 states of 34→H→H→4 for H = 128
 // and 256 with every kernel: the one ForwardBatch uses on this machine
 // ("batch"), the Go kernel ("batch-go"), gonum's Sgemm ("gonum") and
-// Forward once per state ("loop"). Run it on one core: -cpu 1.
+// Forward once per state ("loop", the one-row kernel). Run it on one core:
+// -cpu 1.
 func BenchmarkQForwardBatch(b *testing.B) {
 	const n = 10000
 	for _, h := range []int{128, 256} {

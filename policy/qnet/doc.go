@@ -18,6 +18,9 @@
 // row-major), as a blocked matrix product over packed weights: an AVX2/FMA
 // assembly kernel on amd64 CPUs that have it, a Go kernel elsewhere or under
 // the purego build tag. It does not allocate after its first call.
+// Forward, one state, is ForwardBatch of one row through a one-row variant
+// of the same kernel: the same bits as that row in any batch, about 2.5 µs
+// for 34→256→256→4 with the assembly kernel, and no allocation.
 //
 // # The model file
 //

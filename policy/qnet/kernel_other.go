@@ -9,3 +9,8 @@ var haveAVX2 = false
 func kernel(k int, a []float32, lda int, b, bias, c []float32, ldc int, relu bool) {
 	kernelGo(k, a, lda, b, bias, c, ldc, relu)
 }
+
+// denseRow computes one row of a dense layer (see denseRowGo).
+func denseRow(c, a []float32, p *packedLayer, relu bool) {
+	denseRowGo(c, a, p, relu)
+}

@@ -60,27 +60,31 @@ func TestForwardHandComputed(t *testing.T) {
 	}
 }
 
+// Forward (with each kernel this machine has) agrees with the float64
+// reference.
 func TestForwardMatchesReference(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 7))
-	for _, sizes := range [][]int{{34, 256, 256, 4}, {18, 5, 2}, {3, 1}, {7, 9, 1, 6, 3}} {
-		m, err := New(sizes, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := make([]float32, m.OutputDim())
-		for range 5 {
-			x := randomInput(rng, m.InputDim())
-			if err := m.Forward(dst, x); err != nil {
+	kernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 7))
+		for _, sizes := range [][]int{{34, 256, 256, 4}, {18, 5, 2}, {3, 1}, {7, 9, 1, 6, 3}, {34, 80, 200, 4}} {
+			m, err := New(sizes, rng)
+			if err != nil {
 				t.Fatal(err)
 			}
-			want := reference(m, x)
-			for k := range dst {
-				if d := math.Abs(float64(dst[k]) - want[k]); d > 1e-4*(1+math.Abs(want[k])) {
-					t.Errorf("sizes %v: output %d = %v, float64 reference %v", sizes, k, dst[k], want[k])
+			dst := make([]float32, m.OutputDim())
+			for range 5 {
+				x := randomInput(rng, m.InputDim())
+				if err := m.Forward(dst, x); err != nil {
+					t.Fatal(err)
+				}
+				want := reference(m, x)
+				for k := range dst {
+					if d := math.Abs(float64(dst[k]) - want[k]); d > 1e-4*(1+math.Abs(want[k])) {
+						t.Errorf("sizes %v: output %d = %v, float64 reference %v", sizes, k, dst[k], want[k])
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestForwardErrors(t *testing.T) {
@@ -105,19 +109,31 @@ func TestForwardErrors(t *testing.T) {
 	}
 }
 
+// Forward does not allocate, not even on its first call: its row buffers
+// come with the model (and with each clone).
 func TestForwardDoesNotAllocate(t *testing.T) {
-	m, err := New([]int{34, 256, 256, 4}, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, dst := randomInput(rand.New(rand.NewPCG(3, 4)), 34), make([]float32, 4)
-	if n := testing.AllocsPerRun(50, func() {
-		if err := m.Forward(dst, x); err != nil {
+	kernels(t, func(t *testing.T) {
+		m, err := New([]int{34, 256, 256, 4}, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
 			t.Fatal(err)
 		}
-	}); n != 0 {
-		t.Errorf("Forward allocates %v times per call, want 0", n)
-	}
+		x, dst := randomInput(rand.New(rand.NewPCG(3, 4)), 34), make([]float32, 4)
+		for _, m := range []*Model{m, m.Clone()} {
+			if n := testing.AllocsPerRun(50, func() {
+				if err := m.Forward(dst, x); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.ForwardBatch(dst, x, 1); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 0 {
+				t.Errorf("Forward and ForwardBatch of one row allocate %v times per call, want 0", n)
+			}
+			if m.bs != nil {
+				t.Error("ForwardBatch of one row allocated the batch buffers")
+			}
+		}
+	})
 }
 
 func TestNewAndFromLayersErrors(t *testing.T) {
@@ -176,26 +192,30 @@ func TestFromLayersCopies(t *testing.T) {
 	}
 }
 
+// Clones have their own buffers: goroutines run Forward on their own inputs
+// at once (go test -race checks it) and each gets what the model alone gets
+// for its input.
 func TestCloneConcurrent(t *testing.T) {
 	m, err := New([]int{34, 64, 4}, rand.New(rand.NewPCG(5, 6)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := randomInput(rand.New(rand.NewPCG(8, 9)), 34)
-	want := make([]float32, 4)
-	if err := m.Forward(want, x); err != nil {
-		t.Fatal(err)
+	rng := rand.New(rand.NewPCG(8, 9))
+	xs, want, results := make([][]float32, 4), make([][]float32, 4), make([][]float32, 4)
+	for g := range xs {
+		xs[g], want[g], results[g] = randomInput(rng, 34), make([]float32, 4), make([]float32, 4)
+		if err := m.Forward(want[g], xs[g]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var wg sync.WaitGroup
-	results := make([][]float32, 4)
 	for g := range results {
 		c := m.Clone()
-		results[g] = make([]float32, 4)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range 20 {
-				if err := c.Forward(results[g], x); err != nil {
+				if err := c.Forward(results[g], xs[g]); err != nil {
 					t.Error(err)
 				}
 			}
@@ -203,7 +223,7 @@ func TestCloneConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	for g, got := range results {
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want[g], got); diff != "" {
 			t.Errorf("clone %d (-want +got):\n%s", g, diff)
 		}
 	}
