@@ -3,6 +3,8 @@ package eval
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,17 @@ func TestKindMetrics(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+	dir := t.TempDir()
+	if err := s.WriteCSV(dir); err != nil {
+		t.Fatal(err)
+	}
+	cells, err := os.ReadFile(filepath.Join(dir, "cells.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cells), "kind,latency_p50_s,latency_p99_s,kind_slo_seconds") || !strings.Contains(string(cells), ",rr,0.008,0.2,10\n") {
+		t.Errorf("cells.csv lacks the kind's columns:\n%s", cells)
 	}
 	bad := episode("R", "static", 1, 5e6, 5e6, 500)
 	bad.Kind, bad.SLO, bad.Latency = sim.KindRR, 0.015, []float64{1}

@@ -194,12 +194,12 @@ func pval(p float64) string {
 func (s *Summary) WriteCSV(dir string) error {
 	cells := [][]string{{"scenario", "policy", "repeats", "mean_throughput_Bps", "min_throughput_Bps", "max_throughput_Bps",
 		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s", "reroutes", "destinations",
-		"moves", "slo_seconds"}}
+		"moves", "slo_seconds", "kind", "latency_p50_s", "latency_p99_s", "kind_slo_seconds"}}
 	for _, c := range s.Cells {
 		cells = append(cells, []string{c.Scenario, c.Policy, strconv.Itoa(c.Repeats), f(c.MeanThroughput), f(c.MinThroughput),
 			f(c.MaxThroughput), strconv.Itoa(c.Fired), f(c.FirstReroute), strconv.Itoa(c.SecondFired), f(c.SecondReroute),
 			f(c.OverflowAtReroute), strconv.Itoa(c.Degraded), f(c.Degradation), f(c.Lead), strconv.Itoa(c.Reroutes), c.Destinations,
-			f(c.Moves), f(c.SLOSeconds)})
+			f(c.Moves), f(c.SLOSeconds), c.Kind, f(c.LatencyP50), f(c.LatencyP99), f(c.KindSLOSeconds)})
 	}
 	cmps := [][]string{{"candidate", "baseline", "scenarios", "candidate_mean_Bps", "baseline_mean_Bps", "gain", "gain_lo", "gain_hi",
 		"mean_diff_Bps", "t", "p", "lead_s", "lead_lo_s", "lead_hi_s", "lead_scenarios"}}
