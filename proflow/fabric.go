@@ -46,10 +46,11 @@ type fabricScaleFlags struct {
 
 // fabricMoveFlags are the flags of fabric movecost beyond the fabric's.
 type fabricMoveFlags struct {
-	moveCase                  string
-	moves                     int
-	warmup, observe, collapse time.Duration
-	rate                      float64
+	cases, rtts, out                string
+	moves                           int
+	warmup, observe, collapse, lead time.Duration
+	rate                            float64
+	sim, simOnly                    bool
 }
 
 // fabricEvalFlags are the flags of fabric evaluate beyond the fabric's.
@@ -116,12 +117,7 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	case "movecost":
-		m := ovsfabric.MoveCost{Fabric: fcfg, Listen: flags.Listen, Case: mv.moveCase, Moves: mv.moves,
-			Warmup: mv.warmup, Observe: mv.observe, Collapse: mv.collapse, RateBytesPerSec: mv.rate, Out: e.stdout}
-		if _, err := m.Run(ctx); err != nil {
-			return fmt.Errorf("fabric movecost: %w", err)
-		}
-		return nil
+		return fabricMoveCost(ctx, e, flags, mv, fcfg)
 	case "evaluate":
 		given := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -159,12 +155,20 @@ func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.Command
 	}
 	mv := new(fabricMoveFlags)
 	if sub == "movecost" {
-		fs.StringVar(&mv.moveCase, "case", ovsfabric.MoveHealthy, "a: moved healthy between idle switches; d: moved after a crowd (h2–h6 → h7) starved its switch")
-		fs.IntVar(&mv.moves, "moves", 3, "moves to measure, each to the next switch")
+		cases := "a: moved healthy between idle switches; b: healthy, ReserveLead after a crowd (h2–h6 → h7) arrived, the bucket's reserve not yet spent; c: degraded (under 70% of healthy, no RTO backoff); d: collapsed (in RTO backoff); a comma-separated list runs each"
+		fs.StringVar(&mv.cases, "cases", ovsfabric.MoveHealthy, cases)
+		fs.StringVar(&mv.cases, "case", ovsfabric.MoveHealthy, "same as -cases")
+		fs.StringVar(&mv.rtts, "rtts", "", "comma-separated round trips, one fabric each (0: no delay line; empty: -rtt); -cc takes a comma-separated list likewise")
+		fs.IntVar(&mv.moves, "repeats", 5, "moves (repeats) per cell, each to the next switch")
+		fs.IntVar(&mv.moves, "moves", 5, "same as -repeats")
 		fs.DurationVar(&mv.warmup, "warmup", 8*time.Second, "the protected flow alone before its healthy level is taken (over the last half)")
 		fs.DurationVar(&mv.observe, "observe", 20*time.Second, "how long each move is watched")
-		fs.DurationVar(&mv.collapse, "collapse", 15*time.Second, "case d: the longest wait for the flow to fall under half its healthy level")
+		fs.DurationVar(&mv.collapse, "collapse", 15*time.Second, "cases c and d: the longest wait for the case's condition")
+		fs.DurationVar(&mv.lead, "reserve-lead", time.Second, "case b: how long after the crowd arrives the flow is moved")
 		fs.Float64Var(&mv.rate, "rate", 0, "pace the protected flow at `BYTES` per second (0: as fast as TCP goes)")
+		fs.StringVar(&mv.out, "out", "", "directory for movecost.csv, movecost.md and movecost.png (empty: print only)")
+		fs.BoolVar(&mv.sim, "sim", false, "also run the same matrix (CUBIC) on the simulator's testbed profile, H-move on and off, and print its recovery beside the real one")
+		fs.BoolVar(&mv.simOnly, "sim-only", false, "run the simulator's matrix only (no fabric, no root)")
 	}
 	return fs, flags, ev, mv
 }
@@ -321,6 +325,64 @@ func fabricScale(e *env, args []string) error {
 			return fmt.Errorf("%s: %w", cmdName, err)
 		}
 		fmt.Fprintln(e.stdout, path)
+	}
+	return nil
+}
+
+// fabricMoveCost runs fabric movecost: the matrix of -cc × -rtts × -cases
+// on the fabric (ovsfabric.MoveMatrix), with the simulator's beside it
+// under -sim.
+func fabricMoveCost(ctx context.Context, e *env, flags *ovsfabric.CommandFlags, mv *fabricMoveFlags, fcfg ovsfabric.Config) error {
+	const cmdName = "fabric movecost"
+	if err := checkAtLeastOne(cmdName, flagInt{"repeats", mv.moves}); err != nil {
+		return err
+	}
+	ccs := splitList(flags.CC)
+	if len(ccs) == 0 {
+		ccs = []string{""}
+	}
+	rtts := []time.Duration{fcfg.RTT}
+	if mv.rtts != "" {
+		rtts = nil
+		for _, s := range splitList(mv.rtts) {
+			d, err := time.ParseDuration(s)
+			if s == "0" {
+				d, err = 0, nil
+			}
+			if err != nil || d < 0 {
+				return badFlag(cmdName, "rtts", mv.rtts, "a comma-separated list of durations ≥ 0, e.g. 0,5ms,50ms")
+			}
+			rtts = append(rtts, d)
+		}
+	}
+	cases := splitList(mv.cases)
+	for _, c := range cases {
+		if !slices.Contains(ovsfabric.MoveCases, c) {
+			return badFlag(cmdName, "cases", mv.cases, "a comma-separated list of "+strings.Join(ovsfabric.MoveCases, ", "))
+		}
+	}
+	base := ovsfabric.MoveCost{Fabric: fcfg, Listen: flags.Listen, Warmup: mv.warmup, Observe: mv.observe,
+		Collapse: mv.collapse, ReserveLead: mv.lead, RateBytesPerSec: mv.rate}
+	x := ovsfabric.MoveMatrix{Base: base, CCs: ccs, RTTs: rtts, Cases: cases, Repeats: mv.moves, Dir: mv.out, Out: e.stdout}
+	if mv.sim || mv.simOnly {
+		spec, err := x.SimSpec()
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmdName, err)
+		}
+		cells, err := sim.MoveMatrix(ctx, spec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmdName, err)
+		}
+		x.Sim = cells
+		if err := sim.WriteMoveMatrix(e.stdout, cells); err != nil {
+			return fmt.Errorf("%s: %w", cmdName, err)
+		}
+	}
+	if mv.simOnly {
+		return nil
+	}
+	if _, err := x.Run(ctx); err != nil {
+		return fmt.Errorf("%s: %w", cmdName, err)
 	}
 	return nil
 }

@@ -8,12 +8,17 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
 // Cases of a move that MoveCost measures.
@@ -22,9 +27,34 @@ const (
 	// between two idle aggregation switches while it runs at its healthy
 	// level.
 	MoveHealthy = "a"
+	// MoveReserve is case (b): the protected flow moved, still healthy,
+	// ReserveLead after the crowd (h2–h6 → h7) arrived on its switch,
+	// while the counted bucket still has tokens: for this case the
+	// bucket's burst (unless Config.BucketBurst is set) holds 2 ×
+	// ReserveLead of the crowd's excess (1.5 C, the crowd's 1.5 C and the
+	// flow's C less the bucket's C), so half of it is left at the move.
+	MoveReserve = "b"
+	// MoveDegraded is case (c): the protected flow moved from a standing
+	// queue: the crowd is on its switch, its rate over the last 500 ms has
+	// fallen under 70% of its healthy level, and its sender is not in
+	// retransmission-timeout backoff (ss shows no backoff).
+	MoveDegraded = "c"
 	// MoveCollapsed is case (d): the protected flow moved to an idle
-	// switch after a crowd on its switch has starved it.
+	// switch after a crowd on its switch has starved it into RTO backoff
+	// (ss shows backoff ≥ 1).
 	MoveCollapsed = "d"
+)
+
+// MoveCases are the cases of MoveCost in order.
+var MoveCases = []string{MoveHealthy, MoveReserve, MoveDegraded, MoveCollapsed}
+
+// Criteria a move of MoveCost was made on (MoveResult.Criterion).
+const (
+	// CriterionMet: the case's condition held at the move.
+	CriterionMet = "met"
+	// CriterionTimeout: Collapse passed before it held; the flow was
+	// moved anyway.
+	CriterionTimeout = "timeout"
 )
 
 // MoveCost measures what a move costs the protected flow (h1→h8) on a real
@@ -32,7 +62,8 @@ const (
 // healthy level, and what its sender's TCP saw (retransmissions, duplicate
 // SACKs, reordering; ss reads the kernel's TCP_INFO). It is a skeleton:
 // one flow, the fixed crowd of case (d) (h2–h6 to h7, as the integration
-// tests use), no controller.
+// tests use), no controller. MoveMatrix runs it over congestion controls,
+// round trips and cases.
 type MoveCost struct {
 	// Fabric is the fabric to build, the paper's regime included (RTT,
 	// CongestionControl, ProtectedRcvBufBytes, HLimitRate). Its Controller
@@ -41,7 +72,7 @@ type MoveCost struct {
 	// Listen is the OpenFlow controller's listen address (default
 	// "127.0.0.1:0").
 	Listen string
-	// Case is MoveHealthy or MoveCollapsed (default MoveHealthy).
+	// Case is one of MoveCases (default MoveHealthy).
 	Case string
 	// Moves is how many moves to measure (default 3); each goes from the
 	// flow's switch to the next one.
@@ -49,8 +80,9 @@ type MoveCost struct {
 	// Warmup is how long the flow runs alone before its healthy level is
 	// taken over its last half (default 8 s); Observe how long each move is
 	// watched (default 20 s); Collapse how long case (d)'s crowd has to
-	// bring the flow under half its healthy level (default 15 s).
-	Warmup, Observe, Collapse time.Duration
+	// bring the flow to case (c)'s or (d)'s condition (default 15 s);
+	// ReserveLead how long after the crowd case (b) moves (default 1 s).
+	Warmup, Observe, Collapse, ReserveLead time.Duration
 	// RateBytesPerSec paces the protected flow (0: as fast as TCP goes).
 	RateBytesPerSec float64
 	// Out receives a line per move and the table; nil discards them.
@@ -75,6 +107,13 @@ type MoveResult struct {
 	Retrans, DSACKs, Reordering int
 	// RTT and MinRTT are the sender's round trips at the end.
 	RTT, MinRTT time.Duration
+	// Misses is the packets that found no rule over the observation,
+	// summed over every bridge (Fabric.TableMisses): lost in the move.
+	Misses int64
+	// Backoff is the sender's RTO backoff at the move (ss backoff:N);
+	// Criterion says whether the case's condition held then (Criterion…).
+	Backoff   int
+	Criterion string
 }
 
 // recoveryWindow is the span over which MoveCost averages the flow's rate
@@ -88,12 +127,15 @@ const moveReport = 100 * time.Millisecond
 // down and returns the results.
 func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 	m = m.withDefaults()
-	if m.Case != MoveHealthy && m.Case != MoveCollapsed {
-		return nil, fmt.Errorf("ovsfabric: move cost: case %q, want %s or %s", m.Case, MoveHealthy, MoveCollapsed)
+	if !slices.Contains(MoveCases, m.Case) {
+		return nil, fmt.Errorf("ovsfabric: move cost: case %q, want one of %s", m.Case, strings.Join(MoveCases, ", "))
 	}
 	rate, err := ParseRate(m.Fabric.withDefaults().BucketRate)
 	if err != nil {
 		return nil, fmt.Errorf("ovsfabric: move cost: %w", err)
+	}
+	if m.Case == MoveReserve && m.Fabric.BucketBurst == "" {
+		m.Fabric.BucketBurst = fmt.Sprintf("%dkb", int(reserveBurst(rate, m.ReserveLead)/1024))
 	}
 	scale := DefaultScale()
 	scale.BucketRateBytesPerSec = rate
@@ -146,7 +188,7 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 	defer sink.Stop()
 	var rates rateLog
 	go rates.follow(sink)
-	if m.Case == MoveCollapsed {
+	if m.Case != MoveHealthy {
 		csink, err := f.StartSink(ctx, "h7", congestionPort)
 		if err != nil {
 			return nil, err
@@ -178,8 +220,9 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		}
 	}()
 	for i := range m.Moves {
-		if m.Case == MoveCollapsed {
-			if crowd, err = m.starve(ctx, f, srv, cur, h7, crowd, &rates, healthy); err != nil {
+		criterion := CriterionMet
+		if m.Case != MoveHealthy {
+			if crowd, criterion, err = m.starve(ctx, f, srv, cur, h7, crowd, &rates, healthy); err != nil {
 				return results, err
 			}
 		}
@@ -188,8 +231,12 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		if err != nil {
 			return results, err
 		}
+		misses, err := f.TableMisses(ctx)
+		if err != nil {
+			return results, err
+		}
 		r := MoveResult{Move: i + 1, Case: m.Case, From: cur, To: to, Healthy: healthy,
-			Before: rates.mean(time.Now().Add(-time.Second), time.Now())}
+			Before: rates.mean(time.Now().Add(-time.Second), time.Now()), Backoff: ssBackoff(before.Line), Criterion: criterion}
 		at := time.Now()
 		if err := srv.Place(ctx, flow, to); err != nil {
 			return results, fmt.Errorf("ovsfabric: move cost: move %d to %s: %w", i+1, topo.Switches[to], err)
@@ -202,12 +249,17 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		if err != nil {
 			return results, err
 		}
+		endMisses, err := f.TableMisses(ctx)
+		if err != nil {
+			return results, err
+		}
+		r.Misses = endMisses - misses
 		r.Recovery = rates.recovery(at, at.Add(m.Observe), 0.9*healthy)
 		r.Retrans, r.DSACKs, r.Reordering = end.Retrans-before.Retrans, end.DSACKDups-before.DSACKDups, end.Reordering
 		r.RTT, r.MinRTT = end.RTT, end.MinRTT
 		results = append(results, r)
-		fmt.Fprintf(out, "move %d %s→%s: recovered to 90%% in %s, retransmissions %d, DSACKs %d, reordering %d, rtt %v (min %v)\n",
-			r.Move, topo.Switches[r.From], topo.Switches[r.To], recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.RTT, r.MinRTT)
+		fmt.Fprintf(out, "move %d %s→%s (%s, before %.2f Mbit/s, backoff %d): recovered to 90%% in %s, retransmissions %d, DSACKs %d, reordering %d, table misses %d, rtt %v (min %v)\n",
+			r.Move, topo.Switches[r.From], topo.Switches[r.To], r.Criterion, r.Before*8/1e6, r.Backoff, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.Misses, r.RTT, r.MinRTT)
 	}
 	return results, WriteMoveCosts(out, results, topo)
 }
@@ -231,6 +283,9 @@ func (m MoveCost) withDefaults() MoveCost {
 	if m.Collapse <= 0 {
 		m.Collapse = 15 * time.Second
 	}
+	if m.ReserveLead <= 0 {
+		m.ReserveLead = time.Second
+	}
 	if m.Out == nil {
 		m.Out = io.Discard
 	}
@@ -240,18 +295,19 @@ func (m MoveCost) withDefaults() MoveCost {
 	return m
 }
 
-// starve puts case (d)'s crowd (h2–h6 to h7, two streams each at 0.15 C)
-// on switch sw, starting its senders the first time, and waits until the
-// protected flow runs under half its healthy level or Collapse has passed.
-func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, sw int, h7 netip.Addr, crowd []*Sender, rates *rateLog, healthy float64) ([]*Sender, error) {
+// starve puts the crowd (h2–h6 to h7, two streams each at 0.15 C) on
+// switch sw, starting its senders the first time, and waits for the case's
+// condition (MoveReserve, MoveDegraded, MoveCollapsed), Collapse at most.
+// It returns the crowd and whether the condition held (Criterion…).
+func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, sw int, h7 netip.Addr, crowd []*Sender, rates *rateLog, healthy float64) ([]*Sender, string, error) {
 	start := len(crowd) == 0
 	for _, h := range []string{"h2", "h3", "h4", "h5", "h6"} {
 		src, err := hostAddr(f.cfg.Wiring, h)
 		if err != nil {
-			return crowd, err
+			return crowd, "", err
 		}
 		if err := srv.Place(ctx, proflow.FlowID{Src: src, Dst: h7, Proto: proflow.ProtoTCP}, sw); err != nil {
-			return crowd, err
+			return crowd, "", err
 		}
 		if !start {
 			continue
@@ -259,29 +315,61 @@ func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, s
 		rate, _ := ParseRate(f.cfg.BucketRate)
 		s, err := f.StartSender(ctx, h, netip.AddrPortFrom(h7, congestionPort).String(), SenderConfig{Streams: 2, RateBytesPerSec: 0.15 * rate})
 		if err != nil {
-			return crowd, err
+			return crowd, "", err
 		}
 		crowd = append(crowd, s)
 	}
+	if m.Case == MoveReserve {
+		if err := sleepCtx(ctx, m.ReserveLead); err != nil {
+			return crowd, "", err
+		}
+		if rates.mean(time.Now().Add(-m.ReserveLead/2), time.Now()) >= 0.9*healthy {
+			return crowd, CriterionMet, nil
+		}
+		return crowd, CriterionTimeout, nil
+	}
 	deadline := time.Now().Add(m.Collapse)
 	for time.Now().Before(deadline) {
-		if err := sleepCtx(ctx, time.Second); err != nil {
-			return crowd, err
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return crowd, "", err
 		}
-		if rates.mean(time.Now().Add(-time.Second), time.Now()) < 0.5*healthy {
-			break
+		st, err := f.Socket(ctx, "h1", protectedSrcPort)
+		if err != nil {
+			return crowd, "", err
+		}
+		backoff := ssBackoff(st.Line)
+		recent := rates.mean(time.Now().Add(-recoveryWindow), time.Now())
+		if sim.MoveCondition(m.Case, recent, healthy, backoff) {
+			return crowd, CriterionMet, nil
 		}
 	}
-	return crowd, nil
+	return crowd, CriterionTimeout, nil
+}
+
+// reserveBurst returns case (b)'s bucket burst in bytes for a bucket of
+// rate bytes/s: 2 × lead of the crowd's excess, 1.5 × rate.
+func reserveBurst(rate float64, lead time.Duration) float64 {
+	return 2 * lead.Seconds() * 1.5 * rate
+}
+
+var ssBackoffRe = regexp.MustCompile(`\bbackoff:(\d+)`)
+
+// ssBackoff returns the RTO backoff in an ss line (0 when it shows none).
+func ssBackoff(line string) int {
+	if m := ssBackoffRe.FindStringSubmatch(line); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
 }
 
 // WriteMoveCosts writes the results as a table.
 func WriteMoveCosts(w io.Writer, results []MoveResult, topo proflow.Topology) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nmove\tcase\tfrom→to\thealthy Mbit/s\tbefore Mbit/s\trecovery (90%)\tretrans\tDSACKs\treordering\trtt\tminrtt")
+	fmt.Fprintln(tw, "\nmove\tcase\tfrom→to\tcriterion\thealthy Mbit/s\tbefore Mbit/s\tbackoff\trecovery (90%)\tretrans\tDSACKs\treordering\ttable misses\trtt\tminrtt")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%d\t%s\t%s→%s\t%.2f\t%.2f\t%s\t%d\t%d\t%d\t%v\t%v\n", r.Move, r.Case, topo.Switches[r.From], topo.Switches[r.To],
-			r.Healthy*8/1e6, r.Before*8/1e6, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.RTT, r.MinRTT)
+		fmt.Fprintf(tw, "%d\t%s\t%s→%s\t%s\t%.2f\t%.2f\t%d\t%s\t%d\t%d\t%d\t%d\t%v\t%v\n", r.Move, r.Case, topo.Switches[r.From], topo.Switches[r.To], r.Criterion,
+			r.Healthy*8/1e6, r.Before*8/1e6, r.Backoff, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.Misses, r.RTT, r.MinRTT)
 	}
 	return tw.Flush()
 }
