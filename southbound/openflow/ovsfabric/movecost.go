@@ -242,6 +242,12 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 			return results, fmt.Errorf("ovsfabric: move cost: move %d to %s: %w", i+1, topo.Switches[to], err)
 		}
 		cur = to
+		// The crowd goes: each repeat's crowd arrives fresh (no backlog of
+		// its own from the last one), as in the simulator's repeats.
+		for _, s := range crowd {
+			s.Stop()
+		}
+		crowd = nil
 		if err := sleepCtx(ctx, m.Observe); err != nil {
 			return results, err
 		}
@@ -296,7 +302,8 @@ func (m MoveCost) withDefaults() MoveCost {
 }
 
 // starve puts the crowd (h2–h6 to h7, two streams each at 0.15 C) on
-// switch sw, starting its senders the first time, and waits for the case's
+// switch sw, starting its senders (Run stops them after each move), and
+// waits for the case's
 // condition (MoveReserve, MoveDegraded, MoveCollapsed), Collapse at most.
 // It returns the crowd and whether the condition held (Criterion…).
 func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, sw int, h7 netip.Addr, crowd []*Sender, rates *rateLog, healthy float64) ([]*Sender, string, error) {
