@@ -86,8 +86,9 @@ ovs-eval: ovs-deps
 # (proflow fabric movecost, real kernel TCP) and the same matrix on the
 # simulator's testbed profile with H-move on and off, side by side. The
 # full matrix (cubic,bbr × 0,5ms,50ms × a,b,c,d × 5 repeats, 24 cells)
-# takes about 35 min here, over the 30-minute bound; the default runs the
-# 16 cells of cubic,bbr × 0,50ms (about 23 min): set
+# takes about 37 min here (measured on 2 cores: a cell of case a 71 s,
+# b 76 s, c 73 s, d 147 s with the flags below), over the 30-minute bound;
+# the default runs the 16 cells of cubic,bbr × 0,50ms (about 25 min): set
 # OVS_MOVECOST_RTTS=0,5ms,50ms for the full one.
 OVS_MOVECOST_CCS     ?= cubic,bbr
 OVS_MOVECOST_RTTS    ?= 0,50ms

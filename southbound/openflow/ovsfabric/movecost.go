@@ -52,17 +52,20 @@ var MoveCases = []string{MoveHealthy, MoveReserve, MoveDegraded, MoveCollapsed}
 const (
 	// CriterionMet: the case's condition held at the move.
 	CriterionMet = "met"
-	// CriterionTimeout: Collapse passed before it held; the flow was
+	// CriterionTimeout: the condition did not hold (case b: the flow was
+	// already under 90% at the move; c, d: Collapse passed); the flow was
 	// moved anyway.
 	CriterionTimeout = "timeout"
 )
 
 // MoveCost measures what a move costs the protected flow (h1→h8) on a real
 // fabric, move after move: how long it takes to get back to 90% of its
-// healthy level, and what its sender's TCP saw (retransmissions, duplicate
-// SACKs, reordering; ss reads the kernel's TCP_INFO). It is a skeleton:
-// one flow, the fixed crowd of case (d) (h2–h6 to h7, as the integration
-// tests use), no controller. MoveMatrix runs it over congestion controls,
+// healthy level, what its sender's TCP saw (retransmissions, duplicate
+// SACKs, reordering; ss reads the kernel's TCP_INFO) and how many packets
+// found no rule in the switches (table misses). Cases (b)–(d) put a crowd
+// (h2–h6 to h7, two streams each at 0.15 C) on the flow's switch before
+// each move and stop it after, so that each repeat's crowd arrives fresh.
+// One flow, no controller; MoveMatrix runs it over congestion controls,
 // round trips and cases.
 type MoveCost struct {
 	// Fabric is the fabric to build, the paper's regime included (RTT,
