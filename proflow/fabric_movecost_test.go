@@ -16,7 +16,7 @@ func TestFabricMoveCostSimOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(out.String(), "\n5ms ") + strings.Count(out.String(), "\n50ms "); n != 8 {
+	if n := strings.Count(out.String(), "\n0s (simulated 5ms) ") + strings.Count(out.String(), "\n50ms "); n != 8 {
 		t.Errorf("%d simulator rows, want 8 (2 RTTs × 2 cases × H-move on, off):\n%s", n, out)
 	}
 	for flag, args := range map[string][]string{"-cases": {"-cases", "a,e"}, "-rtts": {"-rtts", "5ms,x"}} {

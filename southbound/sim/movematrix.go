@@ -283,7 +283,11 @@ func WriteMoveMatrix(w io.Writer, cells []MoveCell) error {
 				met++
 			}
 		}
-		fmt.Fprintf(tw, "%v\t%s\t%v\t%s\t%d\t%d/%d\n", c.RTT, c.Case, c.HMove, spread(v), never, met, len(c.Recovery))
+		rtt := c.RTT.String()
+		if c.Requested != c.RTT {
+			rtt = c.Requested.String() + " (simulated " + rtt + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%d/%d\n", rtt, c.Case, c.HMove, spread(v), never, met, len(c.Recovery))
 	}
 	return tw.Flush()
 }
