@@ -341,6 +341,26 @@
 //     it a move is a reordering (window halved) and the flow was back within
 //     1.5–5.5 s in the runs measured at 20–50 ms (once 13 s, at 50 ms with a
 //     20 packet queue).
+//     Checked on the Open vSwitch fabric (proflow fabric movecost -sim,
+//     examples/ovsfabric/README.md; CUBIC, a 10 Mbit/s bucket, the flow
+//     paced at 0.8 C, round trips ≈ 0, 5 and 50 ms, 5 moves per cell),
+//     H-move does not hold there for a healthy flow at any round trip: a
+//     make-before-break move between paths of equal delay lost no packet
+//     (0 table misses), retransmitted at most one segment and left the
+//     flow at ≥ 90% within one 100 ms report, where the profile
+//     predicts 0.2 s (5 ms) and 1.2 s (50 ms) with H-move and 1.0 s at
+//     50 ms without it (the window halved). Moved from a standing queue the flow saw reordering
+//     and spurious retransmissions (50 ms: 35–48, DSACKs 4–13) but no
+//     drop in rate. Only a collapsed flow paid: starved to 3–6% of healthy
+//     at 50 ms it took 2.8–3.0 s to get back, against the profile's 1.3 s
+//     with H-move on or off (its flow is in the loss state then, where
+//     H-move does not apply): −56%; at ≈ 0 and 5 ms it was back at once
+//     (ss never showed an RTO backoff at 100 ms polls, so these are
+//     collapsed flows before or between timeouts, not in backoff). So
+//     on a single-machine fabric a move costs a flow only what its own
+//     state costs it; whether the paper's testbed, moving across sites
+//     one direction at a time, did lose the window in flight this cannot
+//     say. The profile is left as it is.
 //   - UncountedRate 1.05 C, UncountedBurst 1.25 GB, UncountedQueueLimit 100
 //     packets; BucketBurst 1.25 GB + 66 s × 0.05 C (hypothesis H-limit: a
 //     rate limit upstream of tc that tc does not count, for example the
