@@ -108,7 +108,7 @@ func (x MoveMatrix) write(cells []MoveCell) error {
 			return err
 		}
 	}
-	return PlotMoveMatrix(filepath.Join(x.Dir, "movecost.png"), cells)
+	return PlotMoveMatrix(filepath.Join(x.Dir, "movecost.png"), cells, x.Sim)
 }
 
 func writeFile(path string, fn func(io.Writer) error) (err error) {
@@ -249,8 +249,9 @@ func gap(simv, real float64) string {
 }
 
 // PlotMoveMatrix draws each (cc, RTT)'s median recovery time per case,
-// with its range, into a PNG file.
-func PlotMoveMatrix(path string, cells []MoveCell) error {
+// with its range, into a PNG file, and the simulator's median with H-move
+// for the same RTT (dashed) where sims holds it.
+func PlotMoveMatrix(path string, cells []MoveCell, sims []sim.MoveCell) error {
 	p := plot.New()
 	p.Title.Text = "Time to recover 90% of the healthy level after a move (median, range)"
 	p.X.Label.Text = "case (0 a healthy, 1 b reserve, 2 c degraded, 3 d collapsed)"
@@ -266,7 +267,7 @@ func PlotMoveMatrix(path string, cells []MoveCell) error {
 		}
 	}
 	for i, k := range keys {
-		var pts plotter.XYs
+		var pts, simPts plotter.XYs
 		var errs plotter.YErrors
 		for _, c := range cells {
 			if c.CC != k.cc || c.RTT != k.rtt || len(c.Results) == 0 {
@@ -276,6 +277,9 @@ func PlotMoveMatrix(path string, cells []MoveCell) error {
 			s := spreadOf(rec)
 			x := float64(slices.Index(MoveCases, c.Case)) + 0.05*float64(i)
 			pts = append(pts, plotter.XY{X: x, Y: s.Median})
+			if sm := simMedian(sims, c.RTT, c.Case, true); !math.IsNaN(sm.Median) {
+				simPts = append(simPts, plotter.XY{X: x, Y: sm.Median})
+			}
 			errs = append(errs, struct{ Low, High float64 }{s.Median - s.Min, s.Max - s.Median})
 		}
 		if len(pts) == 0 {
@@ -291,6 +295,15 @@ func PlotMoveMatrix(path string, cells []MoveCell) error {
 		eb.Color = col
 		p.Add(l, sc, eb)
 		p.Legend.Add(fmt.Sprintf("%s, RTT %v", k.cc, k.rtt), l, sc)
+		if len(simPts) > 0 {
+			sl, err := plotter.NewLine(simPts)
+			if err != nil {
+				return fmt.Errorf("ovsfabric: move matrix plot: %w", err)
+			}
+			sl.Color, sl.Dashes = col, []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(sl)
+			p.Legend.Add(fmt.Sprintf("simulator (CUBIC, H-move), RTT %v", k.rtt), sl)
+		}
 	}
 	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
 		return fmt.Errorf("ovsfabric: move matrix plot: %w", err)

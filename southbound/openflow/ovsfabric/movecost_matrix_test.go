@@ -64,7 +64,7 @@ func TestWriteMoveMatrix(t *testing.T) {
 	if err != nil || len(rows) != 4 || rows[3][10] != "-1" {
 		t.Errorf("CSV: %d rows (want 4), err %v, %q", len(rows), err, rows)
 	}
-	if err := PlotMoveMatrix(t.TempDir()+"/m.png", cells); err != nil {
+	if err := PlotMoveMatrix(t.TempDir()+"/m.png", cells, sims); err != nil {
 		t.Error(err)
 	}
 }
