@@ -96,8 +96,17 @@
 //
 // MoveCost (proflow fabric movecost) measures what a move costs the
 // protected flow in whatever regime the fabric has: per move, the time back
-// to 90% of its healthy level and its sender's retransmissions, DSACKs and
-// reordering (Fabric.Socket).
+// to 90% of its healthy level, its sender's retransmissions, DSACKs and
+// reordering (Fabric.Socket) and the table misses. The matrix runs each
+// congestion control and round trip asked for over four states of the flow
+// when it moves: (a) healthy between two idle switches; (b) healthy, 1 s
+// after a crowd arrived while the bucket still has its reserve; (c)
+// degraded, under 70% of its healthy rate without RTO backoff; (d)
+// collapsed, in RTO backoff (ss shows backoff). A c or d move whose state
+// is not reached within the collapse time is made anyway and recorded as a
+// timeout. With -sim the simulator's testbed profile runs the same cells
+// (sim.MoveMatrix), H-move on and off, beside the real ones;
+// examples/ovsfabric/README.md has a measured matrix.
 //
 // # Traffic
 //
