@@ -156,14 +156,20 @@ func (c *GateConfig) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	if v.Cooldown == nil || string(v.Cooldown) == "null" {
+	return setCooldown(&c.Cooldown, v.Cooldown)
+}
+
+// setCooldown sets *dst from a decoded "cooldown" value; an absent or null
+// one leaves *dst as it was.
+func setCooldown(dst *time.Duration, raw json.RawMessage) error {
+	if raw == nil || string(raw) == "null" {
 		return nil
 	}
-	d, err := parseCooldown(v.Cooldown)
+	d, err := parseCooldown(raw)
 	if err != nil {
 		return err
 	}
-	c.Cooldown = d
+	*dst = d
 	return nil
 }
 

@@ -90,15 +90,7 @@ func (c *ThroughputDropConfig) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	if v.Cooldown == nil || string(v.Cooldown) == "null" {
-		return nil
-	}
-	d, err := parseCooldown(v.Cooldown)
-	if err != nil {
-		return err
-	}
-	c.Cooldown = d
-	return nil
+	return setCooldown(&c.Cooldown, v.Cooldown)
 }
 
 // ReadThroughputDropConfig reads one ThroughputDropConfig JSON object from
