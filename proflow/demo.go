@@ -87,7 +87,13 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	others.WriteString("| profile | policy | mean S1–S10 (MB/s) | gain over reactive | gain CI | lead over reactive (s) | SLO (s) | moves |\n|---|---|---|---|---|---|---|---|\n")
 	yardstick.WriteString(yardstickHeader)
 	for i, cfg := range cfgs {
-		sum, headline, err := demoProfile(ctx, e, cfg, scs, *repeats, *seed, *parallel, filepath.Join(*out, cfg.Name))
+		// The policies of a profile (throughput-drop calibrated, the
+		// model loaded) once, for the built-ins and the family alike.
+		specs, notes, err := demoPolicies(ctx, e, cfg, *parallel)
+		if err != nil {
+			return err
+		}
+		sum, headline, err := demoProfile(ctx, e, cfg, scs, specs, notes, *repeats, *seed, *parallel, filepath.Join(*out, cfg.Name))
 		if err != nil {
 			return err
 		}
@@ -97,7 +103,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 		writeYardstick(&yardstick, cfg.Name, "S1–S12 and variants", *repeats, *seed, paper)
 		if len(family) > 0 {
-			fam, err := demoFamily(ctx, e, cfg, family, *famRepeats, *famSeed, *parallel, filepath.Join(*out, cfg.Name, "heldout"))
+			fam, err := demoFamily(ctx, e, cfg, family, specs, notes, *famRepeats, *famSeed, *parallel, filepath.Join(*out, cfg.Name, "heldout"))
 			if err != nil {
 				return err
 			}
@@ -142,11 +148,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 // demoProfile evaluates every policy (the agent when the profile's model
 // exists) on one profile, writes its full report into dir, and returns the
 // summary over every scenario and the one over S1–S10.
-func demoProfile(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenario, repeats int, seed uint64, parallel int, dir string) (*eval.Summary, *eval.Summary, error) {
-	specs, notes, err := demoPolicies(ctx, e, cfg, parallel)
-	if err != nil {
-		return nil, nil, err
-	}
+func demoProfile(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenario, specs []eval.PolicySpec, notes []string, repeats int, seed uint64, parallel int, dir string) (*eval.Summary, *eval.Summary, error) {
 	sum, err := demoRun(ctx, e, cfg, scs, specs, notes, repeats, seed, parallel, cfg.Name)
 	if err != nil {
 		return nil, nil, err
@@ -168,12 +170,8 @@ func demoProfile(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenari
 
 // demoFamily evaluates every policy on the held-out family and writes its
 // report into dir.
-func demoFamily(ctx context.Context, e *env, cfg sim.Config, family []*sim.Scenario, repeats int, seed uint64, parallel int, dir string) (*eval.Summary, error) {
-	specs, notes, err := demoPolicies(ctx, e, cfg, parallel)
-	if err != nil {
-		return nil, err
-	}
-	notes = append(notes, fmt.Sprintf("The held-out family H1–H64 (southbound/sim, \"Held-out family\"; no profile, reward, gate or model choice looked at it), base seed %d.", seed))
+func demoFamily(ctx context.Context, e *env, cfg sim.Config, family []*sim.Scenario, specs []eval.PolicySpec, notes []string, repeats int, seed uint64, parallel int, dir string) (*eval.Summary, error) {
+	notes = append(slices.Clone(notes), fmt.Sprintf("The held-out family H1–H64 (southbound/sim, \"Held-out family\"; no profile, reward, gate or model choice looked at it), base seed %d.", seed))
 	sum, err := demoRun(ctx, e, cfg, family, specs, notes, repeats, seed, parallel, cfg.Name+" held-out")
 	if err != nil {
 		return nil, err
