@@ -65,12 +65,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		return eps, nil
 	}
 	simulateQuiet := func() ([]*trace.Episode, error) {
-		var scs []*sim.Scenario
-		for i := 0; i < *episodes; i++ {
-			sw := cfg.Topology().Switches[i%cfg.Switches]
-			scs = append(scs, &sim.Scenario{Name: "quiet-" + sw, ProtectedSwitch: sw})
-		}
-		return simulateStatic(ctx, e, cfg, "quiet", scs, 1, *seed, *parallel)
+		return simulateEpisodes(ctx, e, "quiet", eval.QuietEpisodes(cfg, *episodes, *seed, "quiet", nil), *parallel)
 	}
 	quiet, err := load("quiet", *quietDir, "no-congestion", simulateQuiet)
 	if err != nil {
