@@ -323,6 +323,11 @@
 //     change the agent.
 //   - proflow demo runs the family at base seed 5000, used by no earlier
 //     run.
+//   - Disclosure: before the two choices below, make demo had printed the
+//     family's summary row for the model of that time (0.99× the
+//     per-scenario best rule, the names of the 21 scenarios more than 2%
+//     behind). No family scenario was opened, traced or evaluated on its
+//     own, and the choices were measured on the built-ins only, as listed.
 //   - The testbed gate's tolerance, 0.2 → 3.0 (models/gate-testbed.json;
 //     16 votes, δ 0.2 and the 15 s cooldown unchanged). Looked at: the
 //     built-in single-flow scenarios (S1–S12, S11b–e, S12b–e, C1, C2, N1,
