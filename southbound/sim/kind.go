@@ -351,7 +351,7 @@ func (a *app) deliver(out, t0, dt float64) {
 	}
 	before := a.delivered
 	a.delivered += out
-	const slack = 1e-6 // bytes: rounding of the cumulative sums
+	const slack = 0.5 // bytes: rounding of the cumulative sums, which grows with them; less than the smallest request (one payload byte)
 	for a.head < len(a.reqs) && a.reqs[a.head].end <= a.delivered+slack {
 		r := a.reqs[a.head]
 		at := t0 + dt*min(1, max(0, (r.end-before)/out))

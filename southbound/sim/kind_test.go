@@ -194,3 +194,37 @@ func TestFlowKindDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowKindRRLongAlone: an rr flow with no congestion keeps its
+// completion times for as long as it runs. The cumulative byte counts that
+// tell when a request's last byte arrived grow all episode; with a fixed
+// rounding slack of a millionth of a byte, requests stopped completing on
+// their own last byte after about 80 s of the testbed and waited for the
+// next request's bytes, doubling the p99 with nothing on the fabric.
+func TestFlowKindRRLongAlone(t *testing.T) {
+	cfg := sim.TestbedConfig()
+	k := sim.FlowKind{Kind: sim.KindRR, RequestBytes: 32 << 10, RequestRate: 100, Arrivals: sim.ArrivalsPoisson}
+	sc := mustScenario(t, "S1")
+	sc.ProtectedKind = k
+	sc.Congesters = nil
+	f, err := sim.New(cfg, sc, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slo := k.SLOFor(cfg).Seconds()
+	var obs proflow.Observation
+	for i := range int(200 * time.Second / cfg.Interval) {
+		if err := f.Advance(cfg.Interval); err != nil {
+			t.Fatal(err)
+		}
+		if !f.Truth(&obs) {
+			t.Fatal("no sample")
+		}
+		if i < 10 {
+			continue // the connection's start
+		}
+		if p := obs.Flow.CompletionP99; p > slo {
+			t.Fatalf("sample %d (%.1f s), alone on the fabric: completion p99 %.4f s above the SLO %.4f s", i, float64(i+1)*cfg.Interval.Seconds(), p, slo)
+		}
+	}
+}
