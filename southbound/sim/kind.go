@@ -43,7 +43,8 @@ const MaxRequestBytes = 1 << 30
 // documentation, "Protected-flow kinds"). The zero value is a bulk
 // transfer. Only the fields of the kind may be set: Rate or RateFraction
 // for rate and onoff; On and Off, or Period and Duty, and From for onoff;
-// RequestBytes, RequestRate, Arrivals and SLO for rr.
+// RequestBytes, RequestRate, Arrivals, SLO, and From with
+// RequestRateFrom, for rr.
 type FlowKind struct {
 	// Kind is KindBulk (or empty), KindRate, KindOnOff or KindRR.
 	Kind string `json:"kind"`
@@ -63,7 +64,9 @@ type FlowKind struct {
 	Period Duration `json:"period,omitempty"`
 	Duty   float64  `json:"duty,omitempty"`
 	// From is when an onoff flow's cycle begins, counted from the start of
-	// the episode; before it the flow sends as in a burst.
+	// the episode; before it the flow sends as in a burst. For an rr flow
+	// it is when the request rate changes from RequestRate to
+	// RequestRateFrom (both or neither of from and request_rate_from).
 	From Duration `json:"from,omitempty"`
 	// RequestBytes is the size of each request of an rr flow, bytes of
 	// payload, 1..MaxRequestBytes.
@@ -71,6 +74,10 @@ type FlowKind struct {
 	// RequestRate is the number of requests an rr flow issues per second,
 	// a finite number > 0.
 	RequestRate float64 `json:"request_rate,omitempty"`
+	// RequestRateFrom is the number of requests an rr flow issues per
+	// second from From on (a demand that changes mid-episode, as in T2),
+	// a finite number > 0; zero means RequestRate throughout.
+	RequestRateFrom float64 `json:"request_rate_from,omitempty"`
 	// Arrivals is ArrivalsPeriodic (or empty) or ArrivalsPoisson.
 	Arrivals string `json:"arrivals,omitempty"`
 	// SLO is an rr flow's completion time objective, which the evaluation
@@ -93,7 +100,8 @@ func (k FlowKind) IsBulk() bool { return k.Kind == "" || k.Kind == KindBulk }
 // DemandRate returns what the application asks of the network while it
 // sends, bytes/s of payload: the rate of a rate flow, the burst rate of an
 // onoff flow (zero when it bursts at full rate), RequestBytes ×
-// RequestRate for rr, and zero for bulk (it takes whatever it gets).
+// RequestRate for rr (before From, where its rate changes), and zero for
+// bulk (it takes whatever it gets).
 func (k FlowKind) DemandRate(cfg Config) float64 {
 	switch k.Kind {
 	case KindRate, KindOnOff:
@@ -164,7 +172,7 @@ func (k FlowKind) validate(field string, p *problems) {
 		KindBulk:  nil,
 		KindRate:  {"rate", "rate_fraction"},
 		KindOnOff: {"rate", "rate_fraction", "on", "off", "period", "duty", "from"},
-		KindRR:    {"request_bytes", "request_rate", "arrivals", "slo"},
+		KindRR:    {"request_bytes", "request_rate", "arrivals", "slo", "from", "request_rate_from"},
 	}[name]
 	set := []struct {
 		name string
@@ -172,7 +180,7 @@ func (k FlowKind) validate(field string, p *problems) {
 	}{
 		{"rate", k.Rate != 0}, {"rate_fraction", k.RateFraction != 0},
 		{"on", k.On != 0}, {"off", k.Off != 0}, {"period", k.Period != 0}, {"duty", k.Duty != 0}, {"from", k.From != 0},
-		{"request_bytes", k.RequestBytes != 0}, {"request_rate", k.RequestRate != 0},
+		{"request_bytes", k.RequestBytes != 0}, {"request_rate", k.RequestRate != 0}, {"request_rate_from", k.RequestRateFrom != 0},
 		{"arrivals", k.Arrivals != ""}, {"slo", k.SLO != 0},
 	}
 	for _, s := range set {
@@ -246,6 +254,15 @@ func (k FlowKind) validate(field string, p *problems) {
 			p.add(field+".arrivals", "%q, want %s (the default) or %s", clip(k.Arrivals), ArrivalsPeriodic, ArrivalsPoisson)
 		}
 		dur("slo", k.SLO, false)
+		dur("from", k.From, false)
+		switch r := k.RequestRateFrom; {
+		case r != 0 && (!(r > 0) || math.IsInf(r, 0)):
+			p.add(field+".request_rate_from", "%v, want a finite number of requests per second > 0 from from on", r)
+		case r != 0 && k.From == 0:
+			p.add(field+".from", "unset with request_rate_from, want when the request rate changes (for example \"40s\")")
+		case r == 0 && k.From != 0:
+			p.add(field+".request_rate_from", "unset with from, want the request rate from from on")
+		}
 	}
 }
 
@@ -281,8 +298,12 @@ func (k FlowKind) newApp(cfg Config, seed uint64, flow int) *app {
 		a := &app{kind: k.Kind,
 			reqBytes: float64(k.RequestBytes) * cfg.PacketSize / cfg.MSS,
 			gap:      1 / k.RequestRate,
+			from:     math.Inf(1),
 			oneWay:   cfg.BaseRTT.Seconds() / 2,
 			reqs:     make([]request, 0, 64),
+		}
+		if k.RequestRateFrom > 0 {
+			a.from, a.gapFrom = time.Duration(k.From).Seconds(), 1/k.RequestRateFrom
 		}
 		if k.Arrivals == ArrivalsPoisson {
 			a.rng = rand.New(rand.NewPCG(seed, 0x7265717565737473+uint64(flow)))
@@ -298,12 +319,14 @@ func (k FlowKind) newApp(cfg Config, seed uint64, flow int) *app {
 type app struct {
 	kind string
 
-	// onoff: bursts of on seconds every period, from from on.
+	// onoff: bursts of on seconds every period, from from on. rr: the
+	// request rate changes at from (+Inf: never).
 	on, period, from float64
 
 	// rr
 	reqBytes  float64    // wire bytes per request
 	gap       float64    // mean seconds between requests
+	gapFrom   float64    // mean seconds between requests from from on
 	rng       *rand.Rand // Poisson arrivals; nil: periodic
 	next      float64    // when the next request is issued
 	oneWay    float64    // one-way propagation delay added to a completion, seconds
@@ -334,10 +357,14 @@ func (a *app) issue(t float64) {
 			a.reqs, a.head = a.reqs[:n], 0
 		}
 		a.reqs = append(a.reqs, request{at: a.next, end: a.issued})
+		gap := a.gap
+		if a.next >= a.from {
+			gap = a.gapFrom
+		}
 		if a.rng != nil {
-			a.next += a.rng.ExpFloat64() * a.gap
+			a.next += a.rng.ExpFloat64() * gap
 		} else {
-			a.next += a.gap
+			a.next += gap
 		}
 	}
 }
