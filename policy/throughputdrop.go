@@ -161,15 +161,9 @@ func ReadThroughputDropConfig(r io.Reader) (ThroughputDropConfig, error) {
 type ThroughputDrop struct {
 	cfg     ThroughputDropConfig
 	t       trigger
+	b       backoff
 	healthy float64 // h; 0 before the first sample
-
-	prev      int  // Input.Current at the previous step, -1 before the first
-	recovered bool // a healthy sample since the last move (or no move yet)
-	backoff   int  // the cooldown is Cooldown << backoff
 }
-
-// maxDropBackoff caps the cooldown's doubling at 16 × Cooldown.
-const maxDropBackoff = 4
 
 var (
 	_ proflow.Policy   = (*ThroughputDrop)(nil)
@@ -182,7 +176,7 @@ func NewThroughputDrop(cfg ThroughputDropConfig) (*ThroughputDrop, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &ThroughputDrop{cfg: cfg, t: newTrigger(cfg.Consecutive, cfg.Cooldown), prev: -1, recovered: true}, nil
+	return &ThroughputDrop{cfg: cfg, t: newTrigger(cfg.Consecutive, cfg.Cooldown), b: newBackoff()}, nil
 }
 
 // Config returns the policy's settings.
@@ -195,12 +189,12 @@ func (p *ThroughputDrop) Healthy() float64 { return p.healthy }
 // Reset forgets the healthy level, the sample count and the last move.
 func (p *ThroughputDrop) Reset() {
 	p.t.reset()
-	p.healthy, p.prev, p.recovered, p.backoff = 0, -1, true, 0
+	p.healthy, p.b = 0, newBackoff()
 }
 
 // Cooldown returns the cooldown in force: Cooldown, doubled for every move
 // in a row made before the flow recovered.
-func (p *ThroughputDrop) Cooldown() time.Duration { return p.cfg.Cooldown << p.backoff }
+func (p *ThroughputDrop) Cooldown() time.Duration { return p.b.cooldown(p.cfg.Cooldown) }
 
 // Score applies the rule to in.Obs and writes the scores. It refuses a
 // throughput that is negative or not finite.
@@ -215,17 +209,9 @@ func (p *ThroughputDrop) Score(scores []float64, in *proflow.Input) error {
 	if p.healthy == 0 {
 		p.healthy = phi
 	}
-	if p.prev >= 0 && in.Current != p.prev {
-		// A move: one made before the flow recovered from the previous
-		// doubles the cooldown; one after a recovery restores it.
-		if p.recovered {
-			p.backoff = 0
-		} else if p.backoff < maxDropBackoff {
-			p.backoff++
-		}
-		p.recovered = false
-	}
-	p.prev = in.Current
+	// A move made before the flow recovered from the previous doubles the
+	// cooldown; one after a recovery restores it.
+	p.b.observe(in.Current)
 	p.t.cooldown = p.Cooldown()
 	low := phi < p.cfg.Fraction*p.healthy
 	fire := p.t.step(in.Time, in.Current, low)
@@ -233,32 +219,12 @@ func (p *ThroughputDrop) Score(scores []float64, in *proflow.Input) error {
 		p.healthy += p.cfg.Smoothing * (phi - p.healthy)
 	}
 	if !low {
-		p.recovered = true
+		p.b.recover()
 	}
 	dest := -1
 	if fire {
-		sw := in.Obs.Switches
-		for k, s := range sw {
-			if k == in.Current {
-				continue
-			}
-			if dest < 0 || lessStressed(s, sw[dest]) {
-				dest = k
-			}
-		}
+		dest = leastStressedOther(in.Obs.Switches, in.Current)
 	}
 	writeScores(scores, in.Current, dest)
 	return nil
-}
-
-// lessStressed orders destinations: lower overflow, then fewer flows, then
-// a lower transmit rate.
-func lessStressed(a, b proflow.SwitchSample) bool {
-	switch {
-	case a.OverflowRate != b.OverflowRate:
-		return a.OverflowRate < b.OverflowRate
-	case a.FlowCount != b.FlowCount:
-		return a.FlowCount < b.FlowCount
-	}
-	return a.TxRate < b.TxRate
 }

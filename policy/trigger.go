@@ -1,9 +1,13 @@
 package policy
 
-import "time"
+import (
+	"time"
 
-// trigger is the debounce and cooldown logic shared by Reactive, Crowd and
-// ThroughputDrop.
+	"github.com/proflow-sdn/proflow"
+)
+
+// trigger is the debounce and cooldown logic shared by Reactive, Crowd,
+// ThroughputDrop and LatencyThreshold.
 type trigger struct {
 	consecutive int
 	cooldown    time.Duration
@@ -50,4 +54,69 @@ func (t *trigger) step(now time.Time, current int, over bool) bool {
 // by step.
 func (t *trigger) cooling(now time.Time) bool {
 	return !t.movedAt.IsZero() && now.Sub(t.movedAt) < t.cooldown
+}
+
+// backoff doubles a cooldown for every move made before the flow
+// recovered from the previous one, as route-flap damping stops a flapping
+// route; a move after a recovery restores it. ThroughputDrop and
+// LatencyThreshold share it.
+type backoff struct {
+	prev      int  // Input.Current at the previous step, -1 before the first
+	recovered bool // a healthy sample since the last move (or no move yet)
+	shift     int  // the cooldown is the base cooldown << shift
+}
+
+// maxBackoff caps the doubling at 16 × the base cooldown.
+const maxBackoff = 4
+
+func newBackoff() backoff { return backoff{prev: -1, recovered: true} }
+
+// observe records the switch the flow is on at a step; a change since the
+// previous step is a move.
+func (b *backoff) observe(current int) {
+	if b.prev >= 0 && current != b.prev {
+		if b.recovered {
+			b.shift = 0
+		} else if b.shift < maxBackoff {
+			b.shift++
+		}
+		b.recovered = false
+	}
+	b.prev = current
+}
+
+// recover records a healthy sample.
+func (b *backoff) recover() { b.recovered = true }
+
+// cooldown returns base doubled for every move in a row made before a
+// recovery.
+func (b *backoff) cooldown(base time.Duration) time.Duration { return base << b.shift }
+
+// leastStressedOther returns the destination of ThroughputDrop and
+// LatencyThreshold: the switch other than current with the lowest overflow
+// rate, then the fewest flows, then the lowest transmit rate, then the
+// lowest index; -1 when there is no other switch.
+func leastStressedOther(sw []proflow.SwitchSample, current int) int {
+	dest := -1
+	for k, s := range sw {
+		if k == current {
+			continue
+		}
+		if dest < 0 || lessStressed(s, sw[dest]) {
+			dest = k
+		}
+	}
+	return dest
+}
+
+// lessStressed orders destinations: lower overflow, then fewer flows, then
+// a lower transmit rate.
+func lessStressed(a, b proflow.SwitchSample) bool {
+	switch {
+	case a.OverflowRate != b.OverflowRate:
+		return a.OverflowRate < b.OverflowRate
+	case a.FlowCount != b.FlowCount:
+		return a.FlowCount < b.FlowCount
+	}
+	return a.TxRate < b.TxRate
 }

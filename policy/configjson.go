@@ -1,0 +1,64 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// marshalWithCooldown writes the JSON object of plain (a configuration
+// converted to a type without JSON methods) with its "cooldown" field as
+// a Go duration string ("12s").
+func marshalWithCooldown(plain any, cooldown time.Duration) ([]byte, error) {
+	data, err := json.Marshal(plain)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	if fields["cooldown"], err = json.Marshal(cooldown.String()); err != nil {
+		return nil, err
+	}
+	return json.Marshal(fields)
+}
+
+// unmarshalWithCooldown decodes the JSON object data into plain (a pointer
+// to a configuration converted to a type without JSON methods), refusing
+// unknown fields; its "cooldown" field, a Go duration string or a number
+// of nanoseconds, goes to *cooldown. Fields left out keep their values.
+func unmarshalWithCooldown(data []byte, plain any, cooldown *time.Duration) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	raw := fields["cooldown"]
+	delete(fields, "cooldown")
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(plain); err != nil {
+		return err
+	}
+	return setCooldown(cooldown, raw)
+}
+
+// readConfigJSON decodes one JSON object from r (at most 64 KiB) into
+// dst, a configuration of the policy named kind; dst's JSON methods decide
+// which fields it takes.
+func readConfigJSON(r io.Reader, kind string, dst any) error {
+	dec := json.NewDecoder(io.LimitReader(r, 1<<16))
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("policy: %s config: decode: %w", kind, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("policy: %s config: trailing data after the JSON object, want one object", kind)
+	}
+	return nil
+}
