@@ -23,6 +23,11 @@ type SwitchSample struct {
 	// ElephantRate is e_k, the summed rate of the elephant flows through the
 	// switch, bytes/s.
 	ElephantRate float64 `json:"elephant_rate"`
+	// QueueBytes is the backlog waiting on the switch's bucketed uplinks at
+	// the end of the interval, bytes: the sum over its uplinks of tc's qdisc
+	// "backlog" (a gauge, read as node_exporter's node_qdisc_backlog). Zero
+	// means empty or unknown: a source that cannot read queues leaves it 0.
+	QueueBytes float64 `json:"queue_bytes,omitempty"`
 }
 
 // LeafSample holds the telemetry of one congestion leaf ℓ ∈ L (x_leaf, App. A).
@@ -180,6 +185,9 @@ func (o *Observation) Validate(t Topology) error {
 			return err
 		}
 		if err := checkValue("switches", name, "elephant_rate", s.ElephantRate); err != nil {
+			return err
+		}
+		if err := checkValue("switches", name, "queue_bytes", s.QueueBytes); err != nil {
 			return err
 		}
 	}

@@ -333,6 +333,9 @@ func (f *Fabric) sample() {
 		}
 		o.Switches[k] = proflow.SwitchSample{TxRate: e.accTx[k] / iv, OverflowRate: e.accEv[k] / iv, FlowCount: float64(n), ElephantRate: el}
 	}
+	for p := range e.ports {
+		o.Switches[e.ports[p].sw].QueueBytes += e.ports[p].backlog
+	}
 	congestion := 0.0
 	for i, l := range cfg.CongestionLeaves {
 		o.Leaves[i] = proflow.LeafSample{IngressRate: e.accIn[l] / iv, TransmitRate: e.accUp[l] / iv}
@@ -347,7 +350,9 @@ func (f *Fabric) sample() {
 	m := &f.meas
 	m.Time = o.Time
 	for k, s := range o.Switches {
-		m.Switches[k] = proflow.SwitchSample{TxRate: f.noisy(s.TxRate), OverflowRate: f.noisy(s.OverflowRate), FlowCount: s.FlowCount, ElephantRate: f.noisy(s.ElephantRate)}
+		// The backlog is a gauge tc reads exactly: no noise, and no random
+		// draw, so the other readings keep their noise.
+		m.Switches[k] = proflow.SwitchSample{TxRate: f.noisy(s.TxRate), OverflowRate: f.noisy(s.OverflowRate), FlowCount: s.FlowCount, ElephantRate: f.noisy(s.ElephantRate), QueueBytes: s.QueueBytes}
 	}
 	for i, l := range o.Leaves {
 		m.Leaves[i] = proflow.LeafSample{IngressRate: f.noisy(l.IngressRate), TransmitRate: f.noisy(l.TransmitRate)}

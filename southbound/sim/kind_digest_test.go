@@ -17,16 +17,19 @@ import (
 // kinds existed: a bulk flow, the default kind, must keep every byte of its
 // trace. The latency fields that FlowSample gained later are cleared
 // before hashing (they are omitted when zero, so a cleared trace is the
-// trace as it was); bulkDigestsWithLatency pins the whole trace as it is.
+// trace as it was), and so are the switches' queue backlogs (QueueBytes,
+// added after both); bulkDigestsWithLatency pins the whole trace as it is.
 var bulkDigests = map[string]string{
 	"datacenter": "6dad99412efad6a97af4c554dbbf332b50f6d1215a9cd7ff136b7e256b5a70a4",
 	"testbed":    "28fb16df0600af154f9c500d82accb65ac4eeabee1c2f91be35c5c1b0b2d695b",
 }
 
-// bulkDigestsWithLatency pins the same traces with their latency fields.
+// bulkDigestsWithLatency pins the same traces with their latency fields
+// and queue backlogs (re-pinned when QueueBytes was added: the cleared
+// digests above did not change).
 var bulkDigestsWithLatency = map[string]string{
-	"datacenter": "4547ba833aa514ef4f023980f8d7b7294528dcd93670658b460aae581d1ba741",
-	"testbed":    "0b52708667567e98ef701422bdb577abc88153568a0b55db934c7c812c487d48",
+	"datacenter": "bfe6fd932e6e6b6f1d00791e3c82a118d975e34510e4b4c2161d2a9f4c482a68",
+	"testbed":    "12120317f235e931c4a67c086e755e652931725af65472fc8e772993ea27224b",
 }
 
 // bulkTrace returns the JSONL trace of S1 at seed 7 on profile, with the
@@ -50,6 +53,9 @@ func bulkTrace(t *testing.T, profile string, latency bool) []byte {
 				t.Fatalf("%s: step %d: flow sample %+v, want its RTT filled in", profile, i, o.Flow)
 			}
 			o.Flow.SmoothedRTT, o.Flow.RTTP99, o.Flow.CompletionP99, o.Flow.Completions = 0, 0, 0, 0
+			for k := range o.Switches {
+				o.Switches[k].QueueBytes = 0
+			}
 		}
 	}
 	var buf bytes.Buffer

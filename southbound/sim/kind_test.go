@@ -228,3 +228,40 @@ func TestFlowKindRRLongAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueBytes: the backlog of a switch's bucketed uplinks is empty while
+// its reserve lasts and on idle switches, and builds on the protected
+// flow's switch once S1's crowd has drained it.
+func TestQueueBytes(t *testing.T) {
+	cfg := sim.TestbedConfig()
+	f, err := sim.New(cfg, mustScenario(t, "S1"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obs proflow.Observation
+	var early, late, idle float64
+	for i := range int(140 * time.Second / cfg.Interval) {
+		if err := f.Advance(cfg.Interval); err != nil {
+			t.Fatal(err)
+		}
+		if !f.Truth(&obs) {
+			t.Fatal("no sample")
+		}
+		q := obs.Switches[0].QueueBytes
+		switch at := time.Duration(i+1) * cfg.Interval; {
+		case at < 30*time.Second:
+			early = max(early, q)
+		case at > 120*time.Second:
+			late += q / 40
+		}
+		for _, s := range obs.Switches[1:] {
+			idle = max(idle, s.QueueBytes)
+		}
+	}
+	if early != 0 || idle != 0 {
+		t.Errorf("backlog %v B on agg1 before its reserve ran out, %v B on the idle switches; want 0", early, idle)
+	}
+	if late < 0.5*cfg.BucketQueueLimit {
+		t.Errorf("mean backlog on agg1 after exhaustion %.0f B, want above half the queue limit %.0f B", late, cfg.BucketQueueLimit)
+	}
+}
