@@ -2,8 +2,6 @@ package tcstat
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +10,11 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/proflow-sdn/proflow/internal/agenthttp"
 )
 
 // Report is the JSON an Agent serves.
@@ -81,8 +80,8 @@ var ifaceName = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 // Agent serves tc qdisc counters over HTTP. Create it with NewAgent.
 type Agent struct {
 	cfg   AgentConfig
-	token [sha256.Size]byte
-	m     *agentMetrics
+	token agenthttp.Bearer
+	m     *agenthttp.Metrics
 
 	sem    chan struct{} // one read at a time; holds last
 	last   Report        // the newest read, shared within CacheFor
@@ -120,16 +119,17 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		cfg.Read = netlinkReader(cfg.NetNS, cfg.Timeout)
 	}
 	a := &Agent{cfg: cfg, sem: make(chan struct{}, 1)}
-	if cfg.Token != "" {
-		a.token = sha256.Sum256([]byte(cfg.Token))
-	}
-	m, err := newAgentMetrics(cfg.Registerer)
+	a.token = agenthttp.NewBearer(cfg.Token)
+	m, err := agenthttp.NewMetrics(cfg.Registerer, agenthttp.MetricsOpts{Subsystem: "tcstat",
+		PollHelp:     "Reads of the qdisc counters, by result (ok, error, joined: a recent read was reused).",
+		DurationHelp: "Time one read of every served interface's qdisc counters took.",
+		Results:      []string{"ok", "error", "joined"}, Timed: []string{"ok"}, Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)})
 	if err != nil {
 		return nil, fmt.Errorf("tcstat: agent: metrics: %w", err)
 	}
 	a.m = m
 	if _, err := a.snapshot(ctx); err != nil {
-		a.m.unregister(cfg.Registerer)
+		a.m.Unregister(cfg.Registerer)
 		return nil, fmt.Errorf("tcstat: agent: %w", err)
 	}
 	return a, nil
@@ -176,7 +176,7 @@ func (a *Agent) snapshot(ctx context.Context) (Report, error) {
 	}
 	defer func() { <-a.sem }()
 	if !a.lastAt.IsZero() && a.cfg.CacheFor > 0 && a.cfg.Now().Sub(a.lastAt) < a.cfg.CacheFor {
-		a.m.poll("joined", 0)
+		a.m.Poll("joined", 0)
 		return a.last, nil
 	}
 	start := time.Now()
@@ -192,10 +192,10 @@ func (a *Agent) snapshot(ctx context.Context) (Report, error) {
 		}
 	}
 	if err != nil {
-		a.m.poll("error", 0)
+		a.m.Poll("error", 0)
 		return Report{}, fmt.Errorf("read qdiscs: %w", err)
 	}
-	a.m.poll("ok", time.Since(start))
+	a.m.Poll("ok", time.Since(start))
 	a.lastAt = a.cfg.Now()
 	a.last = Report{Time: a.lastAt, Interfaces: all}
 	return a.last, nil
@@ -212,20 +212,9 @@ const internalError = "tcstat: internal error reading the qdisc counters; the ag
 //
 // With AgentConfig.Token set, a request without the bearer token gets 401.
 func (a *Agent) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-	defer func() { a.m.request(sw.code) }()
-	if !a.authorized(req) {
-		sw.Header().Set("WWW-Authenticate", `Bearer realm="tcstat"`)
-		http.Error(sw, "tcstat: missing or wrong bearer token", http.StatusUnauthorized)
-		return
-	}
-	if req.URL.Path != "/v1/qdisc" && req.URL.Path != "/metrics" {
-		http.NotFound(sw, req)
-		return
-	}
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		sw.Header().Set("Allow", "GET, HEAD")
-		http.Error(sw, "tcstat: method "+req.Method+" not allowed, want GET", http.StatusMethodNotAllowed)
+	sw := agenthttp.NewStatusWriter(w)
+	defer func() { a.m.Request(sw.Code) }()
+	if !agenthttp.Admit(sw, req, a.token, "tcstat", "/v1/qdisc", "/metrics") {
 		return
 	}
 	devs := req.URL.Query()["dev"]
@@ -248,51 +237,12 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // authorized reports whether req carries the configured bearer token (or
-// none is configured). The scheme is matched without regard to case, as
-// HTTP's authentication schemes are (RFC 9110, section 11.1). Digests of
-// equal length are compared in constant time, so neither the token nor
-// its length leaks through timing.
-func (a *Agent) authorized(req *http.Request) bool {
-	if a.cfg.Token == "" {
-		return true
-	}
-	scheme, got, ok := strings.Cut(req.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got = strings.TrimLeft(got, " ")
-	sum := sha256.Sum256([]byte(got))
-	return subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1
-}
-
-// statusWriter remembers the status code written, for the request metric.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.code = code
-	w.ResponseWriter.WriteHeader(code)
-}
+// none is configured), in constant time (agenthttp.Bearer).
+func (a *Agent) authorized(req *http.Request) bool { return a.token.Authorized(req) }
 
 // Serve serves a on ln until ctx ends, then shuts the server down and
 // returns nil (or the error that stopped it). For TLS, pass a listener from
 // tls.NewListener (see ServerTLSConfig).
 func Serve(ctx context.Context, ln net.Listener, a *Agent) error {
-	srv := &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute,
-		ErrorLog:    slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelWarn),
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("tcstat: serve on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-errc
-		return nil
-	}
+	return agenthttp.Serve(ctx, ln, a, a.cfg.Logger, "tcstat")
 }

@@ -1,15 +1,16 @@
 package tcstat
 
 import (
-	"crypto/sha256"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/proflow-sdn/proflow/internal/agenthttp"
 )
 
 // Issue 24: "Authorization: bearer TOKEN" was refused; the scheme is
 // case-insensitive.
 func TestAuthorizedSchemeIgnoresCase(t *testing.T) {
-	a := &Agent{cfg: AgentConfig{Token: "s3cret"}, token: sha256.Sum256([]byte("s3cret"))}
+	a := &Agent{cfg: AgentConfig{Token: "s3cret"}, token: agenthttp.NewBearer("s3cret")}
 	for header, want := range map[string]bool{
 		"Bearer s3cret":  true,
 		"bearer s3cret":  true,

@@ -1,12 +1,9 @@
 package tcstat
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -17,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/agenthttp"
 )
 
 // Source names the interfaces whose overflow adds up to one aggregation
@@ -165,34 +163,15 @@ func (c *Client) fetch(ctx context.Context, agent string) (Report, error) {
 	if c.cfg.Format == FormatPrometheus {
 		path, accept = "/metrics", string(expfmt.NewFormat(expfmt.TypeTextPlain))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, agent+path, nil)
+	body, header, err := agenthttp.Get(ctx, c.cfg.HTTPClient, agent+path, accept, c.cfg.Token, MaxReportBytes)
 	if err != nil {
 		return Report{}, err
-	}
-	req.Header.Set("Accept", accept)
-	if c.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
-	}
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return Report{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxReportBytes+1))
-	if err != nil {
-		return Report{}, fmt.Errorf("read answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Report{}, fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(body[:min(len(body), 200)]))
-	}
-	if len(body) > MaxReportBytes {
-		return Report{}, fmt.Errorf("answer exceeds %d bytes", MaxReportBytes)
 	}
 	if c.cfg.Format == FormatJSON {
 		return DecodeReport(body)
 	}
-	if f := expfmt.ResponseFormat(resp.Header); f.FormatType() != expfmt.TypeTextPlain {
-		return Report{}, fmt.Errorf("answer of type %q, want the Prometheus text format", resp.Header.Get("Content-Type"))
+	if f := expfmt.ResponseFormat(header); f.FormatType() != expfmt.TypeTextPlain {
+		return Report{}, fmt.Errorf("answer of type %q, want the Prometheus text format", header.Get("Content-Type"))
 	}
 	rep, err := DecodeMetrics(body)
 	if err == nil && rep.Time.IsZero() {
@@ -204,14 +183,9 @@ func (c *Client) fetch(ctx context.Context, agent string) (Report, error) {
 // DecodeReport decodes an agent's JSON answer strictly: unknown fields, a
 // missing time or interface map, and trailing data are errors.
 func DecodeReport(b []byte) (Report, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var r Report
-	if err := dec.Decode(&r); err != nil {
+	if err := agenthttp.DecodeStrict(b, &r); err != nil {
 		return Report{}, fmt.Errorf("malformed report: %w", err)
-	}
-	if dec.More() {
-		return Report{}, errors.New("malformed report: data after the JSON object")
 	}
 	if r.Time.IsZero() {
 		return Report{}, errors.New("malformed report: no time")

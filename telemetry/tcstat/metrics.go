@@ -2,79 +2,10 @@ package tcstat
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/proflow-sdn/proflow/internal/promreg"
 )
-
-// agentMetrics are the agent's own Prometheus collectors, registered only
-// on AgentConfig.Registerer. A nil *agentMetrics records nothing.
-type agentMetrics struct {
-	polls    *prometheus.CounterVec
-	pollDur  prometheus.Histogram
-	requests *prometheus.CounterVec
-	all      []prometheus.Collector
-}
-
-// pollResults and requestCodes are the label values every series starts
-// with, at zero.
-var (
-	pollResults  = []string{"ok", "error", "joined"}
-	requestCodes = []int{http.StatusOK, http.StatusUnauthorized, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusInternalServerError}
-)
-
-func newAgentMetrics(reg prometheus.Registerer) (*agentMetrics, error) {
-	if reg == nil {
-		return nil, nil
-	}
-	const ns, sub = "proflow", "tcstat"
-	m := &agentMetrics{
-		polls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "polls_total",
-			Help: "Reads of the qdisc counters, by result (ok, error, joined: a recent read was reused)."}, []string{"result"}),
-		pollDur: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "poll_duration_seconds",
-			Help: "Time one read of every served interface's qdisc counters took.", Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "http_requests_total",
-			Help: "HTTP requests answered, by status code (401: missing or wrong bearer token)."}, []string{"code"}),
-	}
-	for _, r := range pollResults {
-		m.polls.WithLabelValues(r)
-	}
-	for _, c := range requestCodes {
-		m.requests.WithLabelValues(strconv.Itoa(c))
-	}
-	m.all = []prometheus.Collector{m.polls, m.pollDur, m.requests}
-	if err := promreg.RegisterAll(reg, m.all...); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func (m *agentMetrics) poll(result string, d time.Duration) {
-	if m == nil {
-		return
-	}
-	m.polls.WithLabelValues(result).Inc()
-	if result == "ok" {
-		m.pollDur.Observe(d.Seconds())
-	}
-}
-
-func (m *agentMetrics) request(code int) {
-	if m != nil {
-		m.requests.WithLabelValues(strconv.Itoa(code)).Inc()
-	}
-}
-
-func (m *agentMetrics) unregister(reg prometheus.Registerer) {
-	if m == nil {
-		return
-	}
-	promreg.UnregisterAll(reg, m.all...)
-}
 
 // The node_exporter names of the qdisc counters (its qdisc collector), each
 // labelled with device and kind. Overlimits, drops and the backlog are
