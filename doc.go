@@ -92,9 +92,9 @@
 // learned agent: NewController refuses it at another Config.Interval).
 //
 //	encCfg := telemetry.DefaultEncoderConfig(cfg.Topology)
-//	enc, err := telemetry.NewEncoder(encCfg)
-//	if err != nil { ... }
 //	agent, gateCfg, err := policy.LoadModel("model.safetensors", encCfg) // the gate its model was evaluated behind
+//	if err != nil { ... }
+//	enc, err := telemetry.NewEncoder(agent.EncoderConfig()) // the model's state layout
 //	if err != nil { ... }
 //	gate, err := policy.NewGate(gateCfg)
 //	if err != nil { ... }

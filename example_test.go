@@ -149,14 +149,15 @@ func Example_embedding() {
 	served := make(chan error, 1)
 	go func() { served <- sb.Serve(ctx, ln) }() // switches dial in here
 
+	// The learned agent and the gate its model was evaluated behind (or
+	// models.LoadDefault(encCfg), the same model embedded; or policy.NewCrowd(...)).
 	encCfg := telemetry.DefaultEncoderConfig(cfg.Topology)
-	enc, err := telemetry.NewEncoder(encCfg)
+	agent, gateCfg, err := policy.LoadModel("models/default.safetensors", encCfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	// The learned agent and the gate its model was evaluated behind (or
-	// models.LoadDefault(encCfg), the same model embedded; or policy.NewCrowd(...)).
-	agent, gateCfg, err := policy.LoadModel("models/default.safetensors", encCfg)
+	// The states the model was trained on: its layout, the fabric's constants.
+	enc, err := telemetry.NewEncoder(agent.EncoderConfig())
 	if err != nil {
 		log.Fatal(err)
 	}

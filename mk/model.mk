@@ -24,6 +24,9 @@
 #   MODEL_EPISODES     corpus size (default 779, the paper's)
 #   MODEL_SEED         collection and training seed (default 1)
 #   MODEL_SHARES       optional JSON file of strategy shares for collect
+#   MODEL_LAYOUT       state layout of the corpus and model (default
+#                      proflow-state-v1; proflow-state-v2 adds uplink backlogs
+#                      and the protected flow's latency)
 #   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default models/train-$(PROFILE).json when present)
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
 #                      behind (default models/gate-$(PROFILE).json when present)
@@ -44,6 +47,7 @@ MODEL_NAME         ?= $(if $(filter testbed,$(PROFILE)),default,$(PROFILE))
 MODEL_EPISODES     ?= 779
 MODEL_SEED         ?= 1
 MODEL_SHARES       ?=
+MODEL_LAYOUT       ?= proflow-state-v1
 MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train-$(PROFILE).json
 MODEL_GATE         ?= $(MODEL_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
@@ -65,7 +69,7 @@ model: model-bin
 	@set -eo pipefail; mkdir -p $(MODEL_DIR); \
 	t0=$$(date +%s); \
 	$(MODEL_BIN) collect -profile $(PROFILE) -episodes $(MODEL_EPISODES) -seed $(MODEL_SEED) -out $(MODEL_CORPUS) \
-	  $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/collect.log; \
+	  -layout $(MODEL_LAYOUT) $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/collect.log; \
 	t1=$$(date +%s); \
 	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \

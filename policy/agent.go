@@ -50,7 +50,11 @@ func (e *ModelMismatchError) Is(target error) bool { return target == ErrModelMi
 // scaling constants it was trained with; NewAgent refuses a model whose
 // num_switches, num_leaves, state_layout, state_dim or encoder constants
 // differ from the deployment's encoder configuration, because the same
-// telemetry would then encode to states the network never saw. The model
+// telemetry would then encode to states the network never saw. A
+// deployment configuration with an empty Layout (DefaultEncoderConfig's)
+// takes the model's layout, so one deployment runs models of either
+// layout (telemetry.StateLayout, telemetry.StateLayoutV2); build the
+// encoder from EncoderConfig. The model
 // also records the control interval it was trained at (ModelIntervalKey;
 // 500 ms when absent): the Agent reports it as TrainedInterval, and
 // proflow.NewController refuses the agent at any other Config.Interval.
@@ -68,6 +72,7 @@ type Agent struct {
 	qb   []float32 // ScoreBatch's Q-values, rows × switches
 
 	interval time.Duration // the control interval the model was trained at
+	enc      telemetry.EncoderConfig
 }
 
 var (
@@ -92,6 +97,14 @@ func NewAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig) (*
 	if m.OutputDim() != meta.NumSwitches {
 		return nil, fmt.Errorf("policy: new agent: the network has %d outputs but its metadata says num_switches %d", m.OutputDim(), meta.NumSwitches)
 	}
+	if enc.Layout == "" && meta.StateLayout != telemetry.StateLayout {
+		// The deployment did not pin a layout: the model's is taken, if the
+		// encoder writes it, with its constants derived from the
+		// deployment's (WithLayout).
+		if c := enc.WithLayout(meta.StateLayout); c.Validate() == nil {
+			enc = c
+		}
+	}
 	itoa := strconv.Itoa
 	ftoa := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 	me := meta.Encoder
@@ -101,7 +114,7 @@ func NewAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig) (*
 	}{
 		{"num_switches", itoa(meta.NumSwitches), itoa(enc.NumSwitches)},
 		{"num_leaves", itoa(meta.NumLeaves), itoa(enc.NumLeaves)},
-		{"state_layout", strconv.Quote(meta.StateLayout), strconv.Quote(telemetry.StateLayout)},
+		{"state_layout", strconv.Quote(meta.StateLayout), strconv.Quote(enc.LayoutName())},
 		{"state_dim", itoa(meta.StateDim), itoa(enc.Dim())},
 		{"encoder.num_switches", itoa(me.NumSwitches), itoa(enc.NumSwitches)},
 		{"encoder.num_leaves", itoa(me.NumLeaves), itoa(enc.NumLeaves)},
@@ -111,6 +124,7 @@ func NewAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig) (*
 		{"encoder.ingress_scale", ftoa(me.IngressScale), ftoa(enc.IngressScale)},
 		{"encoder.throughput_scale", ftoa(me.ThroughputScale), ftoa(enc.ThroughputScale)},
 		{"encoder.drop_window", itoa(me.DropWindow), itoa(enc.DropWindow)},
+		{"encoder.queue_scale", ftoa(me.QueueScale), ftoa(enc.QueueScale)},
 	} {
 		if c.model != c.deployment {
 			return nil, &ModelMismatchError{Field: c.field, Model: c.model, Deployment: c.deployment}
@@ -124,7 +138,7 @@ func NewAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("policy: new agent: %w", err)
 	}
-	return &Agent{m: m.Clone(), meta: meta, q: make([]float32, m.OutputDim()), interval: interval}, nil
+	return &Agent{m: m.Clone(), meta: meta, enc: enc, q: make([]float32, m.OutputDim()), interval: interval}, nil
 }
 
 // LoadAgent loads the model file at path (see package qnet) and returns an
@@ -144,6 +158,14 @@ func LoadAgent(path string, enc telemetry.EncoderConfig) (*Agent, error) {
 
 // Metadata returns the model's metadata (provenance included).
 func (a *Agent) Metadata() qnet.Metadata { return a.meta }
+
+// EncoderConfig returns the state encoder configuration the agent's states
+// must be encoded with: the deployment's, in the model's layout (NewAgent
+// takes the model's layout when the deployment's Layout is empty). Build
+// the controller's encoder from it:
+//
+//	enc, err := telemetry.NewEncoder(agent.EncoderConfig())
+func (a *Agent) EncoderConfig() telemetry.EncoderConfig { return a.enc }
 
 // Model returns the agent's Q-network. It shares its activation buffers
 // with the agent: Clone it before use in another goroutine.

@@ -44,6 +44,7 @@
 // debounce by themselves:
 //
 //	agent, gateCfg, err := policy.LoadModel("model.safetensors", encCfg)
+//	enc, err := telemetry.NewEncoder(agent.EncoderConfig())
 //	gate, err := policy.NewGate(gateCfg)
 //	ctrl, err := proflow.NewController(cfg, tel, enc, agent, gate, enf)
 //

@@ -35,6 +35,7 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	fromTraces := fs.String("from-traces", "", "instead of simulating, convert the traces (*.jsonl, *.jsonl.gz) in this directory, e.g. recorded on a real fabric")
 	list := fs.Bool("list", false, "list the strategies and their default shares, then exit")
+	layout := fs.String("layout", telemetry.StateLayout, "state layout of the dataset: "+telemetry.StateLayout+" (the paper's) or "+telemetry.StateLayoutV2+" (adds uplink backlogs and the flow's latency)")
 	if err := parseFlags(fs, "collect", args); err != nil {
 		return err
 	}
@@ -56,13 +57,13 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	if *fromTraces != "" {
-		return collectFromTraces(e, *fromTraces, *out)
+		return collectFromTraces(e, *fromTraces, *out, *layout)
 	}
 	simCfg, err := loadProfile("collect", *prof)
 	if err != nil {
 		return err
 	}
-	cfg := training.CollectConfig{Episodes: *episodes, Seed: *seed, Parallelism: *parallel, OutDir: *traces, Sim: simCfg}
+	cfg := training.CollectConfig{Episodes: *episodes, Seed: *seed, Parallelism: *parallel, OutDir: *traces, Sim: simCfg, Layout: *layout}
 	if *sharesPath != "" {
 		data, err := os.ReadFile(*sharesPath)
 		if err != nil {
@@ -137,7 +138,7 @@ func printCollection(e *env, col *training.Collection) {
 }
 
 // collectFromTraces converts recorded traces into a dataset.
-func collectFromTraces(e *env, dir, out string) error {
+func collectFromTraces(e *env, dir, out, layout string) error {
 	var paths []string
 	for _, pat := range []string{"*.jsonl", "*.jsonl.gz"} {
 		m, err := filepath.Glob(filepath.Join(dir, pat))
@@ -161,7 +162,10 @@ func collectFromTraces(e *env, dir, out string) error {
 		}
 		trs = append(trs, tr)
 	}
-	enc := telemetry.DefaultEncoderConfig(trs[0].Meta.Topology)
+	enc := telemetry.DefaultEncoderConfig(trs[0].Meta.Topology).WithLayout(layout)
+	if err := enc.Validate(); err != nil {
+		return fmt.Errorf("collect: -layout: %w", err)
+	}
 	corpus := fmt.Sprintf("proflow collect -from-traces %s: %d traces", dir, len(trs))
 	ds, err := training.DatasetFromTraces(trs, enc, training.DefaultRewardConfig(), training.TraceOptions{}, corpus)
 	if err != nil {

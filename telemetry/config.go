@@ -8,11 +8,20 @@ import (
 	"github.com/proflow-sdn/proflow"
 )
 
-// StateLayout names the layout of the state vector the default encoder
-// writes: [x_agg (5|S|), x_leaf (2|L|), h (|S|), x_flow (4)] with the
-// scaling and clipping of the paper's App. A (docs/method.md). A model
-// file records it; a model trained on another layout is refused.
-const StateLayout = "proflow-state-v1"
+// The state layouts the encoder writes (package documentation, "Layout").
+// A model file records the layout it was trained on; a model of another
+// layout is refused.
+const (
+	// StateLayout names the paper's layout, [x_agg (5|S|), x_leaf (2|L|),
+	// h (|S|), x_flow (4)] with the scaling and clipping of App. A
+	// (docs/method.md). An EncoderConfig with an empty Layout writes it.
+	StateLayout = "proflow-state-v1"
+	// StateLayoutV2 names proflow's second layout, [x_agg (6|S|), x_leaf
+	// (2|L|), h (|S|), x_flow (5)]: v1 with each switch's uplink backlog
+	// (FeatureQueue) and the protected flow's latency inflation
+	// (FeatureLatency) appended to their blocks.
+	StateLayoutV2 = "proflow-state-v2"
+)
 
 // EncoderConfig holds the scaling constants and windows of the default state
 // encoder. Start from DefaultEncoderConfig, which derives every constant from
@@ -34,6 +43,55 @@ type EncoderConfig struct {
 	// DropWindow is the number of samples in the rolling maximum φ̄ behind
 	// the drop signal d_t.
 	DropWindow int `json:"drop_window"`
+	// Layout is the state layout written: empty or StateLayout (the
+	// paper's), or StateLayoutV2.
+	Layout string `json:"layout,omitempty"`
+	// QueueScale is Cq, the uplink backlog (bytes) that maps to 1 in
+	// StateLayoutV2's FeatureQueue; it must be 0 in the v1 layout, which
+	// has no such feature.
+	QueueScale float64 `json:"queue_scale,omitempty"`
+}
+
+// LayoutName returns the name of the layout c writes: StateLayout when
+// Layout is empty.
+func (c EncoderConfig) LayoutName() string {
+	if c.Layout == "" {
+		return StateLayout
+	}
+	return c.Layout
+}
+
+// SwitchWidth returns the number of features per switch in c's layout:
+// SwitchFeatures (v1) or SwitchFeaturesV2.
+func (c EncoderConfig) SwitchWidth() int {
+	if c.Layout == StateLayoutV2 {
+		return SwitchFeaturesV2
+	}
+	return SwitchFeatures
+}
+
+// FlowWidth returns the number of features of x_flow in c's layout:
+// FlowFeatures (v1) or FlowFeaturesV2.
+func (c EncoderConfig) FlowWidth() int {
+	if c.Layout == StateLayoutV2 {
+		return FlowFeaturesV2
+	}
+	return FlowFeatures
+}
+
+// WithLayout returns c writing layout (StateLayout or StateLayoutV2), with
+// the constants that layout adds derived as DefaultEncoderConfig derives
+// the others (Cq = C·5 ms, C = RateScale) and those it lacks zeroed. It
+// does not validate: an unknown layout is Validate's error.
+func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
+	c.Layout, c.QueueScale = layout, 0
+	switch layout {
+	case StateLayout:
+		c.Layout = ""
+	case StateLayoutV2:
+		c.QueueScale = c.RateScale * 5e-3 // 5 ms of the bucket rate
+	}
+	return c
 }
 
 // Validate checks the sizes (at least two switches, as a Topology needs; no
@@ -61,15 +119,27 @@ func (c EncoderConfig) Validate() error {
 	if c.DropWindow < 1 {
 		errs = append(errs, fmt.Errorf("drop_window %d samples, want >= 1", c.DropWindow))
 	}
+	switch c.Layout {
+	case "", StateLayout:
+		if c.QueueScale != 0 {
+			errs = append(errs, fmt.Errorf("queue_scale %v in layout %s, want 0 (the layout has no queue feature)", c.QueueScale, c.LayoutName()))
+		}
+	case StateLayoutV2:
+		if !(c.QueueScale > 0) || math.IsInf(c.QueueScale, 0) {
+			errs = append(errs, fmt.Errorf("queue_scale %v, want a positive finite number in layout %s", c.QueueScale, StateLayoutV2))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("layout %q, want %q (or empty) or %q", c.Layout, StateLayout, StateLayoutV2))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: invalid encoder config: %w", err)
 	}
 	return nil
 }
 
-// Dim returns the state dimension 6|S|+2|L|+4: the layout's last block,
-// x_flow, ends the vector.
-func (c EncoderConfig) Dim() int { return c.FlowOffset() + FlowFeatures }
+// Dim returns the state dimension, 6|S|+2|L|+4 in the v1 layout and
+// 7|S|+2|L|+5 in v2: the layout's last block, x_flow, ends the vector.
+func (c EncoderConfig) Dim() int { return c.FlowOffset() + c.FlowWidth() }
 
 // DefaultEncoderConfig derives the scaling constants from the topology (see
 // the package documentation for the reasoning behind each default).

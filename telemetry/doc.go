@@ -31,7 +31,7 @@
 //
 // The state has 6|S|+2|L|+4 entries (34 for the paper's |S| = 4, |L| = 3),
 // in the order [x_agg (5|S|), x_leaf (2|L|), h (|S|), x_flow (4)]; the
-// constant StateLayout names this layout in model files.
+// constant StateLayout names this layout (v1) in model files.
 //
 //	x_agg, per switch k in index order, at AggOffset(k):
 //	  FeatureTxRate           clip(ρ_k/Cρ, 0, 1)
@@ -48,6 +48,24 @@
 //	  FeatureCongestionRate   clip(F_t/Cρ, 0, 1)
 //	  FeatureThroughputChange clip(Δφ_t/Cφ, −1, 1)
 //	  FeatureDrop             d_t, in [0, 1]
+//
+// StateLayoutV2 (EncoderConfig.Layout; WithLayout sets it) appends one
+// feature to each switch's block and one to x_flow, for flows whose
+// trouble shows as delay before it shows as throughput (request/response,
+// application-limited): 7|S|+2|L|+5 entries (39 for |S| = 4, |L| = 3).
+//
+//	x_agg, per switch k, after FeatureElephant:
+//	  FeatureQueue            clip(q_k/Cq, 0, 1), q_k = SwitchSample.QueueBytes
+//	x_flow, after FeatureDrop:
+//	  FeatureLatency          clip(ℓ_t/ℓ_min − 1, 0, 1)
+//
+// ℓ_t is the flow's latency over the interval: its completion-time p99
+// where the sample has one (request/response traffic), else its RTT p99,
+// else its smoothed RTT; ℓ_min is the lowest of that kind since the last
+// Reset, so the feature is the inflation over the path's own floor and
+// means the same at any base RTT. A sample with no latency encodes 0 and
+// leaves ℓ_min alone. Cq = C·5 ms (QueueScale): the testbed's uplink queue
+// holds 6 ms at the bucket rate, so a full queue saturates.
 //
 // The paper clips "values exceeding the constant" to 1 and says nothing of a
 // lower bound; since every unsigned input is a non-negative rate or count,

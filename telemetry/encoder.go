@@ -28,6 +28,10 @@ type Encoder struct {
 	// next sample goes to and filled how many slots hold a sample.
 	phi          []float64
 	next, filled int
+
+	// minLat is ℓ_min of each latency source (completion p99, RTT p99,
+	// srtt) since the last Reset, 0 before its first sample (v2 only).
+	minLat [3]float64
 }
 
 // Compile-time checks of the interfaces the controller looks for.
@@ -55,7 +59,7 @@ func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 // states the encoder writes.
 func (e *Encoder) Config() EncoderConfig { return e.cfg }
 
-// Dim returns the state dimension 6|S|+2|L|+4.
+// Dim returns the state dimension (EncoderConfig.Dim).
 func (e *Encoder) Dim() int { return e.cfg.Dim() }
 
 // SetBaseline sets the per-episode baseline the current switch's overflow
@@ -82,9 +86,10 @@ func (e *Encoder) SetBaseline(b proflow.Baseline) error {
 func (e *Encoder) Baseline() proflow.Baseline { return e.baseline }
 
 // Reset starts a new episode: it forgets the previous sample, the throughput
-// history and the baseline.
+// history, the lowest latencies and the baseline.
 func (e *Encoder) Reset() {
 	clear(e.prevTx)
+	e.minLat = [3]float64{}
 	clear(e.phi)
 	e.prevPhi, e.havePrev = 0, false
 	e.next, e.filled = 0, 0
@@ -106,6 +111,7 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	}
 	c := &e.cfg
 	nS := c.NumSwitches
+	v2 := c.Layout == StateLayoutV2
 
 	for k, s := range obs.Switches {
 		var dTx float64
@@ -126,6 +132,9 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 		x[FeatureOverflow] = float32(xi)
 		x[FeatureFlowCount] = float32(n)
 		x[FeatureElephant] = float32(clip(s.ElephantRate/c.RateScale, 0, 1))
+		if v2 {
+			dst[c.AggOffset(k)+FeatureQueue] = float32(clip(s.QueueBytes/c.QueueScale, 0, 1))
+		}
 		e.prevTx[k] = s.TxRate
 	}
 
@@ -161,7 +170,29 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	x[FeatureCongestionRate] = float32(clip(obs.Flow.CongestionRate/c.RateScale, 0, 1))
 	x[FeatureThroughputChange] = float32(clip(dPhi/c.ThroughputScale, -1, 1))
 	x[FeatureDrop] = float32(drop)
+	if v2 {
+		dst[c.FlowOffset()+FeatureLatency] = float32(e.inflation(&obs.Flow))
+	}
 	return nil
+}
+
+// inflation returns FeatureLatency's value for f and lowers ℓ_min of f's
+// latency source.
+func (e *Encoder) inflation(f *proflow.FlowSample) float64 {
+	src, lat := 0, f.CompletionP99
+	if lat <= 0 {
+		src, lat = 1, f.RTTP99
+	}
+	if lat <= 0 {
+		src, lat = 2, f.SmoothedRTT
+	}
+	if lat <= 0 {
+		return 0
+	}
+	if m := e.minLat[src]; m == 0 || lat < m {
+		e.minLat[src] = lat
+	}
+	return clip(lat/e.minLat[src]-1, 0, 1)
 }
 
 // check validates Encode's arguments without touching any state. It builds
@@ -184,7 +215,7 @@ func (e *Encoder) check(dst proflow.State, obs *proflow.Observation, current int
 		return fmt.Errorf("observation has %d leaf samples, want %d", len(obs.Leaves), c.NumLeaves)
 	}
 	for k, s := range obs.Switches {
-		if !valid(s.TxRate) || !valid(s.OverflowRate) || !valid(s.FlowCount) || !valid(s.ElephantRate) {
+		if !valid(s.TxRate) || !valid(s.OverflowRate) || !valid(s.FlowCount) || !valid(s.ElephantRate) || !valid(s.QueueBytes) {
 			return switchError(k, s)
 		}
 	}
@@ -200,6 +231,14 @@ func (e *Encoder) check(dst proflow.State, obs *proflow.Observation, current int
 	if !valid(f.CongestionRate) {
 		return invalid("flow.congestion_rate", f.CongestionRate)
 	}
+	for _, l := range [...]struct {
+		name string
+		v    float64
+	}{{"flow.completion_p99", f.CompletionP99}, {"flow.rtt_p99", f.RTTP99}, {"flow.srtt", f.SmoothedRTT}} {
+		if !valid(l.v) {
+			return invalid(l.name, l.v)
+		}
+	}
 	return nil
 }
 
@@ -210,7 +249,7 @@ func switchError(k int, s proflow.SwitchSample) error {
 	for _, f := range [...]struct {
 		name string
 		v    float64
-	}{{"tx_rate", s.TxRate}, {"overflow_rate", s.OverflowRate}, {"flow_count", s.FlowCount}, {"elephant_rate", s.ElephantRate}} {
+	}{{"tx_rate", s.TxRate}, {"overflow_rate", s.OverflowRate}, {"flow_count", s.FlowCount}, {"elephant_rate", s.ElephantRate}, {"queue_bytes", s.QueueBytes}} {
 		if !valid(f.v) {
 			return invalid(fmt.Sprintf("switches[%d].%s", k, f.name), f.v)
 		}

@@ -16,8 +16,19 @@ const (
 	FeatureFlowCount
 	// FeatureElephant is e_k/Cρ, clipped to [0, 1].
 	FeatureElephant
-	// SwitchFeatures is the number of features per switch (5).
+	// SwitchFeatures is the number of features per switch in the v1
+	// layout (5).
 	SwitchFeatures
+)
+
+// The feature StateLayoutV2 appends to each switch's block.
+const (
+	// FeatureQueue is clip(q_k/Cq, 0, 1), q_k the backlog on switch k's
+	// bucketed uplinks (SwitchSample.QueueBytes). StateLayoutV2 only.
+	FeatureQueue = SwitchFeatures + iota
+	// SwitchFeaturesV2 is the number of features per switch in
+	// StateLayoutV2 (6).
+	SwitchFeaturesV2
 )
 
 // Features of one congestion leaf's block of x_leaf, in order. Read leaf l's
@@ -44,24 +55,39 @@ const (
 	// FeatureDrop is d_t = max(0, φ̄_t − φ_t)/φ̄_t, φ̄_t the rolling maximum
 	// of φ over the last DropWindow samples (0 when φ̄_t = 0).
 	FeatureDrop
-	// FlowFeatures is the number of features in x_flow (4).
+	// FlowFeatures is the number of features in x_flow in the v1 layout
+	// (4).
 	FlowFeatures
+)
+
+// The feature StateLayoutV2 appends to x_flow.
+const (
+	// FeatureLatency is the protected flow's latency inflation
+	// clip(ℓ_t/ℓ_min − 1, 0, 1): ℓ_t its latency over the interval
+	// (FlowSample.CompletionP99 where the sample has one, else RTTP99,
+	// else SmoothedRTT) and ℓ_min the lowest latency of that kind seen
+	// since the encoder's last Reset; 0 when the sample has no latency.
+	// StateLayoutV2 only.
+	FeatureLatency = FlowFeatures + iota
+	// FlowFeaturesV2 is the number of features in x_flow in StateLayoutV2
+	// (5).
+	FlowFeaturesV2
 )
 
 // AggOffset returns the index in the state vector of switch k's first
 // feature (FeatureTxRate); k must be in [0, NumSwitches).
-func (c EncoderConfig) AggOffset(k int) int { return SwitchFeatures * k }
+func (c EncoderConfig) AggOffset(k int) int { return c.SwitchWidth() * k }
 
 // LeafOffset returns the index in the state vector of leaf l's first feature
 // (FeatureLeafIngress); l must be in [0, NumLeaves).
 func (c EncoderConfig) LeafOffset(l int) int {
-	return SwitchFeatures*c.NumSwitches + LeafFeatures*l
+	return c.SwitchWidth()*c.NumSwitches + LeafFeatures*l
 }
 
 // PlacementOffset returns the index in the state vector of the one-hot h:
 // s[cfg.PlacementOffset()+k] is 1 when the protected flow is on switch k.
 func (c EncoderConfig) PlacementOffset() int {
-	return SwitchFeatures*c.NumSwitches + LeafFeatures*c.NumLeaves
+	return c.SwitchWidth()*c.NumSwitches + LeafFeatures*c.NumLeaves
 }
 
 // FlowOffset returns the index in the state vector of x_flow's first feature

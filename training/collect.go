@@ -51,6 +51,18 @@ type CollectConfig struct {
 	// OutDir, when set, receives every episode's trace as
 	// NNNN-STRATEGY-J.jsonl.gz.
 	OutDir string
+	// Layout is the state layout the dataset is encoded in
+	// (telemetry.StateLayout, the default when empty, or
+	// telemetry.StateLayoutV2).
+	Layout string
+}
+
+// layout returns the layout the dataset is encoded in.
+func (c CollectConfig) layout() string {
+	if c.Layout == "" {
+		return telemetry.StateLayout
+	}
+	return c.Layout
 }
 
 func (c CollectConfig) withDefaults() CollectConfig {
@@ -97,6 +109,9 @@ func (c CollectConfig) Validate() error {
 	}
 	if err := c.Reward.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if l := c.layout(); l != telemetry.StateLayout && l != telemetry.StateLayoutV2 {
+		errs = append(errs, fmt.Errorf("layout %q, want %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("training: invalid collect config: %w", err)
@@ -221,7 +236,7 @@ const collectChunk = 64
 // of PlanCorpus, under their scripted runners, with sim.RunMany), converts
 // every trace with EpisodeFromTrace and builds the dataset with
 // FromEpisodes, encoded with telemetry.DefaultEncoderConfig of the fabric's
-// topology. The dataset's Corpus records the episode count, the seed, the
+// topology in cfg.Layout. The dataset's Corpus records the episode count, the seed, the
 // shares, the per-strategy counts and a digest of the fabric configuration.
 func Collect(ctx context.Context, cfg CollectConfig) (*Collection, error) {
 	if err := cfg.Validate(); err != nil {
@@ -237,7 +252,10 @@ func Collect(ctx context.Context, cfg CollectConfig) (*Collection, error) {
 			return nil, fmt.Errorf("training: collect: %w", err)
 		}
 	}
-	enc := telemetry.DefaultEncoderConfig(cfg.Sim.Topology())
+	enc := telemetry.DefaultEncoderConfig(cfg.Sim.Topology()).WithLayout(cfg.layout())
+	if err := enc.Validate(); err != nil {
+		return nil, fmt.Errorf("training: collect: %w", err)
+	}
 	counts := Allocate(cfg.Episodes, cfg.Shares)
 	ds, err := NewDataset(enc, corpusDescription(cfg, counts), true)
 	if err != nil {

@@ -451,7 +451,7 @@ func (d *Dataset) Write(w io.Writer) error {
 		"format":         DatasetFormat,
 		"format_version": DatasetFormatVersion,
 		"encoder":        string(enc),
-		"state_layout":   telemetry.StateLayout,
+		"state_layout":   d.Encoder.LayoutName(),
 		"transitions":    strconv.FormatInt(n, 10),
 		"reward_inputs":  strconv.FormatBool(d.rewardInputs),
 	}
@@ -524,8 +524,8 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	if version != DatasetFormatVersion && version != datasetFormatVersion1 {
 		return nil, fmt.Errorf("format_version %q, want %q (or %q, read with no transition done)", version, DatasetFormatVersion, datasetFormatVersion1)
 	}
-	if l := meta["state_layout"]; l != telemetry.StateLayout {
-		return nil, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
+	if l := meta["state_layout"]; l != telemetry.StateLayout && l != telemetry.StateLayoutV2 {
+		return nil, fmt.Errorf("state_layout %q, want %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2)
 	}
 	d := &Dataset{Corpus: meta["corpus"], Profile: meta["profile"], ProfileDigest: meta["profile_digest"]}
 	if s, ok := meta["interval"]; ok {
@@ -538,6 +538,9 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	}
 	if err := d.Encoder.Validate(); err != nil {
 		return nil, err
+	}
+	if l := meta["state_layout"]; d.Encoder.LayoutName() != l {
+		return nil, fmt.Errorf("state_layout %q, but the encoder writes %q", l, d.Encoder.LayoutName())
 	}
 	if d.rewardInputs, err = strconv.ParseBool(meta["reward_inputs"]); err != nil {
 		return nil, fmt.Errorf("reward_inputs %q, want true or false", meta["reward_inputs"])

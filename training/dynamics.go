@@ -115,7 +115,7 @@ func WriteDynamics(w io.Writer, d *DynamicsModel, p Provenance) error {
 	}
 	meta := map[string]string{
 		"format": DynamicsFormat, "format_version": DynamicsFormatVersion,
-		"encoder": string(enc), "state_layout": telemetry.StateLayout, "architecture": string(arch),
+		"encoder": string(enc), "state_layout": d.enc.LayoutName(), "architecture": string(arch),
 	}
 	for k, v := range map[string]string{"made_by": p.MadeBy, "corpus": p.Corpus, "seed": p.Seed, "commit": p.Commit, "created": p.Created} {
 		if v != "" {
@@ -157,12 +157,12 @@ func readDynamics(r io.Reader) (*DynamicsModel, Provenance, error) {
 	if v := meta["format_version"]; v != DynamicsFormatVersion {
 		return nil, Provenance{}, fmt.Errorf("format_version %q, want %q", v, DynamicsFormatVersion)
 	}
-	if l := meta["state_layout"]; l != telemetry.StateLayout {
-		return nil, Provenance{}, fmt.Errorf("state_layout %q, want %q", l, telemetry.StateLayout)
-	}
 	enc, err := decodeEncoder(meta["encoder"])
 	if err != nil {
 		return nil, Provenance{}, err
+	}
+	if l := meta["state_layout"]; l != enc.LayoutName() {
+		return nil, Provenance{}, fmt.Errorf("state_layout %q, want the encoder's %q", l, enc.LayoutName())
 	}
 	n := len(tensors) / 2
 	if n < 1 || n > qnet.MaxLayers || len(tensors) != 2*n {

@@ -26,7 +26,7 @@ func PermuteState(enc telemetry.EncoderConfig, dst, src []float32, perm []int) e
 	copy(dst, src)
 	p := enc.PlacementOffset()
 	for k, to := range perm {
-		copy(dst[enc.AggOffset(to):][:telemetry.SwitchFeatures], src[enc.AggOffset(k):][:telemetry.SwitchFeatures])
+		copy(dst[enc.AggOffset(to):][:enc.SwitchWidth()], src[enc.AggOffset(k):][:enc.SwitchWidth()])
 		dst[p+to] = src[p+k]
 	}
 	return nil

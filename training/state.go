@@ -21,7 +21,7 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 		return fmt.Errorf("training: clamp state: switch %d out of range, want 0..%d", current, enc.NumSwitches-1)
 	}
 	for k := range enc.NumSwitches {
-		x := s[enc.AggOffset(k):][:telemetry.SwitchFeatures]
+		x := s[enc.AggOffset(k):][:enc.SwitchWidth()]
 		clip32(&x[telemetry.FeatureTxRate], 0, 1)
 		clip32(&x[telemetry.FeatureTxRateChange], -1, 1)
 		if k == current {
@@ -32,6 +32,9 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 			clip32(&x[telemetry.FeatureFlowCount], 0, 1)
 		}
 		clip32(&x[telemetry.FeatureElephant], 0, 1)
+		if len(x) > telemetry.FeatureQueue {
+			clip32(&x[telemetry.FeatureQueue], 0, 1)
+		}
 	}
 	for l := range enc.NumLeaves {
 		x := s[enc.LeafOffset(l):][:telemetry.LeafFeatures]
@@ -41,11 +44,14 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 	h := s[enc.PlacementOffset():][:enc.NumSwitches]
 	clear(h)
 	h[current] = 1
-	x := s[enc.FlowOffset():][:telemetry.FlowFeatures]
+	x := s[enc.FlowOffset():][:enc.FlowWidth()]
 	clip32(&x[telemetry.FeatureThroughput], 0, 1)
 	clip32(&x[telemetry.FeatureCongestionRate], 0, 1)
 	clip32(&x[telemetry.FeatureThroughputChange], -1, 1)
 	clip32(&x[telemetry.FeatureDrop], 0, 1)
+	if len(x) > telemetry.FeatureLatency {
+		clip32(&x[telemetry.FeatureLatency], 0, 1)
+	}
 	return nil
 }
 

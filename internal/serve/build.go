@@ -465,6 +465,8 @@ func flowParts(c *Config, topo proflow.Topology) (proflow.FlowParts, error) {
 		if err != nil {
 			return parts, &FieldError{Path: "policy.model", Problem: err.Error()}
 		}
+		// The states the model was trained on: its layout.
+		encCfg = agent.EncoderConfig()
 		if g := c.Gate; g != nil { // the config's gate wins over the model's
 			gc = policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance}
 		}

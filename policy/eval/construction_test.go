@@ -23,11 +23,11 @@ const defaultModel = "../../models/default.safetensors"
 func readmeController(load func(telemetry.EncoderConfig) (*policy.Agent, policy.GateConfig, error)) sim.PolicyFactory {
 	return func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
 		encCfg := telemetry.DefaultEncoderConfig(topo)
-		enc, err := telemetry.NewEncoder(encCfg)
+		agent, gateCfg, err := load(encCfg)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		agent, gateCfg, err := load(encCfg)
+		enc, err := telemetry.NewEncoder(agent.EncoderConfig())
 		if err != nil {
 			return nil, nil, nil, err
 		}

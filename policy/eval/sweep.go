@@ -137,7 +137,7 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 	}
 	meta := agent.Metadata()
 	return PolicySpec{Name: name, Model: &meta, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
-		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
+		enc, err := telemetry.NewEncoder(agent.EncoderConfig())
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -85,12 +85,12 @@ type Metadata struct {
 }
 
 // NewMetadata returns the metadata of a model for states encoded with enc
-// in the default layout (telemetry.StateLayout); fill in the provenance.
+// in enc's layout (enc.LayoutName()); fill in the provenance.
 func NewMetadata(enc telemetry.EncoderConfig) Metadata {
 	return Metadata{
 		NumSwitches: enc.NumSwitches,
 		NumLeaves:   enc.NumLeaves,
-		StateLayout: telemetry.StateLayout,
+		StateLayout: enc.LayoutName(),
 		StateDim:    enc.Dim(),
 		Encoder:     enc,
 	}
@@ -213,7 +213,10 @@ func checkMetadata(meta Metadata, hidden []int) error {
 	if meta.Encoder.NumLeaves != meta.NumLeaves {
 		return formatErr("metadata."+KeyEncoder, "num_leaves %d, but metadata num_leaves is %d", meta.Encoder.NumLeaves, meta.NumLeaves)
 	}
-	if meta.StateLayout == telemetry.StateLayout && meta.Encoder.Dim() != meta.StateDim {
+	if (meta.StateLayout == telemetry.StateLayout || meta.StateLayout == telemetry.StateLayoutV2) && meta.Encoder.LayoutName() != meta.StateLayout {
+		return formatErr("metadata."+KeyEncoder, "layout %s, but metadata state_layout is %s", meta.Encoder.LayoutName(), meta.StateLayout)
+	}
+	if meta.StateLayout == meta.Encoder.LayoutName() && meta.Encoder.Dim() != meta.StateDim {
 		return formatErr("metadata."+KeyStateDim, "%d, but layout %s with %d switches and %d leaves has dimension %d",
 			meta.StateDim, meta.StateLayout, meta.NumSwitches, meta.NumLeaves, meta.Encoder.Dim())
 	}
