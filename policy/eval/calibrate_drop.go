@@ -160,6 +160,12 @@ func replayFires(ep *trace.Episode, cfg policy.ThroughputDropConfig) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	return replayMoves(ep, ThroughputDropName, p)
+}
+
+// replayMoves replays p (named name) over the steps of ep that the
+// controller scored and reports whether it would have moved the flow.
+func replayMoves(ep *trace.Episode, name string, p proflow.Policy) (bool, error) {
 	scores := make([]float64, ep.Meta.Topology.NumSwitches())
 	for i := range ep.Steps {
 		st := &ep.Steps[i]
@@ -167,7 +173,7 @@ func replayFires(ep *trace.Episode, cfg policy.ThroughputDropConfig) (bool, erro
 			continue
 		}
 		if err := p.Score(scores, &proflow.Input{Time: st.Time, Obs: st.Obs, Current: st.Switch}); err != nil {
-			return false, fmt.Errorf("eval: replay throughput-drop on %s step %d: %w", ep.Meta.Scenario, st.Seq, err)
+			return false, fmt.Errorf("eval: replay %s on %s step %d: %w", name, ep.Meta.Scenario, st.Seq, err)
 		}
 		if scores[st.Switch] != 1 {
 			return true, nil
@@ -180,15 +186,9 @@ func replayFires(ep *trace.Episode, cfg policy.ThroughputDropConfig) (bool, erro
 // of the last sample within settle seconds after it whose throughput is
 // below frac × the mean throughput of the 5 s before the move.
 func moveRecovery(ep *trace.Episode, frac, settle float64) (float64, error) {
-	at := -1
-	for i := range ep.Steps {
-		if ep.Steps[i].Decision.Rerouted {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return 0, fmt.Errorf("eval: throughput-drop calibration: moved episode %s (seed %d) has no move", ep.Meta.Scenario, ep.Meta.Seed)
+	at, err := firstMove(ep, "throughput-drop calibration")
+	if err != nil {
+		return 0, err
 	}
 	t0 := ep.Steps[at].Time
 	var before []float64
@@ -211,6 +211,17 @@ func moveRecovery(ep *trace.Episode, frac, settle float64) (float64, error) {
 		}
 	}
 	return rec, nil
+}
+
+// firstMove returns the index of ep's first rerouted step, or an error
+// naming the calibration what when it has none.
+func firstMove(ep *trace.Episode, what string) (int, error) {
+	for i := range ep.Steps {
+		if ep.Steps[i].Decision.Rerouted {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("eval: %s: moved episode %s (seed %d) has no move", what, ep.Meta.Scenario, ep.Meta.Seed)
 }
 
 // CalibrateThroughputDrop simulates the congestion-free episodes of the
@@ -240,6 +251,17 @@ func CalibrateThroughputDrop(ctx context.Context, cfg sim.Config, episodes int, 
 // "PREFIX-SWITCH", seed EpisodeSeed(seed, "PREFIX-SWITCH/i", 0). They run
 // the static policy, or newPolicy when it is not nil.
 func QuietEpisodes(cfg sim.Config, n int, seed uint64, prefix string, newPolicy sim.PolicyFactory) []sim.EpisodeSpec {
+	return QuietKindEpisodes(cfg, sim.FlowKind{}, n, seed, prefix, newPolicy)
+}
+
+// QuietKindEpisodes is QuietEpisodes with a protected flow of kind k: for
+// a bulk k (the zero FlowKind included) the same specs; for the other
+// kinds scenario "PREFIX-KIND-SWITCH" with seed
+// EpisodeSeed(seed, "PREFIX-KIND-SWITCH/i", 0).
+func QuietKindEpisodes(cfg sim.Config, k sim.FlowKind, n int, seed uint64, prefix string, newPolicy sim.PolicyFactory) []sim.EpisodeSpec {
+	if !k.IsBulk() {
+		prefix += "-" + k.Name()
+	}
 	name := "static"
 	if newPolicy == nil {
 		static, _ := ReferencePolicy("static")
@@ -250,7 +272,7 @@ func QuietEpisodes(cfg sim.Config, n int, seed uint64, prefix string, newPolicy 
 	specs := make([]sim.EpisodeSpec, 0, n)
 	for i := range n {
 		sw := cfg.Topology().Switches[i%cfg.Switches]
-		sc := &sim.Scenario{Name: prefix + "-" + sw, ProtectedSwitch: sw}
+		sc := &sim.Scenario{Name: prefix + "-" + sw, ProtectedSwitch: sw, ProtectedKind: k}
 		specs = append(specs, sim.EpisodeSpec{Scenario: sc, Seed: EpisodeSeed(seed, fmt.Sprintf("%s/%d", sc.Name, i), 0),
 			Config: cfg, Policy: name, NewPolicy: newPolicy})
 	}
@@ -322,12 +344,5 @@ func ThroughputDropPolicy(cfg policy.ThroughputDropConfig) (PolicySpec, error) {
 	if err := cfg.Validate(); err != nil {
 		return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", ThroughputDropName, err)
 	}
-	return PolicySpec{Name: ThroughputDropName, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
-		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		p, err := policy.NewThroughputDrop(cfg)
-		return enc, p, policy.Immediate(), err
-	}}, nil
+	return immediateSpec(ThroughputDropName, func(proflow.Topology) (proflow.Policy, error) { return policy.NewThroughputDrop(cfg) }), nil
 }

@@ -191,4 +191,9 @@ func (s *Summary) writeKinds(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", c.Scenario, c.Kind, c.Policy, ms(c.LatencyP50), ms(c.LatencyP99), secs(slo))
 	}
 	b.WriteString("\n")
+	if scs := s.latencyScenarios(); len(scs) > 0 {
+		fmt.Fprintf(b, "%s: the latency over time of %s, one panel each as in %s (a policy's median repeat by mean throughput, "+
+			"a band over the other repeats, a dashed mark at its first reroute; log scale; samples without a latency left out).\n\n",
+			FigLatency, strings.Join(scs, ", "), FigThroughput)
+	}
 }

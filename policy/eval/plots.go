@@ -15,14 +15,19 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
 // Figure file names written by WritePlots.
 const (
-	FigThroughput = "throughput.png"      // per-scenario throughput panels (paper Fig. 4)
-	FigMeans      = "mean-throughput.png" // mean throughput bars with min–max error bars (Fig. 5)
-	FigReroutes   = "reroute-times.png"   // first reroute time per scenario (Fig. 6)
-	FigOverflow   = "overflow-at-reroute.png"
+	FigThroughput = "throughput.png" // per-scenario throughput panels (paper Fig. 4)
+	// FigLatency is the protected flow's latency over time in the same
+	// panels, for the scenarios whose flow is not bulk; written when there
+	// is one.
+	FigLatency  = "latency.png"
+	FigMeans    = "mean-throughput.png" // mean throughput bars with min–max error bars (Fig. 5)
+	FigReroutes = "reroute-times.png"   // first reroute time per scenario (Fig. 6)
+	FigOverflow = "overflow-at-reroute.png"
 	// FigDiffs is each scenario's difference from the baseline with its
 	// interval (Comparison.PerScenario), written when there is a baseline.
 	FigDiffs = "scenario-diffs.png"
@@ -66,6 +71,9 @@ func withAlpha(c color.Color, a uint8) color.Color {
 // Figures returns the names of the figures WritePlots writes.
 func (s *Summary) Figures() []string {
 	names := []string{FigThroughput, FigMeans, FigReroutes, FigOverflow}
+	if len(s.latencyScenarios()) > 0 {
+		names = append(names, FigLatency)
+	}
 	if len(s.Comparisons) > 0 {
 		names = append(names, FigDiffs)
 	}
@@ -76,6 +84,7 @@ func (s *Summary) Figures() []string {
 func (s *Summary) WritePlots(dir string) error {
 	draws := map[string]func(string) error{
 		FigThroughput: s.plotThroughput,
+		FigLatency:    s.plotLatency,
 		FigMeans:      s.plotMeans,
 		FigReroutes:   s.plotReroutes,
 		FigOverflow:   s.plotOverflow,
@@ -161,21 +170,83 @@ func (s *Summary) median(group []*Episode) (*Episode, []*Episode) {
 	return sorted[m], rest
 }
 
+// quantity is what a figure of time series draws for each episode.
+type quantity struct {
+	label string
+	// of returns the episode's samples, one per e.T, in the figure's unit;
+	// nil when the episode has none.
+	of func(e *Episode) []float64
+	// log draws the values on a log axis and leaves out samples <= 0
+	// (unknown).
+	log bool
+}
+
+// throughputMB is the throughput in MB/s (FigThroughput).
+var throughputMB = quantity{label: "throughput (MB/s)", of: func(e *Episode) []float64 { return scaled(e.Throughput, 1e-6) }}
+
+// latencyMs is the latency FromTrace records in ms (FigLatency).
+var latencyMs = quantity{label: "latency (ms, log)", of: func(e *Episode) []float64 { return scaled(e.Latency, 1e3) }, log: true}
+
+// scaled returns v × k.
+func scaled(v []float64, k float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x * k
+	}
+	return out
+}
+
 func (s *Summary) plotThroughput(path string) error {
-	cols := min(4, len(s.Scenarios))
-	rows := (len(s.Scenarios) + cols - 1) / cols
+	return s.plotSeries(path, s.Scenarios, throughputMB)
+}
+
+// plotLatency draws FigLatency: the panels of plotThroughput for the
+// latency of the scenarios whose protected flow is not bulk.
+func (s *Summary) plotLatency(path string) error {
+	return s.plotSeries(path, s.latencyScenarios(), latencyMs)
+}
+
+// latencyScenarios returns the scenarios whose protected flow is not bulk
+// and whose episodes recorded a latency.
+func (s *Summary) latencyScenarios() []string {
+	var out []string
+	for _, sc := range s.Scenarios {
+		for _, c := range s.Cells {
+			if c.Scenario == sc && c.Kind != "" && c.Kind != sim.KindBulk && c.LatencyP50 > 0 {
+				out = append(out, sc)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// plotSeries draws one panel per scenario of q over the window, a line per
+// policy: its median repeat by mean throughput, a band over the other
+// repeats' range and a dashed mark at its first reroute (paper Fig. 4).
+func (s *Summary) plotSeries(path string, scenarios []string, q quantity) error {
+	cols := min(4, len(scenarios))
+	rows := (len(scenarios) + cols - 1) / cols
 	plots := make([][]*plot.Plot, rows)
 	for r := range plots {
 		plots[r] = make([]*plot.Plot, cols)
 	}
-	for i, sc := range s.Scenarios {
+	for i, sc := range scenarios {
 		p := plot.New()
 		p.Title.Text = sc
 		p.X.Label.Text = "time since congestion start (s)"
-		p.Y.Label.Text = "throughput (MB/s)"
+		p.Y.Label.Text = q.label
 		p.X.Min, p.X.Max = 0, s.Options.Window
-		p.Y.Min = 0
 		p.Add(plotter.NewGrid())
+		lo, hi := s.extent(sc, q)
+		if q.log {
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+			// A decade of headroom above the data for the legend.
+			p.Y.Min, p.Y.Max = lo/1.5, hi*10
+		} else {
+			// Leave headroom above the data for the legend.
+			p.Y.Min, p.Y.Max = 0, 1.4*hi
+		}
 		for j, pol := range s.Policies {
 			group := s.Episodes[[2]string{sc, pol}]
 			if len(group) == 0 {
@@ -183,12 +254,16 @@ func (s *Summary) plotThroughput(path string) error {
 			}
 			med, rest := s.median(group)
 			col := policyColor(pol, j)
-			if band := s.band(med, rest); band != nil {
+			pts := s.series(med, q)
+			if len(pts) == 0 {
+				continue
+			}
+			if band := s.band(pts, rest, q); band != nil {
 				band.Color = withAlpha(col, 50)
 				band.LineStyle.Width = 0
 				p.Add(band)
 			}
-			line, err := plotter.NewLine(s.series(med))
+			line, err := plotter.NewLine(pts)
 			if err != nil {
 				return err
 			}
@@ -200,7 +275,7 @@ func (s *Summary) plotThroughput(path string) error {
 				p.Legend.Add(pol, line)
 			}
 			if r, ok := med.reroute(0, s.Options.Window); ok {
-				mark, err := plotter.NewLine(plotter.XYs{{X: r.At, Y: 0}, {X: r.At, Y: med.Baseline / 1e6 * 1.1}})
+				mark, err := plotter.NewLine(plotter.XYs{{X: r.At, Y: p.Y.Min}, {X: r.At, Y: p.Y.Max / 1.3}})
 				if err != nil {
 					return err
 				}
@@ -209,27 +284,10 @@ func (s *Summary) plotThroughput(path string) error {
 				p.Add(mark)
 			}
 		}
-		// Leave headroom above the baseline for the legend.
-		p.Y.Max = 1.4 * s.maxBaseline(sc) / 1e6
 		p.Legend.Top = true
 		plots[i/cols][i%cols] = p
 	}
 	return writeGrid(path, plots, vg.Length(cols)*4*vg.Inch, vg.Length(rows)*3*vg.Inch)
-}
-
-func (s *Summary) maxBaseline(sc string) float64 {
-	m := 0.0
-	for _, pol := range s.Policies {
-		for _, e := range s.Episodes[[2]string{sc, pol}] {
-			m = math.Max(m, e.Baseline)
-			for i, t := range e.T {
-				if t >= 0 && t < s.Options.Window {
-					m = math.Max(m, e.Throughput[i])
-				}
-			}
-		}
-	}
-	return m
 }
 
 // headroom raises the y axis so the legend sits above the data.
@@ -237,35 +295,57 @@ func headroom(p *plot.Plot) {
 	p.Y.Max *= 1.3
 }
 
-// series returns an episode's throughput in MB/s over the window.
-func (s *Summary) series(e *Episode) plotter.XYs {
+// extent returns the lowest and highest value of q a scenario's panel
+// shows: the throughput axis reaches the largest baseline too, and a log
+// axis only positive values (1 and 10 when there are none).
+func (s *Summary) extent(sc string, q quantity) (lo, hi float64) {
+	lo, hi = math.Inf(1), 0.0
+	for _, pol := range s.Policies {
+		for _, e := range s.Episodes[[2]string{sc, pol}] {
+			if !q.log {
+				hi = math.Max(hi, e.Baseline/1e6)
+			}
+			for _, pt := range s.series(e, q) {
+				lo, hi = math.Min(lo, pt.Y), math.Max(hi, pt.Y)
+			}
+		}
+	}
+	if q.log && !(lo <= hi && lo > 0) {
+		return 1, 10
+	}
+	return lo, hi
+}
+
+// series returns an episode's values of q over the window, leaving out
+// unknown ones on a log axis.
+func (s *Summary) series(e *Episode, q quantity) plotter.XYs {
+	v := q.of(e)
 	var xy plotter.XYs
 	for i, t := range e.T {
-		if t >= 0 && t < s.Options.Window {
-			xy = append(xy, plotter.XY{X: t, Y: e.Throughput[i] / 1e6})
+		if t >= 0 && t < s.Options.Window && i < len(v) && (!q.log || v[i] > 0) {
+			xy = append(xy, plotter.XY{X: t, Y: v[i]})
 		}
 	}
 	return xy
 }
 
 // band returns the min–max envelope of the other repeats around the median
-// episode's time line, or nil when there is no other repeat.
-func (s *Summary) band(med *Episode, rest []*Episode) *plotter.Polygon {
+// episode's time line base, or nil when there is no other repeat.
+func (s *Summary) band(base plotter.XYs, rest []*Episode, q quantity) *plotter.Polygon {
 	if len(rest) == 0 {
 		return nil
 	}
-	base := s.series(med)
 	lo := make(plotter.XYs, len(base))
 	hi := make(plotter.XYs, len(base))
 	for i, pt := range base {
 		lo[i], hi[i] = plotter.XY{X: pt.X, Y: pt.Y}, plotter.XY{X: pt.X, Y: pt.Y}
 		for _, e := range rest {
-			v, ok := valueAt(e, pt.X)
-			if !ok {
+			v, ok := valueAt(e, q.of(e), pt.X)
+			if !ok || (q.log && !(v > 0)) {
 				continue
 			}
-			lo[i].Y = math.Min(lo[i].Y, v/1e6)
-			hi[i].Y = math.Max(hi[i].Y, v/1e6)
+			lo[i].Y = math.Min(lo[i].Y, v)
+			hi[i].Y = math.Max(hi[i].Y, v)
 		}
 	}
 	ring := append(lo, reverse(hi)...)
@@ -276,14 +356,14 @@ func (s *Summary) band(med *Episode, rest []*Episode) *plotter.Polygon {
 	return poly
 }
 
-// valueAt returns the episode's throughput at the sample nearest to t.
-func valueAt(e *Episode, t float64) (float64, bool) {
+// valueAt returns the value of v (one per e.T) at the sample nearest to t.
+func valueAt(e *Episode, v []float64, t float64) (float64, bool) {
 	i := sort.SearchFloat64s(e.T, t)
 	switch {
-	case i < len(e.T) && (i == 0 || e.T[i]-t <= t-e.T[i-1]):
-		return e.Throughput[i], true
-	case i > 0:
-		return e.Throughput[i-1], true
+	case i < len(e.T) && i < len(v) && (i == 0 || e.T[i]-t <= t-e.T[i-1]):
+		return v[i], true
+	case i > 0 && i-1 < len(v):
+		return v[i-1], true
 	}
 	return 0, false
 }

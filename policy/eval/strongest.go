@@ -11,12 +11,12 @@ import (
 const ThroughputDropName = "throughput-drop"
 
 // DeployablePolicies returns the names of the non-learned policies an
-// operator can deploy without training anything: static, reactive, crowd
-// and throughput-drop. The strongest of them in a scenario is the
-// yardstick of the learned agent there. The oracle reads the scenario and
-// is not deployable.
+// operator can deploy without training anything: static, reactive, crowd,
+// throughput-drop and latency-threshold. The strongest of them in a
+// scenario is the yardstick of the learned agent there. The oracle reads
+// the scenario and is not deployable.
 func DeployablePolicies() []string {
-	return []string{"static", "reactive", "crowd", ThroughputDropName}
+	return []string{"static", "reactive", "crowd", ThroughputDropName, LatencyThresholdName}
 }
 
 // StrongestWorseBy is how far below the strongest deployable policy's mean a

@@ -47,9 +47,11 @@ func (p PolicySpec) factoryFor(sc *sim.Scenario, cfg sim.Config) (sim.PolicyFact
 }
 
 // ReferencePolicy returns one of the reference policies with its paper
-// defaults: "static", "reactive", "crowd" or "throughput-drop" (with
+// defaults: "static", "reactive", "crowd", "throughput-drop" (with
 // policy.DefaultThroughputDropConfig, the testbed profile's calibration;
-// ThroughputDropPolicy takes other settings), each behind an immediate gate
+// ThroughputDropPolicy takes other settings) or "latency-threshold" (with
+// policy.DefaultLatencyThresholdConfig, likewise; LatencyThresholdPolicy
+// takes other settings), each behind an immediate gate
 // (they debounce and cool down by themselves), or "oracle" (OraclePolicy:
 // not deployable, it reads the scenario). The reactive threshold follows
 // the bucket rate of the topology the factory is given
@@ -70,9 +72,18 @@ func ReferencePolicy(name string) (PolicySpec, error) {
 		build = func(proflow.Topology) (proflow.Policy, error) { return policy.NewCrowd(policy.DefaultCrowdConfig()) }
 	case ThroughputDropName:
 		return ThroughputDropPolicy(policy.DefaultThroughputDropConfig())
+	case LatencyThresholdName:
+		return LatencyThresholdPolicy(policy.DefaultLatencyThresholdConfig())
 	default:
-		return PolicySpec{}, fmt.Errorf("eval: unknown reference policy %q, want static, reactive, crowd, %s or oracle", name, ThroughputDropName)
+		return PolicySpec{}, fmt.Errorf("eval: unknown reference policy %q, want static, reactive, crowd, %s, %s or oracle", name, ThroughputDropName, LatencyThresholdName)
 	}
+	return immediateSpec(name, build), nil
+}
+
+// immediateSpec returns the policy named name that build makes for a
+// topology, with the default encoder and behind an immediate gate (a
+// reference policy debounces and cools down by itself).
+func immediateSpec(name string, build func(topo proflow.Topology) (proflow.Policy, error)) PolicySpec {
 	return PolicySpec{Name: name, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
 		enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
 		if err != nil {
@@ -80,7 +91,7 @@ func ReferencePolicy(name string) (PolicySpec, error) {
 		}
 		p, err := build(topo)
 		return enc, p, policy.Immediate(), err
-	}}, nil
+	}}
 }
 
 // Metadata keys (qnet.Metadata.Extra) under which a model records the
