@@ -24,6 +24,8 @@
 #   MODEL_EPISODES     corpus size (default 779, the paper's)
 #   MODEL_SEED         collection and training seed (default 1)
 #   MODEL_SHARES       optional JSON file of strategy shares for collect
+#   MODEL_KINDS        optional shares of the protected flow's kinds for collect,
+#                      e.g. bulk=0.4,rr=0.2,rate=0.2,onoff=0.2 (default: bulk only)
 #   MODEL_LAYOUT       state layout of the corpus and model (default
 #                      proflow-state-v1; proflow-state-v2 adds uplink backlogs
 #                      and the protected flow's latency)
@@ -48,6 +50,7 @@ MODEL_EPISODES     ?= 779
 MODEL_SEED         ?= 1
 MODEL_SHARES       ?=
 MODEL_LAYOUT       ?= proflow-state-v1
+MODEL_KINDS        ?=
 MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train-$(PROFILE).json
 MODEL_GATE         ?= $(MODEL_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
@@ -69,7 +72,7 @@ model: model-bin
 	@set -eo pipefail; mkdir -p $(MODEL_DIR); \
 	t0=$$(date +%s); \
 	$(MODEL_BIN) collect -profile $(PROFILE) -episodes $(MODEL_EPISODES) -seed $(MODEL_SEED) -out $(MODEL_CORPUS) \
-	  -layout $(MODEL_LAYOUT) $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/collect.log; \
+	  -layout $(MODEL_LAYOUT) $(if $(MODEL_KINDS),-kinds $(MODEL_KINDS)) $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/collect.log; \
 	t1=$$(date +%s); \
 	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \

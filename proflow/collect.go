@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,6 +37,7 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	fromTraces := fs.String("from-traces", "", "instead of simulating, convert the traces (*.jsonl, *.jsonl.gz) in this directory, e.g. recorded on a real fabric")
 	list := fs.Bool("list", false, "list the strategies and their default shares, then exit")
+	kindsFlag := fs.String("kinds", "", `shares of the protected flow's kinds, e.g. "bulk=0.4,rr=0.2,rate=0.2,onoff=0.2" (default: bulk only, the paper's corpus)`)
 	layout := fs.String("layout", telemetry.StateLayout, "state layout of the dataset: "+telemetry.StateLayout+" (the paper's) or "+telemetry.StateLayoutV2+" (adds uplink backlogs and the flow's latency)")
 	if err := parseFlags(fs, "collect", args); err != nil {
 		return err
@@ -64,6 +67,13 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	cfg := training.CollectConfig{Episodes: *episodes, Seed: *seed, Parallelism: *parallel, OutDir: *traces, Sim: simCfg, Layout: *layout}
+	if *kindsFlag != "" {
+		kinds, err := parseKinds(*kindsFlag)
+		if err != nil {
+			return fmt.Errorf("collect: -kinds: %w", err)
+		}
+		cfg.Kinds = kinds
+	}
 	if *sharesPath != "" {
 		data, err := os.ReadFile(*sharesPath)
 		if err != nil {
@@ -181,4 +191,24 @@ func collectFromTraces(e *env, dir, out, layout string) error {
 func sameTopology(a, b *trace.Episode) bool {
 	ta, tb := a.Meta.Topology, b.Meta.Topology
 	return slices.Equal(ta.Switches, tb.Switches) && slices.Equal(ta.Leaves, tb.Leaves) && ta.BucketRate == tb.BucketRate
+}
+
+// parseKinds reads -kinds: comma-separated name=share pairs.
+func parseKinds(s string) (map[string]float64, error) {
+	kinds := map[string]float64{}
+	for _, item := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q, want name=share pairs such as bulk=0.5,rr=0.5", item)
+		}
+		share, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("share of %s: %q, want a number", name, v)
+		}
+		if _, dup := kinds[name]; dup {
+			return nil, fmt.Errorf("kind %s given twice", name)
+		}
+		kinds[name] = share
+	}
+	return kinds, nil
 }

@@ -51,6 +51,12 @@ type CollectConfig struct {
 	// OutDir, when set, receives every episode's trace as
 	// NNNN-STRATEGY-J.jsonl.gz.
 	OutDir string
+	// Kinds weighs the protected flow's kind of traffic (sim.KindBulk,
+	// KindRR, KindRate, KindOnOff) by name, as Shares weighs strategies;
+	// nil: every episode protects a bulk flow, the paper's corpus. Each
+	// episode's kind and its parameters come from a random source of the
+	// episode's own, so the congestion and the scripts do not change.
+	Kinds map[string]float64
 	// Layout is the state layout the dataset is encoded in
 	// (telemetry.StateLayout, the default when empty, or
 	// telemetry.StateLayoutV2).
@@ -108,6 +114,9 @@ func (c CollectConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Reward.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := validateKinds(c.Kinds); err != nil {
 		errs = append(errs, err)
 	}
 	if l := c.layout(); l != telemetry.StateLayout && l != telemetry.StateLayoutV2 {
@@ -181,6 +190,13 @@ func PlanCorpus(cfg CollectConfig) ([]Plan, error) {
 			if err != nil {
 				return nil, err
 			}
+			if cfg.Kinds != nil {
+				sc := p.Scenario
+				sc.ProtectedKind = drawKind(cfg.Kinds, p.Seed, time.Duration(sc.CongestionStart), time.Duration(sc.CongestionStart+sc.Window))
+				if err := sc.Validate(cfg.Sim); err != nil {
+					return nil, fmt.Errorf("training: plan %s-%d with kind %+v: %w", st, j, sc.ProtectedKind, err)
+				}
+			}
 			plans = append(plans, p)
 		}
 	}
@@ -204,7 +220,7 @@ func (p Plan) Spec(cfg sim.Config) sim.EpisodeSpec {
 			}
 			return enc, pol, policy.Immediate(), nil
 		},
-		Labels: map[string]string{"strategy": string(p.Strategy), "index": strconv.Itoa(p.Index)},
+		Labels: map[string]string{"strategy": string(p.Strategy), "index": strconv.Itoa(p.Index), "kind": p.Scenario.ProtectedKind.Name()},
 	}
 }
 
@@ -325,8 +341,18 @@ func corpusDescription(cfg CollectConfig, counts []int) string {
 			alloc = append(alloc, fmt.Sprintf("%s=%d", st, counts[i]))
 		}
 	}
-	return fmt.Sprintf("proflow collect: %d episodes on the simulated fabric (profile %s, %s), seed %d; shares %s; episodes %s",
+	desc := fmt.Sprintf("proflow collect: %d episodes on the simulated fabric (profile %s, %s), seed %d; shares %s; episodes %s",
 		cfg.Episodes, cfg.Sim.Name, cfg.Sim.Digest(), cfg.Seed, strings.Join(shares, " "), strings.Join(alloc, " "))
+	if cfg.Kinds != nil {
+		var kinds []string
+		for _, name := range kindNames {
+			if v := cfg.Kinds[name]; v > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s=%.3g", name, v))
+			}
+		}
+		desc += "; kinds " + strings.Join(kinds, " ")
+	}
+	return desc
 }
 
 // DatasetFromTraces builds a dataset from recorded traces (for example

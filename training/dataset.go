@@ -95,6 +95,11 @@ type Dataset struct {
 	// keeps reward inputs and was written with them (nil in datasets
 	// written before the drain input existed).
 	Drain []float32
+	// Latency holds every transition's RewardInputs.Latency when the
+	// dataset keeps reward inputs and its states are of the v2 layout
+	// (telemetry.StateLayoutV2), which has the latency feature; nil
+	// otherwise.
+	Latency []float32
 
 	rewardInputs bool // whether the three above are kept
 }
@@ -109,6 +114,9 @@ func NewDataset(enc telemetry.EncoderConfig, corpus string, rewardInputs bool) (
 	d := &Dataset{Encoder: enc, Corpus: corpus, rewardInputs: rewardInputs}
 	if rewardInputs {
 		d.Drain = []float32{}
+		if enc.Layout == telemetry.StateLayoutV2 {
+			d.Latency = []float32{}
+		}
 	}
 	return d, nil
 }
@@ -146,6 +154,9 @@ func (d *Dataset) Append(t Transition) error {
 		d.CrowdExcess = append(d.CrowdExcess, float32(t.Inputs.CrowdExcess))
 		if d.Drain != nil {
 			d.Drain = append(d.Drain, float32(t.Inputs.Drain))
+		}
+		if d.Latency != nil {
+			d.Latency = append(d.Latency, float32(t.Inputs.Latency))
 		}
 	}
 	return nil
@@ -259,6 +270,9 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 			if d.Drain != nil {
 				out.Drain = append(out.Drain, d.Drain[i])
 			}
+			if d.Latency != nil {
+				out.Latency = append(out.Latency, d.Latency[i])
+			}
 		}
 	}
 	return out
@@ -310,17 +324,24 @@ func (d *Dataset) Relabel(c RewardConfig) error {
 	if c.Kappa != 0 && d.Drain == nil && d.Len() > 0 {
 		return fmt.Errorf("training: relabel: kappa %v needs the drain input, which this dataset does not keep (collect it again)", c.Kappa)
 	}
+	if c.Lambda != 0 && d.Latency == nil && d.Len() > 0 {
+		return fmt.Errorf("training: relabel: lambda %v needs the latency input, which only a dataset of layout %s keeps (collect with -layout %s)", c.Lambda, telemetry.StateLayoutV2, telemetry.StateLayoutV2)
+	}
 	for i := range d.R {
 		d.R[i] = float32(c.Real(*d.inputs(i)))
 	}
 	return nil
 }
 
-// inputs returns transition i's RewardInputs (Drain 0 where not kept).
+// inputs returns transition i's RewardInputs (Drain and Latency 0 where
+// not kept).
 func (d *Dataset) inputs(i int) *RewardInputs {
 	in := &RewardInputs{ThroughputNorm: float64(d.PhiNorm[i]), Overflow: float64(d.OverflowHat[i]), CrowdExcess: float64(d.CrowdExcess[i])}
 	if d.Drain != nil {
 		in.Drain = float64(d.Drain[i])
+	}
+	if d.Latency != nil {
+		in.Latency = float64(d.Latency[i])
 	}
 	return in
 }
@@ -403,6 +424,9 @@ func (d *Dataset) validate() error {
 	}
 	if d.rewardInputs && (len(d.PhiNorm) != n || len(d.OverflowHat) != n || len(d.CrowdExcess) != n) {
 		return fmt.Errorf("reward inputs have %d, %d and %d entries, want %d", len(d.PhiNorm), len(d.OverflowHat), len(d.CrowdExcess), n)
+	}
+	if d.Latency != nil && (!d.rewardInputs || len(d.Latency) != n || d.Encoder.Layout != telemetry.StateLayoutV2) {
+		return fmt.Errorf("latency has %d entries (reward inputs kept: %v, layout %s), want one per transition (%d) in a dataset of layout %s that keeps reward inputs", len(d.Latency), d.rewardInputs, d.Encoder.LayoutName(), n, telemetry.StateLayoutV2)
 	}
 	if d.Drain != nil && (!d.rewardInputs || len(d.Drain) != n) {
 		return fmt.Errorf("drain has %d entries (reward inputs kept: %v), want one per transition (%d) in a dataset that keeps reward inputs", len(d.Drain), d.rewardInputs, n)
@@ -490,6 +514,9 @@ func (d *Dataset) Write(w io.Writer) error {
 		if d.Drain != nil {
 			tensors = append(tensors, safetensors.Float32s("drain", vec, d.Drain))
 		}
+		if d.Latency != nil {
+			tensors = append(tensors, safetensors.Float32s("latency", vec, d.Latency))
+		}
 	}
 	if err := safetensors.Write(w, meta, tensors); err != nil {
 		return fmt.Errorf("training: write dataset: %w", err)
@@ -552,7 +579,7 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	n, dim := n64, int64(d.Dim())
 	want := []string{"states", "next_states", "actions", "current", "rewards", "done", "episodes", "steps", "throughput_baseline"}
 	if d.rewardInputs {
-		want = append(want, "throughput_norm", "overflow", "crowd_excess", "drain")
+		want = append(want, "throughput_norm", "overflow", "crowd_excess", "drain", "latency")
 	}
 	for name := range tensors {
 		if !slices.Contains(want, name) {
@@ -593,6 +620,9 @@ func readDataset(r io.Reader) (*Dataset, error) {
 			f32(&d.CrowdExcess, "crowd_excess", n))
 		if _, ok := tensors["drain"]; ok {
 			errs = append(errs, f32(&d.Drain, "drain", n))
+		}
+		if _, ok := tensors["latency"]; ok {
+			errs = append(errs, f32(&d.Latency, "latency", n))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -83,6 +83,10 @@ func addEpisode(ds *Dataset, e *telemetry.Encoder, ep Episode, c RewardConfig) e
 		if err != nil {
 			return fmt.Errorf("interval %d: %w", t, err)
 		}
+		if enc.Layout == telemetry.StateLayoutV2 {
+			// ℓ̂ needs the history the encoder keeps: read it from s_{t+1}.
+			in.Latency = float64(states[t+1][enc.FlowOffset()+telemetry.FeatureLatency])
+		}
 		// Done stays false: the episode is cut off, not terminated.
 		if err := ds.Append(Transition{
 			State: states[t], Action: a, Reward: float32(c.Real(in)), Next: states[t+1],

@@ -30,6 +30,12 @@ type RewardConfig struct {
 	// ≥ 0; 0 (the default) is Eq. 4 as printed. Relabelling with Kappa > 0
 	// needs a dataset that kept the drain input.
 	Kappa float64 `json:"kappa,omitempty"`
+	// Lambda weighs proflow's latency term −λ·ℓ̂ of both rewards: the
+	// protected flow's latency inflation (telemetry.FeatureLatency) in the
+	// outcome state, for flows whose objective is delay (request/response
+	// traffic) rather than throughput. It must be ≥ 0; 0 (the default) is
+	// the paper's rewards. It needs states of telemetry.StateLayoutV2.
+	Lambda float64 `json:"lambda,omitempty"`
 
 	// Mu1 weighs the predicted congestion of the chosen switch, −μ1·ξ̃'_k.
 	Mu1 float64 `json:"mu1"`
@@ -80,7 +86,7 @@ func (c RewardConfig) Validate() error {
 	}{
 		{"alpha_tc", c.AlphaTC}, {"alpha_stay", c.AlphaStay}, {"alpha_coll", c.AlphaColl},
 		{"mu1", c.Mu1}, {"mu2", c.Mu2}, {"mu3", c.Mu3}, {"mu4", c.Mu4}, {"mu5", c.Mu5},
-		{"nu1", c.Nu1}, {"nu2", c.Nu2}, {"nu3", c.Nu3}, {"kappa", c.Kappa},
+		{"nu1", c.Nu1}, {"nu2", c.Nu2}, {"nu3", c.Nu3}, {"kappa", c.Kappa}, {"lambda", c.Lambda},
 	} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("%s %v, want a finite number >= 0 (the sign is in the formula)", f.name, f.v))
@@ -120,6 +126,10 @@ type RewardInputs struct {
 	// a token reserve drains whatever its depth. It is proflow's, not Eq.
 	// 4's; RewardConfig.Kappa weighs it (0 by default).
 	Drain float64 `json:"drain,omitempty"`
+	// Latency is ℓ̂, the protected flow's latency inflation in the outcome
+	// state s_{t+1} (telemetry.FeatureLatency, in [0, 1]); 0 in layouts
+	// without it. It is proflow's; RewardConfig.Lambda weighs it.
+	Latency float64 `json:"latency,omitempty"`
 }
 
 // MeasureReward reads the RewardInputs of a transition from its outcome
@@ -176,11 +186,14 @@ type RealRewardTerms struct {
 	Crowd float64
 	// Drain is −κ·δ_k* (proflow's term; 0 unless RewardConfig.Kappa is set).
 	Drain float64
+	// Latency is −λ·ℓ̂ (proflow's term; 0 unless RewardConfig.Lambda is
+	// set).
+	Latency float64
 }
 
 // Sum returns the unclipped sum of the terms.
 func (t RealRewardTerms) Sum() float64 {
-	return t.Throughput + t.Congestion + t.Stay + t.Collapse + t.Crowd + t.Drain
+	return t.Throughput + t.Congestion + t.Stay + t.Collapse + t.Crowd + t.Drain + t.Latency
 }
 
 // RealTerms returns the terms of Eq. 4 for measured inputs.
@@ -192,6 +205,7 @@ func (c RewardConfig) RealTerms(in RewardInputs) RealRewardTerms {
 		Collapse:   -c.AlphaColl * (1 - in.ThroughputNorm),
 		Crowd:      c.Beta * in.CrowdExcess,
 		Drain:      -c.Kappa * in.Drain,
+		Latency:    -c.Lambda * in.Latency,
 	}
 }
 
@@ -249,6 +263,9 @@ type SyntheticRewardTerms struct {
 	// Crowd is β·Δn⁺_k* (stay only), with Δn⁺_k* = max(0, ñ_k*) read from
 	// the current state: the crowd is observed now, not predicted.
 	Crowd float64
+	// Latency is proflow's −λ·ℓ̂' (0 unless RewardConfig.Lambda is set), ℓ̂'
+	// the latency inflation of the predicted next state (both actions).
+	Latency float64
 	// Drain is proflow's −κ·δ (0 unless RewardConfig.Kappa is set), with δ =
 	// clip(ρ/Cρ − 1, 0, 1) read from s_t: of the destination for a reroute
 	// (a switch sending above the bucket rate is draining a reserve or has
@@ -259,7 +276,7 @@ type SyntheticRewardTerms struct {
 // Sum returns the unclipped sum of the terms.
 func (t SyntheticRewardTerms) Sum() float64 {
 	return t.Throughput + t.Destination + t.Escape + t.LeadTime + t.DestinationNow + t.DestinationElephant +
-		t.CleanStay + t.StayCongestion + t.Collapse + t.Crowd + t.Drain
+		t.CleanStay + t.StayCongestion + t.Collapse + t.Crowd + t.Drain + t.Latency
 }
 
 // SyntheticTerms returns the terms of the synthetic reward of step (App. B),
@@ -299,6 +316,12 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	}
 	if c.Kappa != 0 {
 		t.Drain = -c.Kappa * clip(float64(s[enc.AggOffset(k)+telemetry.FeatureTxRate])-1, 0, 1)
+	}
+	if c.Lambda != 0 {
+		if enc.Layout != telemetry.StateLayoutV2 {
+			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: lambda %v needs states of layout %s, these are %s", c.Lambda, telemetry.StateLayoutV2, enc.LayoutName())
+		}
+		t.Latency = -c.Lambda * clip(float64(n[enc.FlowOffset()+telemetry.FeatureLatency]), 0, 1)
 	}
 	if k != cur {
 		t.LeadTime = c.Mu3 * (1 - xiCur)
