@@ -19,6 +19,7 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/telemetry/hostagent"
 	"github.com/proflow-sdn/proflow/telemetry/tcstat"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
@@ -56,7 +57,8 @@ type Experiment struct {
 	Warmup, Window time.Duration
 	// Seed and Repeat identify the episode in its trace (Meta.Seed and the
 	// "repeat" label, as the simulated evaluation writes them); the real
-	// fabric's traffic does not depend on them.
+	// fabric's traffic depends on Seed only through an rr flow's Poisson
+	// arrivals.
 	Seed   uint64
 	Repeat int
 	// Labels are added to the trace's labels.
@@ -127,7 +129,10 @@ type run struct {
 
 	srv        *openflow.Server
 	f          *Fabric
-	downErr    error // of the fabric's teardown
+	agent      *hostagent.Agent // reads the protected flow's TCP_INFO in its sender's namespace
+	rrLast     atomic.Pointer[RRReport]
+	lat        latencies // per-second latency, for the summary
+	downErr    error     // of the fabric's teardown
 	tel        proflow.Telemetry
 	fpSink     *Sink
 	congBytes  atomic.Int64 // received by the congesters' sinks since the last line
@@ -300,8 +305,10 @@ func (r *run) buildFabric(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.tel = tel
 	r.later(stopAgent)
+	if r.tel, err = r.latencyTelemetry(ctx, tel); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -315,8 +322,11 @@ func (r *run) startProtectedFlow(ctx context.Context) error {
 	}
 	c := r.scale.Sim
 	var err error
-	if r.fpSink, err = r.f.StartSinkWith(ctx, c.ProtectedDst, protectedDstPort,
-		SinkConfig{Report: r.interval, RcvBufBytes: r.x.Fabric.ProtectedRcvBufBytes}); err != nil {
+	sinkCfg := SinkConfig{Report: r.interval, RcvBufBytes: r.x.Fabric.ProtectedRcvBufBytes}
+	if r.plan.Kind.Kind == sim.KindRR {
+		sinkCfg.ReplyEvery = r.plan.Kind.RequestBytes
+	}
+	if r.fpSink, err = r.f.StartSinkWith(ctx, c.ProtectedDst, protectedDstPort, sinkCfg); err != nil {
 		return err
 	}
 	r.later(r.fpSink.Stop)
@@ -342,11 +352,16 @@ func (r *run) startProtectedFlow(ctx context.Context) error {
 		return err
 	}
 	snd, err := r.f.StartSender(ctx, c.ProtectedSrc, netip.AddrPortFrom(r.flow.Dst, protectedDstPort).String(),
-		SenderConfig{BindPort: protectedSrcPort, RateBytesPerSec: r.plan.ProtectedRate})
+		SenderConfig{BindPort: protectedSrcPort, RateBytesPerSec: r.plan.ProtectedRate, Kind: r.plan.Kind, Seed: r.x.Seed, Report: r.interval})
 	if err != nil {
 		return err
 	}
 	r.later(snd.Stop)
+	go func() {
+		for rep := range snd.Reports() {
+			r.rrLast.Store(&rep)
+		}
+	}()
 	r.start = time.Now()
 	return nil
 }
@@ -429,7 +444,8 @@ func (r *run) follow(ctx context.Context) error {
 	rl := r.f.RegimeLabels()
 	fmt.Fprintf(r.out, "regime: rtt %s (hosts %s), congestion control %s, protected receive buffer %s, H-limit %s (burst %s)\n",
 		rl[LabelRTT], rl[LabelRTTHosts], rl[LabelCongestionControl], rl[LabelRcvBuf], rl[LabelHLimitRate], rl[LabelHLimitBurst])
-	fmt.Fprintf(r.out, "%6s %10s %11s %8s %s\n", "t(s)", "f_p Mbit/s", "cong Mbit/s", "switch", "events")
+	fmt.Fprintf(r.out, "protected flow: %s\n", kindString(r.plan.Kind))
+	fmt.Fprintf(r.out, "%6s %10s %11s %8s %8s %8s %s\n", "t(s)", "f_p Mbit/s", "cong Mbit/s", "srtt ms", "req p99", "switch", "events")
 	if err := r.out.err; err != nil {
 		return err
 	}
@@ -548,8 +564,9 @@ func (r *run) second(bytes int64, events []string) {
 	case t > 3*time.Second:
 		r.pre = append(r.pre, mb)
 	}
-	fmt.Fprintf(r.out, "%6.0f %10.2f %11.2f %8s %s\n", t.Seconds(), mb, float64(r.congBytes.Swap(0))*8/1e6,
-		r.topo.Switches[r.ctrl.Current()], strings.Join(events, "; "))
+	srtt, req := r.secondLatency(t)
+	fmt.Fprintf(r.out, "%6.0f %10.2f %11.2f %8s %8s %8s %s\n", t.Seconds(), mb, float64(r.congBytes.Swap(0))*8/1e6,
+		srtt, req, r.topo.Switches[r.ctrl.Current()], strings.Join(events, "; "))
 }
 
 // drainDecisions counts the reroutes decided since the last call and
@@ -597,6 +614,7 @@ func (r *run) summary() error {
 	fmt.Fprintf(tw, "f_p before congestion (mean)\t%.2f Mbit/s\n", meanOf(r.pre))
 	fmt.Fprintf(tw, "f_p after congestion starts (mean)\t%.2f Mbit/s\n", meanOf(r.post))
 	fmt.Fprintf(tw, "f_p last 10 s (mean)\t%.2f Mbit/s\n", meanOf(r.post[max(0, len(r.post)-10):]))
+	r.lat.summary(tw, r.plan.Kind.Kind == sim.KindRR)
 	fmt.Fprintf(tw, "reroutes\t%d\n", r.reroutes)
 	fmt.Fprintf(tw, "packets that found no rule (every bridge)\t%d\n", r.misses)
 	fmt.Fprintf(tw, "uplinks without their tbf at the end\t%d\n", r.bucketsLost)

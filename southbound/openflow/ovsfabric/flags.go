@@ -98,7 +98,7 @@ func (f *CommandFlags) Register(fs *flag.FlagSet, sub string) {
 	fs.Float64Var(&f.TimeFactor, "time-factor", DefaultTimeFactor, "divide every time of the scenario by `F` (1: the simulator's timeline)")
 	fs.StringVar(&f.Model, "model", f.Model, "the agent's model `FILE`")
 	fs.StringVar(&f.Gate, "gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	fs.Uint64Var(&f.Seed, "seed", f.Seed, "base seed that labels the traces, derived per scenario and repeat as the simulated evaluation derives it (the real traffic does not depend on it)")
+	fs.Uint64Var(&f.Seed, "seed", f.Seed, "base seed that labels the traces, derived per scenario and repeat as the simulated evaluation derives it (the real traffic depends on it only through an rr flow's Poisson arrivals)")
 	if sub != "run" {
 		return
 	}

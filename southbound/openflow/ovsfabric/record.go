@@ -104,6 +104,11 @@ const LabelTableMisses = "table_misses"
 // be discarded.
 const LabelBucketsLost = "buckets_lost"
 
+// LabelProtectedKind is the trace label holding the protected flow's kind
+// as the fabric ran it (scaled, Scale.Kind): "bulk", or the kind's name
+// and its JSON, for example `rr {"kind":"rr","request_bytes":1638,…}`.
+const LabelProtectedKind = "protected_kind"
+
 // traceMeta is the metadata of the episode r ran: the fields the
 // simulator writes, with the real fabric's scaling as labels.
 func (r *run) traceMeta() trace.Meta {
@@ -117,6 +122,7 @@ func (r *run) traceMeta() trace.Meta {
 		"scaled_from_sim":   r.scale.Sim.Name,
 		"full_rate_share":   strconv.FormatFloat(r.scale.FullRateShare, 'g', -1, 64),
 		"sim_config_digest": r.scale.Sim.Digest(),
+		LabelProtectedKind:  kindString(r.plan.Kind),
 	}
 	cc := r.x.Fabric.CongestionControl
 	if r.f != nil {

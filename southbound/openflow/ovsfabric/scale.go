@@ -37,6 +37,9 @@ import (
 //     by the sink's link), which on OVS would make ovs-vswitchd the
 //     bottleneck of every path and starve the protected flow wherever it
 //     went. With the default 0.3, five full-rate hosts offer 1.5 buckets.
+//   - The protected flow's kind (rate, onoff, rr; package sim's
+//     FlowKind): its rates × r and its times ÷ F, an rr flow's request
+//     size × r at the same request rate (Kind has the details).
 //   - The stream count is the scenario's (Sim.StreamsPerCongester where it
 //     gives none).
 //   - The tbf burst is set so that a precursor exists and lasts what it
@@ -232,6 +235,45 @@ func (s Scale) Time(d time.Duration) time.Duration {
 	return time.Duration(float64(d) / s.TimeFactor).Round(time.Millisecond)
 }
 
+// Kind returns a protected flow's kind as the real fabric runs it, by the
+// rule of Scale for rates and times:
+//
+//   - rate and onoff: Rate × r (payload, as the simulator states it);
+//     RateFraction stays a fraction, now of the real bucket. On, Off,
+//     Period and From are divided by TimeFactor like every time of the
+//     scenario (O1's 3 s bursts every 5 s from 20 s become 1.5 s every
+//     2.5 s from 10 s); Duty stays. A burst at full rate (no rate) runs at
+//     the bulk flow's pacing, as the simulator's burst runs at its
+//     per-flow pacing.
+//   - rr: RequestBytes × r (at least 1 byte), RequestRate, Arrivals and
+//     SLO unchanged. A request then takes as long to cross the bucket as
+//     in the simulator (32 KiB at 200 Mbit/s and 1,638 B at 10 Mbit/s are
+//     both 1.3 ms), and each control interval sees as many completions,
+//     so a completion-time percentile has as many samples; the offered
+//     load is r of the simulator's, as every rate's is.
+//   - bulk: unchanged.
+func (s Scale) Kind(k sim.FlowKind) sim.FlowKind {
+	s = s.withDefaults()
+	r := s.RateRatio()
+	at := func(d sim.Duration) sim.Duration { return sim.Duration(s.Time(time.Duration(d))) }
+	switch k.Kind {
+	case sim.KindRate, sim.KindOnOff:
+		k.Rate = sim.Rate(float64(k.Rate) * r)
+		k.On, k.Off, k.Period, k.From = at(k.On), at(k.Off), at(k.Period), at(k.From)
+	case sim.KindRR:
+		k.RequestBytes = max(1, int(math.Round(float64(k.RequestBytes)*r)))
+	}
+	return k
+}
+
+// realSim is Sim with the real bucket rate, which a scaled kind's
+// RateFraction is a fraction of.
+func (s Scale) realSim() sim.Config {
+	c := s.Sim
+	c.BucketRate = s.BucketRateBytesPerSec
+	return c
+}
+
 // Plan is a scenario scaled to the real fabric: what to start, move and
 // stop, and when, as offsets from the episode's start (when the protected
 // flow starts alone).
@@ -244,8 +286,13 @@ type Plan struct {
 	// CongestionStart opens the evaluation window; End closes it and the
 	// episode.
 	CongestionStart, End time.Duration
-	// ProtectedRate is the protected flow's pacing, payload bytes/s.
+	// ProtectedRate is the protected flow's pacing, payload bytes/s: the
+	// bulk flow's (Scale.ProtectedRate), or the scaled rate of a rate or
+	// onoff flow (Scale.Kind) where that is lower.
 	ProtectedRate float64
+	// Kind is the protected flow's kind of traffic, scaled (Scale.Kind);
+	// the zero value is a bulk transfer.
+	Kind sim.FlowKind
 	// Congesters are the congester hosts, in the scenario's order.
 	Congesters []PlannedCongester
 	// Events are the arrivals, moves and departures in time order.
@@ -310,14 +357,12 @@ func (s Scale) checked(sc *sim.Scenario) (Scale, error) {
 	if err := sc.Validate(s.Sim); err != nil {
 		return Scale{}, fmt.Errorf("ovsfabric: scale: %w", err)
 	}
-	// The real traffic generator sends bulk protected flows only: a
-	// scenario of another kind would run as bulk without saying so.
-	if k := sc.PrimaryKind(); !k.IsBulk() {
-		return Scale{}, fmt.Errorf("ovsfabric: scale: scenario %s: protected flow of kind %q, want bulk (the fabric's traffic generator sends bulk protected flows only)", sc.Name, k.Kind)
-	}
+	// The generator runs the primary protected flow of every kind; the
+	// other protected flows of a scenario are not run by it at all, so
+	// one of another kind would be silently dropped.
 	for i, p := range sc.Protected {
-		if !p.Kind.IsBulk() {
-			return Scale{}, fmt.Errorf("ovsfabric: scale: scenario %s: protected[%d] of kind %q, want bulk (the fabric's traffic generator sends bulk protected flows only)", sc.Name, i, p.Kind.Kind)
+		if i > 0 && !p.Kind.IsBulk() {
+			return Scale{}, fmt.Errorf("ovsfabric: scale: scenario %s: protected[%d] of kind %q, want bulk (the fabric's traffic generator gives a kind to the primary protected flow only)", sc.Name, i, p.Kind.Kind)
 		}
 	}
 	return s, nil
@@ -332,7 +377,10 @@ func (s Scale) Plan(sc *sim.Scenario) (*Plan, error) {
 	switches := s.Sim.Topology().Switches
 	index := func(name string) int { return slices.Index(switches, name) }
 	p := &Plan{Scenario: sc.Name, ProtectedSwitch: index(sc.ProtectedSwitch),
-		CongestionStart: s.Time(sc.Start()), End: s.Time(sc.Length()), ProtectedRate: s.ProtectedRate()}
+		CongestionStart: s.Time(sc.Start()), End: s.Time(sc.Length()), ProtectedRate: s.ProtectedRate(), Kind: s.Kind(sc.PrimaryKind())}
+	if d := p.Kind.DemandRate(s.realSim()); d > 0 {
+		p.ProtectedRate = min(p.ProtectedRate, d)
+	}
 	for i, c := range sc.Congesters {
 		streams := cmp.Or(c.Streams, s.Sim.StreamsPerCongester)
 		p.Congesters = append(p.Congesters, PlannedCongester{Host: c.Host, Dst: cmp.Or(c.Dst, s.Sim.CongestionSink),
@@ -358,12 +406,16 @@ func (s Scale) Plan(sc *sim.Scenario) (*Plan, error) {
 
 // Retime returns the plan with the evaluation window opening at start and
 // lasting window (either zero: the plan's own). Every event moves with the
-// congestion start; events at or after the new end are dropped.
+// congestion start, and so does an onoff flow's From; events at or after
+// the new end are dropped.
 func (p *Plan) Retime(start, window time.Duration) *Plan {
 	q := *p
 	if start > 0 {
 		shift := start - p.CongestionStart
 		q.CongestionStart, q.End = start, p.End+shift
+		if q.Kind.From != 0 {
+			q.Kind.From = sim.Duration(max(0, time.Duration(q.Kind.From)+shift))
+		}
 		q.Events = nil
 		for _, e := range p.Events {
 			e.At = max(0, e.At+shift)
@@ -411,6 +463,11 @@ func (s Scale) Scenario(sc *sim.Scenario) (*sim.Scenario, error) {
 		for j := range c.Moves {
 			c.Moves[j].At = at(c.Moves[j].At)
 		}
+	}
+	if len(out.Protected) > 0 {
+		out.Protected[0].Kind = s.Kind(out.Protected[0].Kind)
+	} else {
+		out.ProtectedKind = s.Kind(out.ProtectedKind)
 	}
 	if out.Description != "" {
 		out.Description += " "

@@ -257,24 +257,60 @@ func TestScaleScenario(t *testing.T) {
 	}
 }
 
-// The fabric's traffic generator sends bulk protected flows only: a
-// scenario of another kind is refused, not run as bulk.
-func TestPlanRefusesOtherKinds(t *testing.T) {
+// The kinds' scaling (Scale.Kind): rates × r, times ÷ F, an rr flow's
+// requests × r in size at the same rate; the plan paces a rate flow at its
+// scaled rate, and only the primary protected flow may have a kind.
+func TestPlanKinds(t *testing.T) {
+	s := ovsfabric.DefaultScale()
+	r := s.RateRatio()
+	plan := func(name string) *ovsfabric.Plan {
+		t.Helper()
+		p, err := s.Plan(mustScenario(t, name))
+		if err != nil {
+			t.Fatalf("Plan(%s): %v", name, err)
+		}
+		return p
+	}
+	r1 := plan("R1").Kind
+	if want := (sim.FlowKind{Kind: sim.KindRR, RequestBytes: 1638, RequestRate: 100, Arrivals: sim.ArrivalsPoisson}); r1 != want {
+		t.Errorf("R1 kind %+v, want %+v (32768 × %v bytes)", r1, want, r)
+	}
+	v1 := plan("V1")
+	if want := sim.Rate(96e6 / 8 * r); !near(float64(v1.Kind.Rate), float64(want)) || !near(v1.ProtectedRate, float64(want)) {
+		t.Errorf("V1 rate %v, paced at %v B/s; want %v for both", v1.Kind.Rate, v1.ProtectedRate, want)
+	}
+	o1 := plan("O1")
+	if k := o1.Kind; time.Duration(k.On) != 1500*time.Millisecond || time.Duration(k.Off) != time.Second || time.Duration(k.From) != 10*time.Second {
+		t.Errorf("O1 cycle on %v off %v from %v, want 1.5s, 1s, 10s", k.On, k.Off, k.From)
+	}
+	// Retime moves From with the congestion start.
+	if q := o1.Retime(6*time.Second, 0); time.Duration(q.Kind.From) != 6*time.Second || time.Duration(o1.Kind.From) != 10*time.Second {
+		t.Errorf("Retime(6s): From %v (original %v), want 6s (10s)", q.Kind.From, o1.Kind.From)
+	}
+	t1 := plan("T1")
+	if t1.ProtectedRate != s.ProtectedRate() || time.Duration(t1.Kind.From) != 20*time.Second {
+		t.Errorf("T1 (full-rate bursts from 40 s): paced at %v, from %v; want the bulk pacing %v, 20s", t1.ProtectedRate, t1.Kind.From, s.ProtectedRate())
+	}
+	if p := plan("S1"); !p.Kind.IsBulk() || p.ProtectedRate != s.ProtectedRate() {
+		t.Errorf("S1: kind %+v, pacing %v; want bulk at %v", p.Kind, p.ProtectedRate, s.ProtectedRate())
+	}
+	// The simulated twin carries the same scaled kind, and validates.
 	for _, name := range []string{"R1", "O1", "V1", "T1"} {
-		sc, err := sim.BuiltinScenario(name)
+		tw, err := s.Scenario(mustScenario(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = ovsfabric.DefaultScale().Plan(sc)
-		if err == nil || !strings.Contains(err.Error(), "want bulk") {
-			t.Errorf("Plan(%s) = %v, want a refusal naming the kind", name, err)
+		if tw.PrimaryKind() != plan(name).Kind {
+			t.Errorf("%s: twin's kind %+v, want the plan's %+v", name, tw.PrimaryKind(), plan(name).Kind)
+		}
+		if err := tw.Validate(sim.OVSConfig()); err != nil {
+			t.Errorf("%s: twin does not validate on the ovs profile: %v", name, err)
 		}
 	}
-	sc, err := sim.BuiltinScenario("S1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ovsfabric.DefaultScale().Plan(sc); err != nil {
-		t.Errorf("Plan(S1): %v", err)
+	// A second protected flow of another kind is refused, not dropped.
+	sc := mustScenario(t, "S1")
+	sc.Protected = []sim.Protected{{Src: "h1", Dst: "h8", Switch: "agg1"}, {Src: "h7", Dst: "h8", Switch: "agg2", Kind: sim.FlowKind{Kind: sim.KindRate, Rate: 1e6}}}
+	if _, err := s.Plan(sc); err == nil || !strings.Contains(err.Error(), "protected[1]") {
+		t.Errorf("Plan with protected[1] of kind rate: %v, want a refusal naming it", err)
 	}
 }

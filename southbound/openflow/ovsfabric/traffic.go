@@ -1,14 +1,12 @@
 package ovsfabric
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
 // TrafficEnv is the environment variable that turns a binary into the
@@ -49,13 +49,27 @@ func MaybeRunTraffic() {
 	rate := fs.Float64("rate", 0, "send: cap per connection in bytes/s (0: as fast as TCP goes)")
 	cc := fs.String("cc", "", "send: TCP congestion control of every connection (empty: the kernel's default)")
 	rcvbuf := fs.Int("rcvbuf", 0, "sink: SO_RCVBUF of the listening socket, inherited by every connection (0: the kernel's autotuning)")
+	replyEvery := fs.Int("reply-every", 0, "sink: answer every this many bytes received with an 8-byte acknowledgement (an rr flow's server; 0: never)")
+	kindJSON := fs.String("kind", "", "send: the protected flow's kind as JSON (sim.FlowKind, scaled); empty: bulk")
+	seed := fs.Uint64("seed", 1, "send: seed of an rr flow's Poisson arrivals")
 	_ = fs.Parse(os.Args[1:])
 	var err error
 	switch mode {
 	case "sink":
-		err = runSink(*listen, *report, *rcvbuf)
+		err = runSink(*listen, *report, *rcvbuf, *replyEvery)
 	case "send":
-		err = runSend(*connect, *streams, *bindPort, *rate, *cc)
+		var k sim.FlowKind
+		if *kindJSON != "" {
+			if err := json.Unmarshal([]byte(*kindJSON), &k); err != nil {
+				fmt.Fprintf(os.Stderr, "traffic: -kind %q: %v\n", *kindJSON, err)
+				os.Exit(2)
+			}
+		}
+		if k.Kind == sim.KindRR {
+			err = runRR(*connect, *bindPort, *cc, k, *seed, *report)
+		} else {
+			err = runSend(*connect, *streams, *bindPort, *rate, *cc, k)
+		}
 	default:
 		err = fmt.Errorf("%s=%q, want sink, send or delay", TrafficEnv, mode)
 	}
@@ -72,7 +86,7 @@ type SinkReport struct {
 	Bytes int64     `json:"bytes"`
 }
 
-func runSink(addr string, every time.Duration, rcvbuf int) error {
+func runSink(addr string, every time.Duration, rcvbuf, replyEvery int) error {
 	// SO_RCVBUF before listen: the window scale of every connection is
 	// fixed by the buffer at the handshake.
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
@@ -100,11 +114,12 @@ func runSink(addr string, every time.Duration, rcvbuf int) error {
 		}
 		go func() {
 			defer c.Close()
+			acks := acker{every: int64(replyEvery)}
 			buf := make([]byte, 64<<10)
 			for {
 				n, err := c.Read(buf)
 				total.Add(int64(n))
-				if err != nil {
+				if werr := acks.received(c, n); werr != nil || err != nil {
 					return
 				}
 			}
@@ -112,10 +127,11 @@ func runSink(addr string, every time.Duration, rcvbuf int) error {
 	}
 }
 
-func runSend(addr string, streams, bindPort int, rate float64, cc string) error {
+func runSend(addr string, streams, bindPort int, rate float64, cc string, k sim.FlowKind) error {
 	if addr == "" {
 		return errors.New("send: -connect is required")
 	}
+	began := time.Now() // the episode's start, which an onoff flow's cycle counts from
 	var wg sync.WaitGroup
 	for i := range streams {
 		wg.Add(1)
@@ -138,6 +154,13 @@ func runSend(addr string, streams, bindPort int, rate float64, cc string) error 
 				}
 				start, sent := time.Now(), 0.0
 				for {
+					if !k.Sending(time.Since(began)) {
+						// An onoff flow's gap: write nothing, then pace
+						// the next burst from its own start.
+						time.Sleep(gapPoll)
+						start, sent = time.Now(), 0
+						continue
+					}
 					if rate > 0 {
 						// Pace: never ahead of rate × elapsed.
 						if ahead := time.Duration((sent/rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
@@ -215,6 +238,10 @@ type SinkConfig struct {
 	// RcvBufBytes, when positive, is the SO_RCVBUF of the sink's sockets
 	// (Config.ProtectedRcvBufBytes for the protected flow's sink).
 	RcvBufBytes int
+	// ReplyEvery, when positive, makes the sink the server of an rr flow:
+	// every ReplyEvery bytes received on a connection (one request) it
+	// answers with an 8-byte acknowledgement.
+	ReplyEvery int
 }
 
 // StartSinkWith is StartSink shaped by sc.
@@ -230,7 +257,11 @@ func (f *Fabric) StartSinkWith(ctx context.Context, host string, port int, sc Si
 	if err != nil {
 		return nil, fmt.Errorf("ovsfabric: sink: %w", err)
 	}
-	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port), "-report", every.String(), "-rcvbuf", fmt.Sprint(sc.RcvBufBytes))
+	if sc.ReplyEvery < 0 {
+		return nil, fmt.Errorf("ovsfabric: sink on %s: reply every %d bytes, want 0 (never) or a request size", host, sc.ReplyEvery)
+	}
+	cmd := f.Command(ctx, host, exe, "-listen", fmt.Sprintf(":%d", port), "-report", every.String(), "-rcvbuf", fmt.Sprint(sc.RcvBufBytes),
+		"-reply-every", fmt.Sprint(sc.ReplyEvery))
 	cmd.Env = append(os.Environ(), TrafficEnv+"=sink")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -242,18 +273,7 @@ func (f *Fabric) StartSinkWith(ctx context.Context, host string, port int, sc Si
 	s := &Sink{cmd: cmd, reports: make(chan SinkReport, 1024), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		defer close(s.reports)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var r SinkReport
-			if json.Unmarshal(sc.Bytes(), &r) == nil {
-				select {
-				case s.reports <- r:
-				default: // nobody reading: drop
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
+		readReports(out, s.reports)
 	}()
 	return s, nil
 }
@@ -281,6 +301,19 @@ type SenderConfig struct {
 	// CongestionControl is the TCP congestion control of every connection
 	// (default: the fabric's Config.CongestionControl, else the kernel's).
 	CongestionControl string
+	// Kind is the kind of traffic (package sim's FlowKind, already
+	// scaled: Scale.Kind): the zero value and rate send as configured
+	// above; onoff writes only in its bursts (sim.FlowKind.Sending,
+	// counted from the sender's start), each burst paced at
+	// RateBytesPerSec from its own start; rr runs the request/response
+	// client of package documentation's "Flow kinds" on one connection
+	// (Streams and RateBytesPerSec unused) and reports on
+	// Sender.Reports. An rr flow's sink must answer (SinkConfig.ReplyEvery).
+	Kind sim.FlowKind
+	// Seed seeds an rr flow's Poisson arrivals.
+	Seed uint64
+	// Report is the interval of an rr flow's reports (default 1 s).
+	Report time.Duration
 }
 
 // StartSender runs a sender in host's namespace that keeps TCP connections
@@ -291,22 +324,45 @@ func (f *Fabric) StartSender(ctx context.Context, host, dst string, sc SenderCon
 	if err != nil {
 		return nil, fmt.Errorf("ovsfabric: sender: %w", err)
 	}
+	kind, err := json.Marshal(sc.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("ovsfabric: sender on %s: kind %+v: %w", host, sc.Kind, err)
+	}
+	report := cmp.Or(sc.Report, time.Second)
+	if report < 0 {
+		return nil, fmt.Errorf("ovsfabric: sender on %s: report interval %v, want a positive duration", host, report)
+	}
 	cmd := f.Command(ctx, host, exe, "-connect", dst, "-streams", fmt.Sprint(streams), "-bind-port", fmt.Sprint(bindPort),
-		"-rate", fmt.Sprint(sc.RateBytesPerSec), "-cc", cmp.Or(sc.CongestionControl, f.cfg.CongestionControl))
+		"-rate", fmt.Sprint(sc.RateBytesPerSec), "-cc", cmp.Or(sc.CongestionControl, f.cfg.CongestionControl),
+		"-kind", string(kind), "-seed", fmt.Sprint(sc.Seed), "-report", report.String())
 	cmd.Env = append(os.Environ(), TrafficEnv+"=send")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("ovsfabric: sender on %s: %w", host, err)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("ovsfabric: sender on %s: %w", host, err)
 	}
-	s := &Sender{cmd: cmd, done: make(chan struct{})}
-	go func() { defer close(s.done); _ = cmd.Wait() }()
+	s := &Sender{cmd: cmd, done: make(chan struct{}), reports: make(chan RRReport, 1024)}
+	go func() {
+		defer close(s.done)
+		readReports(out, s.reports)
+		_ = cmd.Wait()
+	}()
 	return s, nil
 }
 
 // Sender is a traffic sender running in a host namespace.
 type Sender struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the sender has exited
+	cmd     *exec.Cmd
+	done    chan struct{} // closed once the sender has exited
+	reports chan RRReport
 }
+
+// Reports delivers an rr flow's report every SenderConfig.Report (nothing
+// for the other kinds); it closes when the sender ends. Reports nobody
+// reads are dropped.
+func (s *Sender) Reports() <-chan RRReport { return s.reports }
 
 // Stop ends the sender (SIGTERM to its process group, SIGKILL 2 s later)
 // and waits for it.
