@@ -15,7 +15,7 @@
 GO             ?= go
 OVS_APT_PKGS   ?= openvswitch-switch iproute2 ethtool
 OVS_TEST_FLAGS ?=
-OVS_TEST_PKGS  := ./southbound/openflow/... ./telemetry/tcstat/... ./examples/ovsfabric/...
+OVS_TEST_PKGS  := ./southbound/openflow/... ./telemetry/tcstat/... ./telemetry/hostagent/... ./examples/ovsfabric/...
 
 .PHONY: ovs-deps ovs-test ovs-measure ovs-down
 

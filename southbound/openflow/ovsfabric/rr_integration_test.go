@@ -1,0 +1,123 @@
+package ovsfabric_test
+
+import (
+	"context"
+	"math"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/proflow-sdn/proflow/southbound/openflow"
+	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
+	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/telemetry/hostagent"
+)
+
+// rrCheckRTT is the round trip the delay line gives h1's link in
+// TestRRHostAgentRTT: far above what the userspace datapath and the
+// processes' wake-ups add (a few hundred µs), so that the two measures
+// compare the path and not the scheduler.
+const rrCheckRTT = 20 * time.Millisecond
+
+// TestRRHostAgentRTT runs one short rr episode on the OVS fabric — tiny
+// periodic requests over one connection from h1 to h8 through agg1, the
+// server answering each with 8 bytes — and checks the host agent's srtt of
+// the client's socket (TCP_INFO over inet_diag, in h1's namespace) against
+// the client's own measure of the round trip: a tiny request's completion
+// time (due → acknowledgement), whose median per report must be within
+// 10% of the agent's srtt. Both must also show the delay line's round
+// trip, so that neither can agree with the other by reading nothing.
+func TestRRHostAgentRTT(t *testing.T) {
+	requireRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ocfg := openflow.DefaultConfig()
+	ocfg.Fabric, ocfg.Topology, ocfg.Flow = openflow.PaperFabric(), topo, fp
+	ocfg.RequestTimeout = time.Second
+	srv, addr := serveOpenFlow(t, ctx, ocfg)
+	f, err := ovsfabric.Up(ctx, ovsfabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr,
+		BucketRate: "10mbit", RTT: rrCheckRTT})
+	if err != nil {
+		t.Fatalf("fabric up with every capability present: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := f.Down(context.Background()); err != nil {
+			t.Errorf("fabric down: %v", err)
+		}
+		assertNothingLeft(t)
+	})
+	if err := srv.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Place(ctx, fp, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	kind := sim.FlowKind{Kind: sim.KindRR, RequestBytes: 100, RequestRate: 50}
+	sink, err := f.StartSinkWith(ctx, "h8", int(fp.DstPort), ovsfabric.SinkConfig{Report: time.Second, ReplyEvery: kind.RequestBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop()
+	go func() {
+		for range sink.Reports() { // drained: its byte counts are not checked here
+		}
+	}()
+	acfg := hostagent.DefaultConfig()
+	acfg.Flow, acfg.NetNS = fp, f.NetNSPath("h1")
+	agent, err := hostagent.New(acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, stopAgent := context.WithCancel(ctx)
+	agentDone := make(chan struct{})
+	go func() { defer close(agentDone); _ = agent.Run(actx) }()
+	defer func() { stopAgent(); <-agentDone; _ = agent.Close() }()
+
+	time.Sleep(200 * time.Millisecond) // the sink listens
+	snd, err := f.StartSender(ctx, "h1", netip.AddrPortFrom(h8, fp.DstPort).String(),
+		ovsfabric.SenderConfig{BindPort: int(fp.SrcPort), Kind: kind, Report: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snd.Stop()
+
+	// Eight reports after the first second (the handshake, the first
+	// requests) — 4 s of 25 requests each.
+	var client, srtt []float64
+	for len(client) < 8 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d rr reports before the deadline, want 8: %v", len(client), ctx.Err())
+		case rep, ok := <-snd.Reports():
+			if !ok {
+				t.Fatal("the rr client ended")
+			}
+			ar := agent.Report()
+			if rep.Completions == 0 {
+				if len(client) > 0 {
+					t.Fatalf("a report with no completion after the start: %+v", rep)
+				}
+				continue
+			}
+			if rep.Completions < 20 || rep.Completions > 30 || rep.Outstanding > 2 {
+				t.Errorf("report %+v, want about 25 completions per 500 ms at 50 requests/s and none queued", rep)
+			}
+			if !ar.Found {
+				t.Fatalf("the host agent did not find %v in h1's namespace", fp)
+			}
+			t.Logf("client p50 %.2f ms (p99 %.2f, %d requests), agent srtt %.2f ms (window p50 %.2f, p99 %.2f, %d samples), cc %s",
+				rep.P50*1e3, rep.P99*1e3, rep.Completions, ar.SmoothedRTT*1e3, ar.RTTP50*1e3, ar.RTTP99*1e3, ar.Samples, ar.Info.CongestionControl)
+			client, srtt = append(client, rep.P50), append(srtt, ar.SmoothedRTT)
+		}
+	}
+	c, a := hostagent.Percentile(client, 0.5), hostagent.Percentile(srtt, 0.5)
+	t.Logf("median of the reports: client %.2f ms, agent srtt %.2f ms (%+.1f%%)", c*1e3, a*1e3, (a-c)/c*100)
+	if lo, hi := rrCheckRTT.Seconds(), 1.5*rrCheckRTT.Seconds(); c < lo || c > hi || a < lo || a > hi {
+		t.Errorf("client %.2f ms, agent %.2f ms; want both in [%v, %v]: the delay line's round trip and a little more",
+			c*1e3, a*1e3, rrCheckRTT, time.Duration(hi*float64(time.Second)))
+	}
+	if math.Abs(a-c) > 0.1*c {
+		t.Errorf("agent srtt %.2f ms and client completion time %.2f ms are %.1f%% apart, want at most 10%%", a*1e3, c*1e3, math.Abs(a-c)/c*100)
+	}
+}
