@@ -567,9 +567,10 @@ var builtinFS embed.FS
 // BuiltinScenarios returns the names of the embedded scenarios: S1–S12, C1
 // and C2 of the paper, in that order (the variants S11b–S11e and S12b–S12e
 // right after S11 and S12), then the others by prefix and number (M1–M4,
-// several protected flows; N1, N2; O1, R1, T1 and V1, protected flows of
-// the kinds onoff, rr and rate). The held-out family is not among them
-// (see FamilyScenarios).
+// several protected flows; N1, N2; O1–O12, Q1, Q2, R1–R12, T1–T3 and
+// V1–V12, protected flows of the kinds onoff, rr and rate). The held-out
+// families are not among them (see FamilyScenarios and
+// KindsFamilyScenarios).
 func BuiltinScenarios() []string {
 	entries, _ := builtinFS.ReadDir("scenarios")
 	names := make([]string, 0, len(entries))

@@ -17,7 +17,10 @@ import (
 )
 
 func TestBuiltinScenarios(t *testing.T) {
-	want := []string{"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11", "S11b", "S11c", "S11d", "S11e", "S12", "S12b", "S12c", "S12d", "S12e", "C1", "C2", "M1", "M2", "M3", "M4", "N1", "N2", "O1", "R1", "T1", "V1"}
+	want := []string{"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11", "S11b", "S11c", "S11d", "S11e", "S12", "S12b", "S12c", "S12d", "S12e", "C1", "C2", "M1", "M2", "M3", "M4", "N1", "N2",
+		"O1", "O2", "O3", "O4", "O5", "O6", "O7", "O8", "O9", "O10", "O11", "O12", "Q1", "Q2",
+		"R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "T1", "T2", "T3",
+		"V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9", "V10", "V11", "V12"}
 	if got := sim.BuiltinScenarios(); !slices.Equal(got, want) {
 		t.Fatalf("BuiltinScenarios() = %v, want %v", got, want)
 	}
