@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
@@ -22,7 +23,7 @@ import (
 func calibrateCommand() command {
 	return command{
 		name:    "calibrate",
-		summary: "calibrate the reactive (App. E), crowd (App. G) and throughput-drop baselines on simulated or recorded traces",
+		summary: "calibrate the reactive (App. E), crowd (App. G), throughput-drop and latency-threshold baselines on simulated or recorded traces",
 		run:     runCalibrate,
 	}
 }
@@ -36,7 +37,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	repeats := fs.Int("repeats", 3, "simulated repeats of each single-congester and crowd scenario")
 	seed := fs.Uint64("seed", 1, "base seed of simulated episodes")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
-	out := fs.String("out", "out/calibrate", "`DIR` for calibration.md, throughput-drop.json and false-alarms.png (created if missing)")
+	out := fs.String("out", "out/calibrate", "`DIR` for calibration.md, throughput-drop.json, latency-threshold.json and false-alarms.png (created if missing)")
 	prof := profileFlag(fs)
 	if err := parseFlags(fs, "calibrate", args); err != nil {
 		return err
@@ -117,6 +118,21 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: throughput-drop: %w", err)
 	}
+	// The latency-threshold policy: the same congestion-free episodes and
+	// the profile's own of the other kinds of flow (rate, onoff, rr; a
+	// recorded fabric's are bulk), moved ones of every kind likewise.
+	quietKinds, err := simulateEpisodes(ctx, e, "quiet kinds", eval.LatencyQuietEpisodes(cfg, *episodes, *seed), *parallel)
+	if err != nil {
+		return fmt.Errorf("calibrate: simulate no-congestion episodes of every kind: %w", err)
+	}
+	movedKinds, err := simulateEpisodes(ctx, e, "moved kinds", eval.LatencyMovedEpisodes(cfg, *episodes, *seed), *parallel)
+	if err != nil {
+		return fmt.Errorf("calibrate: simulate moved episodes of every kind: %w", err)
+	}
+	lat, err := eval.AnalyseLatency(append(slices.Clone(quiet), quietKinds...), append(slices.Clone(moved), movedKinds...), eval.DefaultLatencyOptions())
+	if err != nil {
+		return fmt.Errorf("calibrate: latency-threshold: %w", err)
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("calibrate: -out: %w", err)
 	}
@@ -128,18 +144,26 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
-		return eval.WriteDropCalibration(w, drop)
+		if err := eval.WriteDropCalibration(w, drop); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		return eval.WriteLatencyCalibration(w, lat)
 	}
 	if err := fileutil.WriteAtomic(report, write); err != nil {
 		return fmt.Errorf("calibrate: write %s: %w", report, err)
 	}
-	dropPath := filepath.Join(*out, "throughput-drop.json")
-	if err := fileutil.WriteAtomic(dropPath, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(drop.Config)
-	}); err != nil {
-		return fmt.Errorf("calibrate: write %s: %w", dropPath, err)
+	for name, c := range map[string]any{"throughput-drop.json": drop.Config, "latency-threshold.json": lat.Config} {
+		path := filepath.Join(*out, name)
+		if err := fileutil.WriteAtomic(path, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(c)
+		}); err != nil {
+			return fmt.Errorf("calibrate: write %s: %w", path, err)
+		}
 	}
 	plotPath := filepath.Join(*out, "false-alarms.png")
 	if err := eval.PlotThreshold(plotPath, th); err != nil {

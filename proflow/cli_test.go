@@ -207,8 +207,8 @@ func TestEvaluatePoliciesListed(t *testing.T) {
 	for _, list := range []string{"static,psychic", " , "} {
 		e, _, _ := newTestEnv()
 		err := e.dispatch(context.Background(), []string{"evaluate", "-policies", list, "-out", filepath.Join(t.TempDir(), "eval")})
-		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "static, reactive, crowd, throughput-drop, oracle, agent") {
-			t.Errorf("-policies %q: %v, want a usage error listing static, reactive, crowd, throughput-drop, oracle, agent", list, err)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "static, reactive, crowd, throughput-drop, latency-threshold, oracle, agent") {
+			t.Errorf("-policies %q: %v, want a usage error listing static, reactive, crowd, throughput-drop, latency-threshold, oracle, agent", list, err)
 		}
 	}
 }

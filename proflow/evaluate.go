@@ -40,8 +40,9 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func runEvaluate(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("evaluate", "evaluate [-policies static,reactive,crowd,agent] [-scenarios S1-S10] [-out DIR]")
-	policies := fs.String("policies", "static,reactive,crowd,throughput-drop,agent", "comma-separated policies: static, reactive, crowd, throughput-drop, oracle (reads the scenario: the ceiling, not deployable), agent (needs -model)")
+	policies := fs.String("policies", "static,reactive,crowd,throughput-drop,agent", "comma-separated policies: static, reactive, crowd, throughput-drop, latency-threshold, oracle (reads the scenario: the ceiling, not deployable), agent (needs -model)")
 	drop := fs.String("drop", dropCalibrate, `throughput-drop's settings: "calibrate" (on the profile's congestion-free traffic, as proflow calibrate does) or a ThroughputDropConfig JSON `+"`FILE`")
+	latency := fs.String("latency", dropCalibrate, `latency-threshold's settings: "calibrate" (on the profile's congestion-free traffic of every kind of flow, as proflow calibrate does) or a LatencyThresholdConfig JSON `+"`FILE`")
 	model := fs.String("model", defaultModel, "model file of the agent")
 	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
 	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "heldout" (H1..H64), a list "S1,S5,H3" or a range "S1-S10", "H1-H64" (with -scenario-file and no -scenarios: none)`)
@@ -145,6 +146,12 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 		} else if name == eval.ThroughputDropName {
 			var note string
 			if spec, note, err = throughputDropSpec(ctx, "evaluate", *drop, cfg, *parallel); err != nil {
+				return err
+			}
+			notes = append(notes, note)
+		} else if name == eval.LatencyThresholdName {
+			var note string
+			if spec, note, err = latencyThresholdSpec(ctx, "evaluate", *latency, cfg, *parallel); err != nil {
 				return err
 			}
 			notes = append(notes, note)
@@ -339,7 +346,7 @@ func reactiveNote(names []string, bucketRate float64) string {
 }
 
 // evalPolicies are the policies evaluate accepts in -policies.
-var evalPolicies = []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.OracleName, "agent"}
+var evalPolicies = []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.LatencyThresholdName, eval.OracleName, "agent"}
 
 // defaultBaseline is the -baseline of evaluate.
 const defaultBaseline = "reactive"

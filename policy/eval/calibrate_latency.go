@@ -265,11 +265,11 @@ func LatencyQuietEpisodes(cfg sim.Config, n int, seed uint64) []sim.EpisodeSpec 
 }
 
 // LatencyMovedEpisodes returns the specs of the latency-threshold
-// calibration's moved episodes: MovedEpisodes' bulk ones and n of each of
-// QuietKinds, each moved once to the next switch 10 s after the
-// controller's baseline phase (prefix "moved").
+// calibration's moved episodes beyond MovedEpisodes' bulk ones: n of each
+// of QuietKinds, each moved once to the next switch 10 s after the
+// controller's baseline phase (QuietKindEpisodes, prefix "moved").
 func LatencyMovedEpisodes(cfg sim.Config, n int, seed uint64) []sim.EpisodeSpec {
-	specs := MovedEpisodes(cfg, n, seed)
+	var specs []sim.EpisodeSpec
 	for _, k := range QuietKinds() {
 		specs = append(specs, QuietKindEpisodes(cfg, k, n, seed, "moved", moveOnce(10*time.Second))...)
 	}
@@ -280,7 +280,7 @@ func LatencyMovedEpisodes(cfg sim.Config, n int, seed uint64) []sim.EpisodeSpec 
 // calibration on profile cfg and analyses them (AnalyseLatency): episodes
 // episodes of the flow alone of each kind (bulk as QuietEpisodes, the
 // others LatencyQuietEpisodes), and as many of each in which the flow is
-// moved once (LatencyMovedEpisodes). Seeds derive from seed as for proflow
+// moved once (MovedEpisodes and LatencyMovedEpisodes). Seeds derive from seed as for proflow
 // calibrate's no-congestion episodes.
 func CalibrateLatencyThreshold(ctx context.Context, cfg sim.Config, episodes int, seed uint64, parallel int, opt LatencyOptions) (*LatencyReport, error) {
 	if episodes < 1 {
@@ -291,7 +291,7 @@ func CalibrateLatencyThreshold(ctx context.Context, cfg sim.Config, episodes int
 	if err != nil {
 		return nil, fmt.Errorf("eval: latency-threshold calibration: no-congestion episodes: %w", err)
 	}
-	moved, err := sim.RunMany(ctx, LatencyMovedEpisodes(cfg, episodes, seed), parallel, nil)
+	moved, err := sim.RunMany(ctx, append(MovedEpisodes(cfg, episodes, seed), LatencyMovedEpisodes(cfg, episodes, seed)...), parallel, nil)
 	if err != nil {
 		return nil, fmt.Errorf("eval: latency-threshold calibration: moved episodes: %w", err)
 	}

@@ -153,8 +153,8 @@ func TestQuietKindEpisodes(t *testing.T) {
 			t.Errorf("%s: %v", sp.Scenario.Name, err)
 		}
 	}
-	if got := len(LatencyMovedEpisodes(cfg, 5, 1)); got != 20 {
-		t.Errorf("%d moved episodes, want 20 (5 of each kind)", got)
+	if got := LatencyMovedEpisodes(cfg, 5, 1); len(got) != 15 || got[0].Scenario.Name != "moved-rate-agg1" {
+		t.Errorf("%d moved episodes, the first %s; want 15 (5 of each kind but bulk), moved-rate-agg1", len(got), got[0].Scenario.Name)
 	}
 }
 
