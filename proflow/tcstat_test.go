@@ -90,45 +90,27 @@ func TestTCStatToken(t *testing.T) {
 // the environment and reads both endpoints.
 func TestTCStatServes(t *testing.T) {
 	t.Setenv(tcstatTokenEnv, "tok3n")
-	var errb syncbuf.Buffer
-	e := &env{stdout: io.Discard, stderr: &errb}
-	e.commands = commands()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.dispatch(ctx, []string{"tcstat", "-interfaces", "lo", "-listen", "127.0.0.1:0"}) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("tcstat after cancel: %v", err)
-		}
-	}()
-	addr := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)/`)
-	var base string
-	for deadline := time.Now().Add(10 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := addr.FindStringSubmatch(errb.String()); m != nil {
-			base = "http://" + m[1]
-		}
-		select {
-		case err := <-done:
-			done <- err
-			t.Fatalf("tcstat ended early: %v\n%s", err, errb.String())
-		default:
-		}
-	}
-	if base == "" {
-		t.Fatalf("tcstat did not say where it serves:\n%s", errb.String())
-	}
-	for _, tc := range []struct {
-		path, token string
-		code        int
-		body        string
-	}{
+	base := serveAgentCommand(t, "tcstat", "-interfaces", "lo", "-listen", "127.0.0.1:0")
+	checkEndpoints(t, base, []endpointCase{
 		{"/v1/qdisc", "", http.StatusUnauthorized, ""},
 		{"/v1/qdisc", "wrong", http.StatusUnauthorized, ""},
 		{"/v1/qdisc", "tok3n", http.StatusOK, `"lo"`},
 		{"/metrics", "tok3n", http.StatusOK, `node_qdisc_overlimits_total{device="lo"`},
 		{"/metrics", "tok3n", http.StatusOK, `proflow_tcstat_polls_total{result="ok"}`},
-	} {
+	})
+}
+
+// endpointCase is a GET of path with a bearer token (none when empty)
+// and the status and a piece of the body it must answer with.
+type endpointCase struct {
+	path, token string
+	code        int
+	body        string
+}
+
+func checkEndpoints(t *testing.T, base string, cases []endpointCase) {
+	t.Helper()
+	for _, tc := range cases {
 		req, _ := http.NewRequest(http.MethodGet, base+tc.path, nil)
 		if tc.token != "" {
 			req.Header.Set("Authorization", "Bearer "+tc.token)
@@ -143,5 +125,37 @@ func TestTCStatServes(t *testing.T) {
 			t.Errorf("GET %s with token %q: %d, want %d and a body with %q:\n%.400s", tc.path, tc.token, resp.StatusCode, tc.code, tc.body, b)
 		}
 	}
-	http.DefaultClient.CloseIdleConnections()
+}
+
+// serveAgentCommand runs an agent command (tcstat, hostagent) until the test
+// ends and returns its base URL, which it prints as "on http://ADDR/".
+func serveAgentCommand(t *testing.T, args ...string) string {
+	t.Helper()
+	var errb syncbuf.Buffer
+	e := &env{stdout: io.Discard, stderr: &errb}
+	e.commands = commands()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.dispatch(ctx, args) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%s after cancel: %v", args[0], err)
+		}
+		http.DefaultClient.CloseIdleConnections()
+	})
+	addr := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)/`)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(errb.String()); m != nil {
+			return "http://" + m[1]
+		}
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("%s ended early: %v\n%s", args[0], err, errb.String())
+		default:
+		}
+	}
+	t.Fatalf("%s did not say where it serves:\n%s", args[0], errb.String())
+	return ""
 }
