@@ -571,6 +571,27 @@
 // gate or model choice may look at the family's results; change the
 // family only by adding a new one under another prefix.
 //
+// The held-out kinds family, K1–K64 (KindsFamilyScenarios,
+// KindsFamilyScenario; "proflow evaluate -scenarios heldout-kinds" or
+// K1-K64), is such a family for the protected-flow kinds, from a fixed
+// PCG seed of its own. Its protected flow is rr (4–64 KiB requests at
+// 20–200 a second, periodic or Poisson), rate (20–60% of C) or onoff
+// (duty 0.3–0.7, period 2–10 s, bursts at full rate or 40–60% of C), about
+// a third each. 52 members carry congestion drawn as the H family's is (a
+// shuffled H design from the new seed, built by the same builder, the
+// kind named first in the description); 6 are demand-drop traps (no
+// congestion; an rr flow's request rate falls to a quarter to a tenth, or
+// an onoff flow turns to bursts, 10–60 s into the window; a rate flow's
+// demand cannot change mid-episode, so none is rate); 6 are slow capped
+// ramps on the flow's switch, 3 draining the bucket (all five hosts,
+// offering 35 MB/s and more above C: by the offered load even the
+// datacenter profile's 1.85 GB runs dry 20 s before the end at the
+// latest) and 3 stopping with the flow's demand below 90% of C (the
+// bucket never drains). The protected flow starts on each of agg1–agg4
+// in at least 10 members. The family is frozen by the commit that set its digest
+// (kindsFamilyDigest in familykinds_test.go names it): no profile,
+// reward, gate or model choice may look at its results.
+//
 // # Several protected flows
 //
 // The paper protects one flow; a scenario's optional "protected" list
@@ -698,6 +719,7 @@
 //	"protected_kind": {"kind": "onoff", "on": "2s", "off": "6s", "from": "30s"}
 //	"protected_kind": {"kind": "onoff", "period": "4s", "duty": 0.25, "rate": "100Mbit/s"}
 //	"protected_kind": {"kind": "rr", "request_bytes": 65536, "request_rate": 100, "arrivals": "poisson", "slo": "20ms"}
+//	"protected_kind": {"kind": "rr", "request_bytes": 32768, "request_rate": 100, "from": "40s", "request_rate_from": 10}
 //
 // Each kind is the same TCP connection of the engine (CUBIC, pacer, bucket,
 // reroute cost) behind a different application; only what the application
@@ -730,7 +752,12 @@
 //     completion time runs from its issue to then, plus the one-way
 //     propagation delay BaseRTT/2, so the queueing delay on the uplinks,
 //     the window's ramp and retransmission timeouts all show in it. The
-//     objective slo defaults to BaseRTT + 10 ms (DefaultSLOMargin).
+//     objective slo defaults to BaseRTT + 10 ms (DefaultSLOMargin). With
+//     from and request_rate_from (both or neither) the request rate
+//     changes once: the first gap between requests that starts at or
+//     after from is drawn at request_rate_from, so a demand can drop (or
+//     rise) mid-episode; without them the flow's episodes are what they
+//     were before the fields existed.
 //
 // Modelling choices, not hypotheses about the testbed (the paper has no
 // such flows): a rate flow's lost demand is not caught up; rr's bytes are
@@ -747,10 +774,27 @@
 // window and CUBIC at 50 ms takes seconds to grow the rest, so a 3 s burst
 // stays near 3/4 of its rate even on a clean switch (O1: 65–72 s of the
 // 72 s of bursts below 90% under every policy), and the onoff objective
-// there compares policies rather than meeting a target. The built-ins R1,
-// O1, V1 (S1 with an rr, an onoff and a rate flow) and T1 (no congestion;
-// the flow's demand drops 20 s into the window, so no move is right) use
-// these kinds.
+// there compares policies rather than meeting a target.
+//
+// Built-in kind scenarios ("proflow evaluate -scenarios kinds"):
+//
+//   - R1–R12, V1–V12, O1–O12: S1–S12 with an rr flow (32 KiB requests,
+//     100 a second, Poisson), a rate flow (96 Mbit/s) and an onoff flow
+//     (3 s bursts at 100 Mbit/s, 2 s gaps, from the start of the window);
+//     congesters and timing are S<n>'s unchanged (a test holds each to
+//     S<n> plus exactly the kind of R1, V1 or O1).
+//   - T1, T2, T3, traps with no congestion in which the flow's own demand
+//     drops, so no move is right: T1 an onoff flow turning to 1 s bursts
+//     every 5 s 20 s into the window; T2 an rr flow whose request rate
+//     drops from 100 to 10 a second 20 s into the window; T3 an onoff flow
+//     turning to bursts of duty 0.5 every 4 s 40 s into the window.
+//   - Q1, a slow queue: capped hosts (96 Mbit/s each) arrive on the rr
+//     flow's switch every 10 s, the load passes C at the second and the
+//     bucket runs dry about a minute after the last (testbed: near 86 s),
+//     after which completion times climb far above the objective. Q2,
+//     harmless: the same ramp stopping after two hosts, the bucket keeping
+//     tokens to the end, and a capped host just under C on every other
+//     switch, so that no switch is cleaner and no move is right.
 //
 // Latency in the flow sample. Every kind's sample carries the flow's RTT
 // as its sender's TCP stack keeps it: SmoothedRTT, Linux's srtt (gain 1/8

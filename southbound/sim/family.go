@@ -71,15 +71,19 @@ func FamilyScenario(name string) (*Scenario, error) {
 }
 
 // LookupScenario returns a fresh copy of the scenario name: a built-in (see
-// BuiltinScenario) or a member of the held-out family (see FamilyScenario).
+// BuiltinScenario), a member of the held-out family (see FamilyScenario)
+// or of the held-out kinds family (see KindsFamilyScenario).
 func LookupScenario(name string) (*Scenario, error) {
 	if strings.HasPrefix(name, FamilyPrefix) {
 		if _, err := strconv.Atoi(name[len(FamilyPrefix):]); err == nil {
 			return FamilyScenario(name)
 		}
 	}
+	if kindsLookup(name) {
+		return KindsFamilyScenario(name)
+	}
 	if _, err := BuiltinScenarioJSON(name); err != nil {
-		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s) or a held-out one (%s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize)
+		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s) or a held-out one (%s1..%s%d, %s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize)
 	}
 	return BuiltinScenario(name)
 }
