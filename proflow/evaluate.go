@@ -45,7 +45,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	latency := fs.String("latency", dropCalibrate, `latency-threshold's settings: "calibrate" (on the profile's congestion-free traffic of every kind of flow, as proflow calibrate does) or a LatencyThresholdConfig JSON `+"`FILE`")
 	model := fs.String("model", defaultModel, "model file of the agent")
 	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "heldout" (H1..H64), a list "S1,S5,H3" or a range "S1-S10", "H1-H64" (with -scenario-file and no -scenarios: none)`)
+	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (H1..H64), "heldout-kinds" (K1..K64), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
 	repeats := fs.Int("repeats", 3, "repeats per scenario and policy")
@@ -416,30 +416,40 @@ func splitList(s string) []string {
 	return out
 }
 
-// selectScenarios resolves "all" (the built-ins), "heldout" (the held-out
-// family H1..H64, southbound/sim's package documentation), a comma list and
-// "S1-S10" or "H1-H64" style ranges (both ends in the same list), then adds
-// the user's files. A name or range that is neither built in nor held out,
+// selectScenarios resolves "all" (the built-ins), "kinds" (the built-ins
+// whose protected flow is not bulk), "heldout" (the held-out family
+// H1..H64, southbound/sim's package documentation), "heldout-kinds" (the
+// held-out kinds family K1..K64), a comma list and "S1-S10", "H1-H64" or
+// "K1-K64" style ranges (both ends in the same list), then adds the user's
+// files. A name or range that is neither built in nor held out,
 // or an empty selection, is a usage error.
 func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits) ([]*sim.Scenario, error) {
 	var names []string
-	builtins, family := sim.BuiltinScenarios(), sim.FamilyScenarios()
+	builtins, family, kinds := sim.BuiltinScenarios(), sim.FamilyScenarios(), sim.KindsFamilyScenarios()
 	for _, item := range splitList(sel) {
 		switch {
 		case item == "all":
 			names = append(names, builtins...)
+		case item == "kinds":
+			for _, n := range builtins {
+				if sc, err := sim.BuiltinScenario(n); err == nil && len(sc.Protected) == 0 && !sc.ProtectedKind.IsBulk() {
+					names = append(names, n)
+				}
+			}
 		case item == "heldout":
 			names = append(names, family...)
+		case item == "heldout-kinds":
+			names = append(names, kinds...)
 		case strings.Contains(item, "-"):
 			from, to, _ := strings.Cut(item, "-")
 			var span []string
-			for _, list := range [][]string{builtins, family} {
+			for _, list := range [][]string{builtins, family, kinds} {
 				if i, j := indexOf(list, from), indexOf(list, to); i >= 0 && j >= i {
 					span = list[i : j+1]
 				}
 			}
 			if span == nil {
-				return nil, fmt.Errorf("-scenarios: range %q, want two built-in names in order (built-ins: %s) or two held-out ones (%s..%s): %w", item, strings.Join(builtins, " "), family[0], family[len(family)-1], errUsage)
+				return nil, fmt.Errorf("-scenarios: range %q, want two built-in names in order (built-ins: %s) or two held-out ones (%s..%s or %s..%s): %w", item, strings.Join(builtins, " "), family[0], family[len(family)-1], kinds[0], kinds[len(kinds)-1], errUsage)
 			}
 			names = append(names, span...)
 		default:

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/proflow-sdn/proflow/southbound/sim"
+)
+
+// "kinds" selects the built-in kind scenarios, "heldout-kinds" and
+// K1-K64 the held-out kinds family, and "all" every built-in, the kind
+// scenarios among them.
+func TestSelectKindScenarios(t *testing.T) {
+	cfg, lim := sim.DefaultConfig(), sim.DefaultLimits()
+	names := func(sel string) []string {
+		t.Helper()
+		scs, err := selectScenarios(sel, nil, cfg, lim)
+		if err != nil {
+			t.Fatalf("selectScenarios(%q): %v", sel, err)
+		}
+		var out []string
+		for _, sc := range scs {
+			out = append(out, sc.Name)
+		}
+		return out
+	}
+	var want []string
+	for _, n := range sim.BuiltinScenarios() {
+		if strings.ContainsAny(n[:1], "OQRTV") {
+			want = append(want, n)
+		}
+	}
+	if got := names("kinds"); !slices.Equal(got, want) || len(got) != 3*12+5 {
+		t.Errorf("selectScenarios(kinds) = %v, want the %d built-ins O*, Q*, R*, T*, V* %v", got, 3*12+5, want)
+	}
+	for _, sel := range []string{"heldout-kinds", "K1-K64"} {
+		if got := names(sel); !slices.Equal(got, sim.KindsFamilyScenarios()) || len(got) != 64 {
+			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.KindsFamilyScenarios()", sel, got)
+		}
+	}
+	if got, want := names("R5,K3-K5,Q1"), []string{"R5", "K3", "K4", "K5", "Q1"}; !slices.Equal(got, want) {
+		t.Errorf("selectScenarios(R5,K3-K5,Q1) = %v, want %v", got, want)
+	}
+	all := names("all")
+	if !slices.Equal(all, sim.BuiltinScenarios()) {
+		t.Errorf("selectScenarios(all) = %v, want the built-ins %v", all, sim.BuiltinScenarios())
+	}
+	for _, n := range append(want, "S1", "C2", "M4") {
+		if !slices.Contains(all, n) {
+			t.Errorf("selectScenarios(all) lacks %s", n)
+		}
+	}
+	for _, n := range all {
+		if n[0] == 'K' || n[0] == 'H' {
+			t.Errorf("selectScenarios(all) has %s, want built-ins only", n)
+		}
+	}
+	for _, sel := range []string{"K65", "K0", "K5-K3", "S1-K3", "H1-K3"} {
+		if _, err := selectScenarios(sel, nil, cfg, lim); !errors.Is(err, errUsage) {
+			t.Errorf("selectScenarios(%q) = %v, want a usage error", sel, err)
+		}
+	}
+}
+
+// The demo keeps the built-ins it ran before the kind scenarios R2–R12,
+// V2–V12, O2–O12, T2, T3, Q1 and Q2 were added.
+func TestDemoScenarios(t *testing.T) {
+	scs, err := selectScenarios(demoScenarios, nil, sim.DefaultConfig(), sim.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, sc := range scs {
+		got = append(got, sc.Name)
+	}
+	for _, n := range sim.BuiltinScenarios() {
+		if !strings.ContainsAny(n[:1], "OQRTV") || slices.Contains([]string{"O1", "R1", "T1", "V1"}, n) {
+			want = append(want, n)
+		}
+	}
+	if !slices.Equal(got, want) || len(got) != 32 {
+		t.Errorf("demo scenarios %v, want the 32 built-ins %v", got, want)
+	}
+}
