@@ -588,9 +588,10 @@
 // datacenter profile's 1.85 GB runs dry 20 s before the end at the
 // latest) and 3 stopping with the flow's demand below 90% of C (the
 // bucket never drains). The protected flow starts on each of agg1–agg4
-// in at least 10 members. The family is frozen by the commit that set its digest
-// (kindsFamilyDigest in familykinds_test.go names it): no profile,
-// reward, gate or model choice may look at its results.
+// in at least 10 members. The family is frozen: commit db57b02 set the
+// digest of its JSON (kindsFamilyDigest in familykinds_test.go) and is
+// its freeze point. No profile, reward, gate or model choice may look at
+// its results.
 //
 // # Several protected flows
 //

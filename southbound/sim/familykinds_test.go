@@ -15,8 +15,8 @@ import (
 
 // kindsFamilyDigest is the SHA-256 of the kinds family's JSON, every
 // member's json.MarshalIndent(sc, "", "  ") and a newline, in order: the
-// family as frozen by the commit that set it (package documentation,
-// "Held-out family"). A test failing here means the family changed; it
+// family as frozen by commit db57b02 (package documentation, "Held-out
+// family"). A test failing here means the family changed; it
 // must not change, so fix the change, not this constant.
 const kindsFamilyDigest = "277c3b9d7b250c6b4aea34c21e978ddc4095139828db3f901b5d344dfd6589b9"
 
