@@ -192,18 +192,20 @@ func demoFamily(ctx context.Context, e *env, cfg sim.Config, family []*sim.Scena
 }
 
 // demoPolicies returns the demo's policies on a profile: static, reactive,
-// crowd, throughput-drop (calibrated on the profile's congestion-free
-// traffic), the oracle and, when the profile's model exists, the agent;
-// and the report's notes.
+// crowd, throughput-drop and latency-threshold (both calibrated on the
+// profile's congestion-free traffic), the oracle and, when the profile's
+// model exists, the agent; and the report's notes.
 func demoPolicies(ctx context.Context, e *env, cfg sim.Config, parallel int) ([]eval.PolicySpec, []string, error) {
 	var specs []eval.PolicySpec
 	notes := []string{fmt.Sprintf("Simulator profile %s (%s).", cfg.Name, cfg.Digest())}
-	for _, name := range []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.OracleName} {
+	calibrated := map[string]func(ctx context.Context, cmd, value string, cfg sim.Config, parallel int) (eval.PolicySpec, string, error){
+		eval.ThroughputDropName: throughputDropSpec, eval.LatencyThresholdName: latencyThresholdSpec}
+	for _, name := range []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.LatencyThresholdName, eval.OracleName} {
 		var spec eval.PolicySpec
 		var err error
-		if name == eval.ThroughputDropName {
+		if build, ok := calibrated[name]; ok {
 			var note string
-			if spec, note, err = throughputDropSpec(ctx, "demo", dropCalibrate, cfg, parallel); err != nil {
+			if spec, note, err = build(ctx, "demo", dropCalibrate, cfg, parallel); err != nil {
 				return nil, nil, err
 			}
 			notes = append(notes, note)

@@ -22,7 +22,7 @@ const everyProfileText = "One line per policy and profile: the mean of the per-s
 // yardstickText heads the demo's table of the agent against the strongest
 // deployable baseline.
 const yardstickText = "## Every profile: the agent against the strongest deployable baseline\n\n" +
-	"The yardstick is the strongest deployable policy (static, reactive, crowd, throughput-drop) of each scenario, not the paper's reactive " +
+	"The yardstick is the strongest deployable policy (static, reactive, crowd, throughput-drop, latency-threshold) of each scenario, not the paper's reactive " +
 	"baseline. Per profile and scenario set: the agent's mean and the strongest's (a per-scenario envelope) with the gain's scenario-bootstrap " +
 	"interval; the best single rule over the set and the gain over it; per-scenario verdicts (paired by seed, t interval); the scenarios where " +
 	"the agent's mean is more than 2% below the strongest's; the share of the oracle's lead over the strongest the agent closes; and the mean " +
