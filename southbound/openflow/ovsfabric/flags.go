@@ -178,11 +178,12 @@ func (f *CommandFlags) Experiment(cfg Config, out io.Writer) (Experiment, error)
 // Policies are the policies a real episode runs: the reference policies and
 // the learned agent (the oracle reads the simulator's scenario, so it has no
 // place on a real fabric).
-var Policies = []string{"static", "reactive", "crowd", eval.ThroughputDropName, "agent"}
+var Policies = []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.LatencyThresholdName, "agent"}
 
 // PolicyNamed returns the policy name for real episodes: a reference policy
-// (eval.ReferencePolicy; throughput-drop with its testbed calibration,
-// policy.DefaultThroughputDropConfig) or, for "agent", the learned agent of the model
+// (eval.ReferencePolicy; throughput-drop and latency-threshold with their
+// testbed calibrations, policy.DefaultThroughputDropConfig and
+// policy.DefaultLatencyThresholdConfig) or, for "agent", the learned agent of the model
 // file behind the gate of gateFile, or the gate the model records when
 // gateFile is empty (eval.AgentPolicy).
 func PolicyNamed(name, model, gateFile string, topo proflow.Topology) (eval.PolicySpec, error) {

@@ -195,7 +195,7 @@ func TestLoadScenario(t *testing.T) {
 
 func TestPolicyNamed(t *testing.T) {
 	topo := ovsfabric.DefaultScale().Topology()
-	for _, name := range []string{"static", "reactive", "crowd"} {
+	for _, name := range []string{"static", "reactive", "crowd", "throughput-drop", "latency-threshold"} {
 		p, err := ovsfabric.PolicyNamed(name, "", "", topo)
 		if err != nil || p.Name != name || p.New == nil {
 			t.Errorf("PolicyNamed(%s) = %+v, %v", name, p, err)
