@@ -115,6 +115,37 @@
 // binary) that starts traffic must call MaybeRunTraffic first thing in main
 // (or TestMain).
 //
+// # Flow kinds
+//
+// The protected flow runs the kind its scenario gives it (package sim's
+// FlowKind, the same protected_kind JSON), scaled by Scale.Kind:
+//
+//   - bulk: one connection paced at the bulk rate (Plan.ProtectedRate),
+//     always backlogged.
+//   - rate: one connection paced at the kind's rate, a constant bitrate.
+//   - onoff: the same pacing during bursts (FlowKind.Sending, its cycle
+//     counted from the sender's start: the episode's), nothing in the
+//     gaps; each burst's pacing starts afresh, so a burst does not catch
+//     up on the gap before it.
+//   - rr: one connection; a request of RequestBytes is due every
+//     1/RequestRate seconds (periodic) or as a Poisson process seeded from
+//     the episode's seed, and is written when due, after the earlier ones.
+//     The sink answers every RequestBytes it receives with an 8-byte
+//     acknowledgement (the request's number); the client takes each
+//     request's completion time from when it was due to when its
+//     acknowledgement arrived, and reports every control interval the
+//     completions, their median and 99th percentile (RRReport; the oldest
+//     request still outstanding counts with its age so far).
+//
+// Experiment.Run reads the protected flow's latency into its telemetry: a
+// hostagent.Agent reads the sender's TCP_INFO in its namespace
+// (Fabric.NetNSPath) every 10 ms and, through its HTTP client, writes
+// FlowSample.SmoothedRTT and RTTP99 (the window's srtt percentile, package
+// hostagent says exactly what it is); an rr flow's latest report writes
+// CompletionP99 and Completions. Every kind gets the first two, so every
+// trace has them. The trace's protected_kind label (LabelProtectedKind)
+// records the kind as run.
+//
 // # Experiments
 //
 // Experiment.Run is one closed-loop episode: a scenario of the simulator

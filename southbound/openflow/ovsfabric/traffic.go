@@ -306,7 +306,7 @@ type SenderConfig struct {
 	// above; onoff writes only in its bursts (sim.FlowKind.Sending,
 	// counted from the sender's start), each burst paced at
 	// RateBytesPerSec from its own start; rr runs the request/response
-	// client of package documentation's "Flow kinds" on one connection
+	// client of the package documentation's "Flow kinds" on one connection
 	// (Streams and RateBytesPerSec unused) and reports on
 	// Sender.Reports. An rr flow's sink must answer (SinkConfig.ReplyEvery).
 	Kind sim.FlowKind
