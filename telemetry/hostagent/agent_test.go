@@ -369,6 +369,21 @@ func TestClientErrors(t *testing.T) {
 	if _, err := hostagent.Wrap(nil, nil); err == nil {
 		t.Error("Wrap(nil, nil) succeeded")
 	}
+	// Wrap: the other telemetry's sample, then the agent's RTTs in it.
+	tel, err := hostagent.Wrap(proflow.TelemetryFunc(func(_ context.Context, o *proflow.Observation) error {
+		o.Flow = proflow.FlowSample{Throughput: 2e6, SmoothedRTT: 9}
+		return nil
+	}), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs = &proflow.Observation{}
+	if err := tel.Collect(context.Background(), obs); err != nil {
+		t.Fatal(err)
+	}
+	if want := (proflow.FlowSample{Throughput: 2e6, SmoothedRTT: 0.014, RTTP99: 0.014}); obs.Flow != want {
+		t.Errorf("wrapped: %+v, want %+v", obs.Flow, want)
+	}
 }
 
 func TestDecodeReport(t *testing.T) {

@@ -112,7 +112,7 @@ func runRR(addr string, bindPort int, cc string, k sim.FlowKind, seed uint64, re
 		return fmt.Errorf("rr: request of %d bytes at %v per second, want a positive size and rate", k.RequestBytes, k.RequestRate)
 	}
 	cl := &rrClient{}
-	go cl.report(os.Stdout, report)
+	go cl.report(nil, os.Stdout, report) // until the process ends
 	gap := time.Duration(float64(time.Second) / k.RequestRate)
 	rng := rand.New(rand.NewPCG(seed, 0x7272636c69656e74))
 	wait := func() time.Duration {
@@ -198,12 +198,19 @@ func (cl *rrClient) readAcks(c net.Conn) error {
 	}
 }
 
-// report writes an RRReport to w every interval, forever.
-func (cl *rrClient) report(w io.Writer, every time.Duration) {
+// report writes an RRReport to w every interval until stop closes.
+func (cl *rrClient) report(stop <-chan struct{}, w io.Writer, every time.Duration) {
 	enc := json.NewEncoder(w)
 	t := time.NewTicker(every)
+	defer t.Stop()
 	var xs []float64
-	for now := range t.C {
+	for {
+		var now time.Time
+		select {
+		case <-stop:
+			return
+		case now = <-t.C:
+		}
 		cl.mu.Lock()
 		xs = append(xs[:0], cl.done...)
 		n := len(xs)
