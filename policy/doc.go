@@ -17,6 +17,21 @@
 //     run and fabric evaluate do.
 //   - Crowd: reroutes once the flow count of the flow's switch exceeds a
 //     threshold (5 flow-table entries).
+//   - ThroughputDrop: reroutes once the protected flow's own throughput
+//     stays below a fraction (0.9) of its learnt healthy level for two
+//     samples, to the least stressed switch.
+//   - LatencyThreshold: reroutes once the protected flow's own latency (a
+//     request/response flow's completion-time p99, else its RTT p99, else
+//     its smoothed RTT) stays above a ratio (1.1 for completion times,
+//     1.15 for round trips) of the lowest it has shown for two samples, to
+//     the same switch ThroughputDrop picks. A flow whose application asks
+//     for less (an onoff flow going idle) does not wait longer, so it does
+//     not move one.
+//
+// ThroughputDrop's and LatencyThreshold's defaults are the testbed
+// profile's calibration on congestion-free traffic (policy/eval,
+// proflow calibrate); both share a cooldown that doubles for each move made
+// before the flow recovered from the previous one.
 //
 // Each type's documentation states its rule, its destination choice and its
 // parameters with their defaults.
@@ -53,7 +68,8 @@
 //
 // # Concurrency
 //
-// Static is safe for concurrent use. Reactive, Crowd, Gate and Agent keep
+// Static is safe for concurrent use. Reactive, Crowd, ThroughputDrop,
+// LatencyThreshold, Gate and Agent keep
 // state or buffers between steps and must be used by one controller (one
 // goroutine) at a time; Agent.Clone gives another goroutine its own agent
 // sharing the weights. Score and Admit do not allocate in the steady state.

@@ -449,6 +449,12 @@ func flowParts(c *Config, topo proflow.Topology) (proflow.FlowParts, error) {
 			return parts, &FieldError{Path: "policy.throughput_drop", Problem: err.Error()}
 		}
 		parts.Policy = func(proflow.ProtectedFlow) (proflow.Policy, error) { return policy.NewThroughputDrop(tc) }
+	case "latency-threshold":
+		lc, err := pc.LatencyThreshold.config()
+		if err != nil {
+			return parts, &FieldError{Path: "policy.latency_threshold", Problem: err.Error()}
+		}
+		parts.Policy = func(proflow.ProtectedFlow) (proflow.Policy, error) { return policy.NewLatencyThreshold(lc) }
 	case "agent":
 		// The agent and the gate its model was evaluated behind; no model
 		// path runs the default model embedded in the binary.

@@ -236,7 +236,8 @@ type FlowConfig struct {
 
 // PolicyConfig is the placement policy.
 type PolicyConfig struct {
-	// Kind is agent, reactive, crowd, throughput-drop or static.
+	// Kind is agent, reactive, crowd, throughput-drop, latency-threshold or
+	// static.
 	Kind string `yaml:"kind"`
 	// Model is the agent's model file; absent, the default model embedded
 	// in the binary (package models: the testbed profile's
@@ -249,6 +250,9 @@ type PolicyConfig struct {
 	// testbed profile's calibration); proflow calibrate prints the settings
 	// for a fabric's own congestion-free traffic.
 	ThroughputDrop *ThroughputDropConfig `yaml:"throughput_drop,omitempty"`
+	// LatencyThreshold overrides policy.DefaultLatencyThresholdConfig (the
+	// testbed profile's calibration) likewise.
+	LatencyThreshold *LatencyThresholdConfig `yaml:"latency_threshold,omitempty"`
 }
 
 // ThroughputDropConfig is policy.ThroughputDropConfig in YAML; zero fields
@@ -258,6 +262,15 @@ type ThroughputDropConfig struct {
 	Consecutive int           `yaml:"consecutive,omitempty"`
 	Cooldown    time.Duration `yaml:"cooldown,omitempty"`
 	Smoothing   float64       `yaml:"smoothing,omitempty"`
+}
+
+// LatencyThresholdConfig is policy.LatencyThresholdConfig in YAML; zero
+// fields keep the defaults.
+type LatencyThresholdConfig struct {
+	Ratio           float64       `yaml:"ratio,omitempty"`
+	CompletionRatio float64       `yaml:"completion_ratio,omitempty"`
+	Consecutive     int           `yaml:"consecutive,omitempty"`
+	Cooldown        time.Duration `yaml:"cooldown,omitempty"`
 }
 
 // ReactiveConfig is policy.ReactiveConfig in YAML; zero fields keep the
@@ -437,7 +450,7 @@ const (
 
 // Policy kinds and joint modes.
 var (
-	policyKinds = []string{"agent", "reactive", "crowd", "throughput-drop", "static"}
+	policyKinds = []string{"agent", "reactive", "crowd", "throughput-drop", "latency-threshold", "static"}
 	jointModes  = []string{"independent", "greedy"}
 	logLevels   = []string{"debug", "info", "warn", "error"}
 	logFormats  = []string{"text", "json"}
@@ -841,12 +854,10 @@ func (c *Config) checkPolicy(p *problems) {
 		checkReference(p, "crowd", pc.Kind, "threshold_flows", r.ThresholdFlows, r.Consecutive, r.Cooldown)
 	}
 	if r := pc.ThroughputDrop; r != nil {
-		if pc.Kind != "throughput-drop" {
-			p.add("policy.throughput_drop", "set with policy.kind %s, want it only with throughput-drop", pc.Kind)
-		}
-		if _, err := r.config(); err != nil {
-			p.add("policy.throughput_drop", "%v", err)
-		}
+		checkSelfSignal(p, "throughput_drop", "throughput-drop", pc.Kind, r.config)
+	}
+	if r := pc.LatencyThreshold; r != nil {
+		checkSelfSignal(p, "latency_threshold", "latency-threshold", pc.Kind, r.config)
 	}
 	if g := c.Gate; g != nil {
 		if pc.Kind != "agent" {
@@ -988,6 +999,33 @@ func ReadFlowsFile(path string, needSwitch bool, topo *TopologyConfig) ([]FlowCo
 		return nil, fmt.Errorf("serve: flows file %s: %w", path, err)
 	}
 	return fs, nil
+}
+
+// checkSelfSignal checks the overrides policy.KEY of the policy kind: set
+// only with that policy.kind, and valid (config).
+func checkSelfSignal[T any](p *problems, key, kind, got string, config func() (T, error)) {
+	if got != kind {
+		p.add("policy."+key, "set with policy.kind %s, want it only with %s", got, kind)
+	}
+	if _, err := config(); err != nil {
+		p.add("policy."+key, "%v", err)
+	}
+}
+
+// config returns the policy's settings: the defaults with the fields set
+// here, validated.
+func (r *LatencyThresholdConfig) config() (policy.LatencyThresholdConfig, error) {
+	c := policy.DefaultLatencyThresholdConfig()
+	if r != nil {
+		c.Ratio = orFloat(r.Ratio, c.Ratio)
+		c.CompletionRatio = orFloat(r.CompletionRatio, c.CompletionRatio)
+		c.Consecutive = orInt(r.Consecutive, c.Consecutive)
+		c.Cooldown = orDur(r.Cooldown, c.Cooldown)
+	}
+	if r != nil && (r.Consecutive < 0 || r.Cooldown < 0 || r.Ratio < 0 || r.CompletionRatio < 0) {
+		return c, fmt.Errorf("ratio %v, completion_ratio %v, consecutive %d, cooldown %v: want non-negative values (0 keeps a default)", r.Ratio, r.CompletionRatio, r.Consecutive, r.Cooldown)
+	}
+	return c, c.Validate()
 }
 
 // config returns the policy's settings: the defaults with the fields set
