@@ -129,6 +129,7 @@ func (s *Summary) WriteMarkdown(w io.Writer, title string) error {
 	b.WriteString("\n")
 	s.writeKinds(&b)
 	s.writeStrongest(&b)
+	s.writeKindYardsticks(&b)
 
 	if len(s.Comparisons) > 0 {
 		fmt.Fprintf(&b, "## Comparison with %s\n\n", o.Baseline)
@@ -189,8 +190,9 @@ func pval(p float64) string {
 }
 
 // WriteCSV writes cells.csv, comparisons.csv, episodes.csv,
-// scenario_diffs.csv (Comparison.PerScenario) and strongest.csv
-// (StrongestComparison.PerScenario) into dir.
+// scenario_diffs.csv (Comparison.PerScenario), strongest.csv
+// (StrongestComparison.PerScenario) and kinds.csv (KindYardstick.PerScenario)
+// into dir.
 func (s *Summary) WriteCSV(dir string) error {
 	cells := [][]string{{"scenario", "policy", "repeats", "mean_throughput_Bps", "min_throughput_Bps", "max_throughput_Bps",
 		"fired", "first_reroute_s", "second_fired", "second_reroute_s", "overflow_at_reroute_Bps", "degraded", "degradation_s", "lead_s", "reroutes", "destinations",
@@ -239,7 +241,7 @@ func (s *Summary) WriteCSV(dir string) error {
 		}
 	}
 	for name, rows := range map[string][][]string{"cells.csv": cells, "comparisons.csv": cmps, "episodes.csv": eps, "scenario_diffs.csv": diffs,
-		"strongest.csv": strongest} {
+		"strongest.csv": strongest, "kinds.csv": s.kindRows()} {
 		if err := writeCSV(filepath.Join(dir, name), rows); err != nil {
 			return err
 		}

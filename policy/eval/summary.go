@@ -213,6 +213,10 @@ type Summary struct {
 	// agent, the oracle) against the strongest deployable one of each
 	// scenario.
 	StrongestComparisons []StrongestComparison `json:"strongest_comparisons,omitempty"`
+	// KindYardsticks set every policy that is not deployable against the
+	// deployable ones on the objective of each kind of flow other than
+	// bulk (SLO-violation seconds), one per kind and candidate.
+	KindYardsticks []KindYardstick `json:"kind_yardsticks,omitempty"`
 	// Notes are printed at the top of the report (warnings such as a model
 	// trained on another profile).
 	Notes []string `json:"notes,omitempty"`
@@ -310,6 +314,9 @@ func Summarize(eps []*Episode, opt Options) (*Summary, error) {
 		}
 	}
 	if err := s.strongest(); err != nil {
+		return nil, err
+	}
+	if err := s.kindYardsticks(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -441,11 +448,18 @@ func (s *Summary) compare(candidate string, rng *rand.Rand) (Comparison, error) 
 // (traces merged from several runs) pairs nothing: which of its episodes
 // belongs with which is unknown.
 func (s *Summary) scenarioDiff(sc, candidate, baseline string) (ScenarioDiff, error) {
+	return s.scenarioDiffOf(sc, candidate, baseline, func(e *Episode) float64 { return e.meanThroughput(s.Options.Window) })
+}
+
+// scenarioDiffOf is scenarioDiff of another per-episode metric, higher
+// better: the verdict is "better" when the candidate's metric is above
+// the baseline's.
+func (s *Summary) scenarioDiffOf(sc, candidate, baseline string, metric func(*Episode) float64) (ScenarioDiff, error) {
 	opt := s.Options
 	bySeed := func(p string) map[uint64][]float64 {
 		m := map[uint64][]float64{}
 		for _, e := range s.Episodes[[2]string{sc, p}] {
-			m[e.Seed] = append(m[e.Seed], e.meanThroughput(opt.Window))
+			m[e.Seed] = append(m[e.Seed], metric(e))
 		}
 		return m
 	}

@@ -1,0 +1,91 @@
+package eval
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proflow-sdn/proflow/southbound/sim"
+)
+
+// rrEpisode is an rr episode whose latency is above its 15 ms SLO for
+// `late` of its 1 s samples in the window, with the given moves.
+func rrEpisode(sc, pol string, rep int, late int, moves ...float64) *Episode {
+	e := episode(sc, pol, rep, 3e6, 3e6, 500, moves...)
+	e.Kind, e.SLO = sim.KindRR, 0.015
+	n := 0
+	for _, t := range e.T {
+		v := 0.010
+		if t >= 0 && n < late {
+			v, n = 0.5, n+1
+		}
+		e.Latency = append(e.Latency, v)
+	}
+	return e
+}
+
+// TestKindYardstick: over two rr scenarios the best rule is the one with
+// the fewest SLO seconds over both, the strongest the fewest in each; the
+// agent's ratios, verdicts, and its moves in the trap (where the oracle
+// stays) are counted, and the report and kinds.csv show them.
+func TestKindYardstick(t *testing.T) {
+	var eps []*Episode
+	for rep := range 3 {
+		eps = append(eps,
+			// A: crowd moves early, throughput-drop late; the agent as crowd.
+			rrEpisode("A", "crowd", rep, 2, 5), rrEpisode("A", "throughput-drop", rep, 20, 30), rrEpisode("A", "static", rep, 100),
+			rrEpisode("A", "agent", rep, 2, 5), rrEpisode("A", "oracle", rep, 1, 1),
+			// B, a trap: crowd moves and pays, the others stay; the agent moves once.
+			rrEpisode("B", "crowd", rep, 30, 5), rrEpisode("B", "throughput-drop", rep, 0), rrEpisode("B", "static", rep, 0),
+			rrEpisode("B", "agent", rep, 4, 10), rrEpisode("B", "oracle", rep, 0))
+	}
+	opt := DefaultOptions()
+	opt.Baseline = "static"
+	s, err := Summarize(eps, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agent *KindYardstick
+	for i := range s.KindYardsticks {
+		if y := &s.KindYardsticks[i]; y.Candidate == "agent" && y.Kind == sim.KindRR {
+			agent = y
+		}
+	}
+	if agent == nil {
+		t.Fatalf("no rr yardstick for the agent in %+v", s.KindYardsticks)
+	}
+	// Means over A and B: crowd (2+30)/2 = 16, throughput-drop 10, static
+	// 50: the best rule is throughput-drop; the strongest 2 in A, 0 in B.
+	if agent.BestRule != "throughput-drop" || agent.BestRuleSLO != 10 || agent.StrongestSLO != 1 || agent.CandidateSLO != 3 {
+		t.Errorf("best rule %s (%v s), strongest %v s, agent %v s; want throughput-drop (10 s), 1 s, 3 s", agent.BestRule, agent.BestRuleSLO, agent.StrongestSLO, agent.CandidateSLO)
+	}
+	if math.Abs(agent.Ratio-0.3) > 1e-9 || math.Abs(agent.StrongestRatio-3) > 1e-9 || !(agent.RatioLo <= agent.Ratio && agent.Ratio <= agent.RatioHi) {
+		t.Errorf("ratios %v [%v, %v] and %v; want 0.3 inside its interval and 3", agent.Ratio, agent.RatioLo, agent.RatioHi, agent.StrongestRatio)
+	}
+	if agent.Better != 0 || agent.Ties != 1 || agent.Worse != 1 {
+		t.Errorf("better/tie/worse %d/%d/%d, want 0/1/1 (level with crowd in A, 4 s against 0 in B)", agent.Better, agent.Ties, agent.Worse)
+	}
+	if len(agent.Traps) != 1 || agent.Traps[0] != "B" || agent.TrapMoves != 1 {
+		t.Errorf("traps %v, trap moves %v; want [B] and 1", agent.Traps, agent.TrapMoves)
+	}
+	var b strings.Builder
+	if err := s.WriteMarkdown(&b, "kinds"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| rr | agent | 2 | 3.0 | throughput-drop | 10.0 | 0.30× |"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+	dir := t.TempDir()
+	if err := s.WriteCSV(dir); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := os.ReadFile(filepath.Join(dir, "kinds.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rr,agent,B,throughput-drop,0,4,3,-4,-4,-4,worse\n"; !strings.Contains(string(rows), want) {
+		t.Errorf("kinds.csv lacks %q:\n%s", want, rows)
+	}
+}
