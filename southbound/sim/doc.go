@@ -174,6 +174,10 @@
 //   - ElephantRate e_k: the summed rate through k of the host pairs whose
 //     rate through k over the interval exceeds ElephantFraction × C (10%,
 //     2.5 MB/s). f_p at full rate is an elephant.
+//   - QueueBytes q_k: the bytes waiting in the drop-tail queues of k's
+//     bucketed uplinks at the end of the interval (tc's qdisc backlog, a
+//     gauge). It stays 0 while a bucket holds tokens (the uplink then runs
+//     at the link rate) and fills once the counted reserve is gone.
 //
 // Per leaf ℓ in L: IngressRate λ_ℓ, the congestion traffic its hosts send
 // into it (bytes/s out of their access links, f_p and every other
@@ -184,8 +188,10 @@
 // Flow.CongestionRate F = Σ λ_ℓ.
 //
 // Measurement noise: every rate and overflow reading is multiplied by
-// 1 + NoiseLevel·N(0,1) (2%), clamped at zero; flow counts are exact (they
-// are read from flow tables). Truth returns the sample without noise.
+// 1 + NoiseLevel·N(0,1) (2%), clamped at zero; flow counts and queue
+// backlogs are exact (they are read from flow tables and qdiscs; reading
+// the backlog draws no noise, so adding it left every other reading as it
+// was). Truth returns the sample without noise.
 //
 // # Profile datacenter: calibration
 //
