@@ -318,12 +318,26 @@ func WriteLatencyCalibration(w io.Writer, r *LatencyReport) error {
 		"Completion times first, round trips at ratio %g; then round trips, completion times at their ratio.\n\n",
 		r.Episodes, strings.Join(kinds, ", "), r.Options.Consecutive, r.Options.To)
 	b.WriteString("| ratio | false alarms, completion p99 | false alarms, round trip |\n|---|---|---|\n")
-	for i, p := range r.CompletionCurve {
-		rtt := "–"
-		if i < len(r.RTTCurve) {
-			rtt = pct(r.RTTCurve[i].FalseAlarmRate)
+	// The rows up to the first at which both curves stay at zero, then
+	// the rest of the grid in one row.
+	rate := func(c []LatencyPoint, i int) float64 {
+		if i < len(c) {
+			return c[i].FalseAlarmRate
 		}
-		fmt.Fprintf(&b, "| %g | %s | %s |\n", p.Ratio, pct(p.FalseAlarmRate), rtt)
+		return math.NaN()
+	}
+	last := 0
+	for i := range r.CompletionCurve {
+		if rate(r.CompletionCurve, i) != 0 || rate(r.RTTCurve, i) != 0 {
+			last = i + 1
+		}
+	}
+	for i, p := range r.CompletionCurve {
+		if i > last && i < len(r.CompletionCurve)-1 {
+			fmt.Fprintf(&b, "| %g – %g | 0%% | 0%% |\n", p.Ratio, r.CompletionCurve[len(r.CompletionCurve)-1].Ratio)
+			break
+		}
+		fmt.Fprintf(&b, "| %g | %s | %s |\n", p.Ratio, pct(p.FalseAlarmRate), pct(rate(r.RTTCurve, i)))
 	}
 	c := r.Config
 	fmt.Fprintf(&b, "\nLowest ratios without a false alarm: completion %g, round trip %g. Slowest settling of the latency after a move between two idle switches "+

@@ -107,10 +107,23 @@ func TestAnalyseLatency(t *testing.T) {
 	if err := WriteLatencyCalibration(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"| 1.2 | 0% | 50% |", "completion 1.1, round trip 1.3", "Settings: ratio 1.3, completion ratio 1.1, consecutive 2, cooldown 3s"} {
+	for _, s := range []string{"| 1.2 | 0% | 50% |", "| 1.4 | 0% | 0% |", "completion 1.1, round trip 1.3", "Settings: ratio 1.3, completion ratio 1.1, consecutive 2, cooldown 3s"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("calibration Markdown lacks %q:\n%s", s, b.String())
 		}
+	}
+	// On a longer grid the rows after both curves reach zero for good
+	// are one.
+	long, err := AnalyseLatency(quiet, nil, LatencyOptions{Consecutive: 2, From: 1.1, To: 2, Step: 0.1, Settle: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := WriteLatencyCalibration(&b, long); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| 1.3 | 0% | 0% |\n| 1.4 – 2 | 0% | 0% |\n") {
+		t.Errorf("long grid: want the rows from 1.4 to 2 as one:\n%s", b.String())
 	}
 	// A grid where every ratio fires is refused, naming the grid.
 	opt.To = 1.2
