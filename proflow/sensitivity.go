@@ -114,6 +114,10 @@ func runSensitivity(ctx context.Context, e *env, args []string) error {
 				var note string
 				spec, note, err = throughputDropSpec(ctx, "sensitivity", dropCalibrate, cfg, *parallel)
 				notes = append(notes, v.Name()+": "+note)
+			case eval.LatencyThresholdName:
+				var note string
+				spec, note, err = latencyThresholdSpec(ctx, "sensitivity", dropCalibrate, cfg, *parallel)
+				notes = append(notes, v.Name()+": "+note)
 			default:
 				spec, err = eval.ReferencePolicy(n)
 			}
