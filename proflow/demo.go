@@ -198,12 +198,10 @@ func demoFamily(ctx context.Context, e *env, cfg sim.Config, family []*sim.Scena
 func demoPolicies(ctx context.Context, e *env, cfg sim.Config, parallel int) ([]eval.PolicySpec, []string, error) {
 	var specs []eval.PolicySpec
 	notes := []string{fmt.Sprintf("Simulator profile %s (%s).", cfg.Name, cfg.Digest())}
-	calibrated := map[string]func(ctx context.Context, cmd, value string, cfg sim.Config, parallel int) (eval.PolicySpec, string, error){
-		eval.ThroughputDropName: throughputDropSpec, eval.LatencyThresholdName: latencyThresholdSpec}
 	for _, name := range []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.LatencyThresholdName, eval.OracleName} {
 		var spec eval.PolicySpec
 		var err error
-		if build, ok := calibrated[name]; ok {
+		if build := calibratedPolicy(name); build != nil {
 			var note string
 			if spec, note, err = build(ctx, "demo", dropCalibrate, cfg, parallel); err != nil {
 				return nil, nil, err

@@ -79,6 +79,23 @@ func latencyThresholdSpec(ctx context.Context, cmd, value string, cfg sim.Config
 	return spec, note, err
 }
 
+// calibratedSpec is the signature of throughputDropSpec and
+// latencyThresholdSpec.
+type calibratedSpec func(ctx context.Context, cmd, value string, cfg sim.Config, parallel int) (eval.PolicySpec, string, error)
+
+// calibratedPolicy returns how to build the reference policy name when its
+// settings come from a calibration (throughput-drop, latency-threshold), or
+// nil for the others.
+func calibratedPolicy(name string) calibratedSpec {
+	switch name {
+	case eval.ThroughputDropName:
+		return throughputDropSpec
+	case eval.LatencyThresholdName:
+		return latencyThresholdSpec
+	}
+	return nil
+}
+
 // readConfigFlag reads the JSON configuration file path given to flag of
 // cmd with read; what names its type in the usage error of a file that
 // cannot be read or decoded.

@@ -107,16 +107,12 @@ func runSensitivity(ctx context.Context, e *env, args []string) error {
 		var specs []eval.PolicySpec
 		for _, n := range names {
 			var spec eval.PolicySpec
-			switch n {
-			case "agent":
+			switch build := calibratedPolicy(n); {
+			case n == "agent":
 				spec, err = eval.AgentPolicy("agent", *model, policy.GateConfig{}, cfg.Topology())
-			case eval.ThroughputDropName:
+			case build != nil:
 				var note string
-				spec, note, err = throughputDropSpec(ctx, "sensitivity", dropCalibrate, cfg, *parallel)
-				notes = append(notes, v.Name()+": "+note)
-			case eval.LatencyThresholdName:
-				var note string
-				spec, note, err = latencyThresholdSpec(ctx, "sensitivity", dropCalibrate, cfg, *parallel)
+				spec, note, err = build(ctx, "sensitivity", dropCalibrate, cfg, *parallel)
 				notes = append(notes, v.Name()+": "+note)
 			default:
 				spec, err = eval.ReferencePolicy(n)
