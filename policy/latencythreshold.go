@@ -43,7 +43,8 @@ type LatencyThresholdConfig struct {
 // paths (7.5 s, request/response traffic), rounded up, plus a second. A
 // test (policy/eval) checks that the calibration still gives these
 // values. Other fabrics have other latency noise (the datacenter profile
-// calibrates to 1.5, 1.25 and 3 s): run proflow calibrate for yours.
+// calibrates to ratio 1.5, completion ratio 1.25 and a 3 s cooldown): run
+// proflow calibrate for yours.
 func DefaultLatencyThresholdConfig() LatencyThresholdConfig {
 	return LatencyThresholdConfig{Ratio: 1.15, CompletionRatio: 1.1, Consecutive: 2, Cooldown: 9 * time.Second}
 }
@@ -166,11 +167,12 @@ func FlowLatency(f proflow.FlowSample) (float64, LatencySignal) {
 // else RTTP99, else SmoothedRTT (FlowLatency). For each of the three it
 // keeps h, the healthy level: the lowest value of that kind any sample has
 // carried (the first sets it), the latency of the path with nothing
-// queued ahead of the flow. A sample
-// with ℓ > r × h (strictly; r is CompletionRatio for completion times,
-// Ratio for round trips) is high; Consecutive strictly consecutive high
-// samples fire a reroute. A sample without latency (all three zero:
-// unknown) is never high and ends the run.
+// queued ahead of the flow. A sample with ℓ > r × h of its kind
+// (strictly; r is CompletionRatio for completion times, Ratio for round
+// trips) is high; Consecutive strictly consecutive high samples fire a
+// reroute. A sample without latency (all three zero: unknown) is never
+// high and ends the run. The levels are kept across moves: the
+// aggregation paths of a fabric have the same base latency.
 //
 // When it fires, the destination is ThroughputDrop's: the switch with the
 // lowest overflow rate ξ, then the fewest flows, then the lowest transmit
