@@ -52,7 +52,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	repeats := fs.Int("repeats", 3, "repeats per scenario and policy")
 	seed := fs.Uint64("seed", 1, "base seed")
 	famRepeats := fs.Int("family-repeats", 2, "repeats per scenario and policy on the held-out family H1–H64 (0: leave the family out)")
-	famSeed := fs.Uint64("family-seed", defaultFamilySeed, "base seed of the held-out family's episodes")
+	famSeed := fs.Uint64("family-seed", defaultFamilySeed, "base seed of the held-out families' episodes")
+	kindRepeats := fs.Int("kinds-repeats", 2, "repeats per scenario and policy on the held-out kinds family K1–K64 (0: leave it out)")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
 	out := fs.String("out", "out/demo", "directory for report.md, CSV files and PNG figures")
 	if err := parseFlags(fs, "demo", args); err != nil {
@@ -63,6 +64,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	if *famRepeats < 0 {
 		return badFlag("demo", "family-repeats", fmt.Sprint(*famRepeats), "a number of repeats >= 0")
+	}
+	if *kindRepeats < 0 {
+		return badFlag("demo", "kinds-repeats", fmt.Sprint(*kindRepeats), "a number of repeats >= 0")
 	}
 	names := splitList(*profiles)
 	if len(names) == 0 {
@@ -86,12 +90,19 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
+	var kindsFamily []*sim.Scenario
+	if *kindRepeats > 0 {
+		if kindsFamily, err = selectScenarios("heldout-kinds", nil, cfgs[0], sim.DefaultLimits()); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
 	start := time.Now()
 	var main strings.Builder
-	var others, yardstick strings.Builder
+	var others, yardstick, kinds strings.Builder
 	var figs []string
 	others.WriteString("| profile | policy | mean S1–S10 (MB/s) | gain over reactive | gain CI | lead over reactive (s) | SLO (s) | moves |\n|---|---|---|---|---|---|---|---|\n")
 	yardstick.WriteString(yardstickHeader)
+	kinds.WriteString(kindTableHeader)
 	for i, cfg := range cfgs {
 		// The policies of a profile (throughput-drop calibrated, the
 		// model loaded) once, for the built-ins and the family alike.
@@ -115,6 +126,14 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			}
 			writeYardstick(&yardstick, cfg.Name, "held-out family H1–H64", *famRepeats, *famSeed, fam)
 		}
+		if len(kindsFamily) > 0 {
+			kf, err := demoSet(ctx, e, cfg, kindsFamily, specs, notes, *kindRepeats, *famSeed, *parallel, filepath.Join(*out, cfg.Name, "heldout-kinds"),
+				"held-out kinds family K1–K64", "held-out kinds")
+			if err != nil {
+				return err
+			}
+			writeKindTable(&kinds, cfg.Name, "K1–K64", *kindRepeats, *famSeed, kf)
+		}
 		title := fmt.Sprintf("proflow on the simulated fabric, profile %s", cfg.Name)
 		if i == 0 {
 			fmt.Fprintf(&main, "# proflow demo\n\nEvery policy on the built-in scenarios of the paper and one of each protected-flow kind (%s) on the simulated fabric, profile %s first (its full report below), then every profile's summary.\n\n", demoScenarios, cfg.Name)
@@ -137,7 +156,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		if _, err := fmt.Fprintf(w, "## Every profile, S1–S10\n\n%s\n\n%s\n", everyProfileText, others.String()); err != nil {
 			return err
 		}
-		_, err := fmt.Fprintf(w, "%s%s\n", yardstickText, yardstick.String())
+		if _, err := fmt.Fprintf(w, "%s%s\n", yardstickText, yardstick.String()); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%s%s\n", kindTableText, kinds.String())
 		return err
 	})
 	if err != nil {
@@ -146,6 +168,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fmt.Fprint(e.stdout, main.String())
 	fmt.Fprintf(e.stdout, "## Every profile, S1–S10\n\n%s\n\n%s\n", everyProfileText, others.String())
 	fmt.Fprintf(e.stdout, "%s%s\n", yardstickText, yardstick.String())
+	fmt.Fprintf(e.stdout, "%s%s\n", kindTableText, kinds.String())
 	fmt.Fprintf(e.stderr, "demo: %d profiles in %v; report %s, figures %s in %s\n", len(cfgs),
 		time.Since(start).Round(time.Millisecond), report, strings.Join(figs, ", "), *out)
 	return nil
@@ -177,15 +200,22 @@ func demoProfile(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenari
 // demoFamily evaluates every policy on the held-out family and writes its
 // report into dir.
 func demoFamily(ctx context.Context, e *env, cfg sim.Config, family []*sim.Scenario, specs []eval.PolicySpec, notes []string, repeats int, seed uint64, parallel int, dir string) (*eval.Summary, error) {
-	notes = append(slices.Clone(notes), fmt.Sprintf("The held-out family H1–H64 (southbound/sim, \"Held-out family\"; no profile, reward, gate or model choice looked at it), base seed %d.", seed))
-	sum, err := demoRun(ctx, e, cfg, family, specs, notes, repeats, seed, parallel, cfg.Name+" held-out")
+	return demoSet(ctx, e, cfg, family, specs, notes, repeats, seed, parallel, dir, "held-out family H1–H64", "held-out")
+}
+
+// demoSet evaluates every policy on a held-out scenario set (named set in
+// the notes and the title, label in the progress line) and writes its
+// report into dir.
+func demoSet(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenario, specs []eval.PolicySpec, notes []string, repeats int, seed uint64, parallel int, dir, set, label string) (*eval.Summary, error) {
+	notes = append(slices.Clone(notes), fmt.Sprintf("The %s (southbound/sim, \"Held-out family\"; no profile, reward, gate or model choice looked at it), base seed %d.", set, seed))
+	sum, err := demoRun(ctx, e, cfg, scs, specs, notes, repeats, seed, parallel, cfg.Name+" "+label)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	if _, err := writeReport(dir, "", fmt.Sprintf("proflow on the held-out family, profile %s", cfg.Name), sum); err != nil {
+	if _, err := writeReport(dir, "", fmt.Sprintf("proflow on the %s, profile %s", set, cfg.Name), sum); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	return sum, nil

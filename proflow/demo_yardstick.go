@@ -55,6 +55,39 @@ func writeYardstick(b *strings.Builder, profile, set string, repeats int, seed u
 		slo("agent"), slo(c.BestOverall), moves("agent"), moves(c.BestOverall))
 }
 
+// kindTableText heads the demo's per-kind table.
+const kindTableText = "## Every profile, per flow kind: the agent against the deployable rules on the kind's objective\n\n" +
+	"On the held-out kinds family (request/response, rate-limited and on/off protected flows; no choice looked at it): per profile and kind, " +
+	"the agent's SLO-violation seconds (the time its flow missed its objective: completion p99 above base RTT + 10 ms for rr, goodput below 90% of the demand for rate and onoff), " +
+	"the best single deployable rule's over the same scenarios and the ratio with its scenario-bootstrap interval (at most 0.50× is half), " +
+	"the per-scenario strongest rule's (an envelope) and the oracle's (the best a policy that reads the scenario does), the mean latency p99 and goodput, " +
+	"per-scenario verdicts against the strongest, and the agent's moves per episode in the traps where the oracle stays.\n\n"
+
+// kindTableHeader is the header of that table.
+const kindTableHeader = "| profile | scenarios | repeats, seed | kind | agent SLO (s) | best rule | its SLO (s) | ratio | CI | strongest SLO (s) | oracle SLO (s) | p99 agent / rule (ms) | goodput agent / rule (MB/s) | better / tie / worse | trap moves |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+
+// writeKindTable writes one row per kind of the agent's KindYardsticks.
+func writeKindTable(b *strings.Builder, profile, set string, repeats int, seed uint64, s *eval.Summary) {
+	n := 0
+	for _, y := range s.KindYardsticks {
+		if y.Candidate != "agent" {
+			continue
+		}
+		n++
+		ci := "–"
+		if !math.IsNaN(y.RatioLo) {
+			ci = fmt.Sprintf("[%.2f×, %.2f×]", y.RatioLo, y.RatioHi)
+		}
+		fmt.Fprintf(b, "| %s | %s (%d) | %d, %d | %s | %.1f | %s | %.1f | %.2f× | %s | %.1f | %.1f | %.0f / %.0f | %.2f / %.2f | %d / %d / %d | %.2f (%d) |\n",
+			profile, set, len(y.Scenarios), repeats, seed, y.Kind, y.CandidateSLO, y.BestRule, y.BestRuleSLO, y.Ratio, ci, y.StrongestSLO, y.OracleSLO,
+			1e3*y.CandidateP99, 1e3*y.BestRuleP99, y.CandidateGoodput/1e6, y.BestRuleGoodput/1e6, y.Better, y.Ties, y.Worse, y.TrapMoves, len(y.Traps))
+	}
+	if n == 0 {
+		fmt.Fprintf(b, "| %s | %s | %d, %d | no agent | | | | | | | | | | | |\n", profile, set, repeats, seed)
+	}
+}
+
 // cellMean is the mean over a policy's cells of one of their values.
 func cellMean(s *eval.Summary, p string, v func(eval.Cell) float64) float64 {
 	var xs []float64
