@@ -192,7 +192,11 @@ func PlanCorpus(cfg CollectConfig) ([]Plan, error) {
 			}
 			if cfg.Kinds != nil {
 				sc := p.Scenario
-				sc.ProtectedKind = drawKind(cfg.Kinds, p.Seed, time.Duration(sc.CongestionStart), time.Duration(sc.CongestionStart+sc.Window))
+				change := kindDemandChange
+				if st == StrategyKQuiet {
+					change = kindQuietChange
+				}
+				sc.ProtectedKind = drawKind(cfg.Kinds, p.Seed, time.Duration(sc.CongestionStart), time.Duration(sc.CongestionStart+sc.Window), change)
 				if err := sc.Validate(cfg.Sim); err != nil {
 					return nil, fmt.Errorf("training: plan %s-%d with kind %+v: %w", st, j, sc.ProtectedKind, err)
 				}

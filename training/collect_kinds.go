@@ -24,6 +24,9 @@ const (
 	// its cycle starts mid-episode: the flow's own demand drops with no
 	// congestion behind it (T1, T2).
 	kindDemandChange = 0.3
+	// kindQuietChange is that probability in StrategyKQuiet, whose point
+	// is the flow's own drop with nothing on the fabric.
+	kindQuietChange = 0.8
 )
 
 // validateKinds checks a CollectConfig.Kinds map.
@@ -53,7 +56,7 @@ func validateKinds(kinds map[string]float64) error {
 // corpus leaves its congestion and scripts unchanged. The flow's demand
 // may change once between the congestion start t0 and 10 s before the
 // end.
-func drawKind(kinds map[string]float64, seed uint64, t0, end time.Duration) sim.FlowKind {
+func drawKind(kinds map[string]float64, seed uint64, t0, end time.Duration, pChange float64) sim.FlowKind {
 	rng := rand.New(rand.NewPCG(seed, 0x6b696e6473)) // "kinds"
 	total := 0.0
 	for _, name := range kindNames {
@@ -71,7 +74,7 @@ func drawKind(kinds map[string]float64, seed uint64, t0, end time.Duration) sim.
 	}
 	uniform := func(lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }
 	logUniform := func(lo, hi float64) float64 { return math.Exp(uniform(math.Log(lo), math.Log(hi))) }
-	change := rng.Float64() < kindDemandChange
+	change := rng.Float64() < pChange
 	at := sim.Duration(time.Duration(uniform(t0.Seconds(), (end-10*time.Second).Seconds()) * float64(time.Second)).Round(time.Second))
 	switch kind {
 	case sim.KindRR:

@@ -78,12 +78,22 @@ const (
 	// mostly idle, and the agent learned to wait for the collapse where
 	// every candidate carried flows (training/doc.go). Share 0.16 of 1.16.
 	StrategyJTrap Strategy = "J_TRAP"
+	// StrategyKQuiet is proflow's, not the paper's: no congester anywhere;
+	// the runner reroutes to a random other switch at a random time in
+	// half the episodes and stays in the other half. With CollectConfig.Kinds
+	// the protected flow's own demand usually changes mid-episode (a
+	// request rate that falls, bursts that start): its throughput falls
+	// with nothing on the fabric, and a move only costs it its window. The
+	// congested strategies never show a drop of that kind, and an agent
+	// trained on them alone moved in the demand-drop traps (training/doc.go).
+	// Share 0 by default.
+	StrategyKQuiet Strategy = "K_QUIET"
 )
 
 // Strategies returns every strategy in the order of Table I.
 func Strategies() []Strategy {
 	return []Strategy{StrategyA, StrategyALong, StrategyAShort, StrategyB, StrategyC, StrategyD, StrategyDShort,
-		StrategyDLong, StrategyE, StrategyFStay, StrategyFLate, StrategyFEarly, StrategyGClean, StrategyHPartial, StrategyHEarly, StrategyJTrap}
+		StrategyDLong, StrategyE, StrategyFStay, StrategyFLate, StrategyFEarly, StrategyGClean, StrategyHPartial, StrategyHEarly, StrategyJTrap, StrategyKQuiet}
 }
 
 // ParseStrategy returns the strategy named s.
@@ -131,6 +141,8 @@ func (s Strategy) Description() string {
 		return "1–3 congesters on the flow's switch; reroute 3–10 s after they arrive (proflow's, not Table I's)"
 	case StrategyJTrap:
 		return "an elephant on another switch, a crowd on the flow's, capped hosts elsewhere; reroute 5–20 s after the crowd to a random other switch (proflow's, not Table I's)"
+	case StrategyKQuiet:
+		return "no congestion; the flow's own demand may change; reroute at a random time in half the episodes (proflow's, not Table I's)"
 	}
 	return "unknown strategy"
 }
@@ -673,6 +685,11 @@ func PlanEpisode(st Strategy, index int, seed uint64, cfg sim.Config) (Plan, err
 			timed(p.t0 + p.uniform(40, 60))
 		case StrategyFEarly:
 			timed(p.t0 + p.uniform(5, 20))
+		}
+	case StrategyKQuiet:
+		p.hosts = nil
+		if rng.IntN(2) == 0 {
+			timed(p.t0 + p.uniform(0, 90))
 		}
 	case StrategyGClean:
 		m := p.mode(true)

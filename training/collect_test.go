@@ -42,7 +42,7 @@ func TestPlanEpisode(t *testing.T) {
 	end := 200 * time.Second
 	for _, st := range Strategies() {
 		t.Run(string(st), func(t *testing.T) {
-			capped := 0
+			capped, moved := 0, 0
 			for j := range 40 {
 				seed := planSeed(7, st, j)
 				p, err := PlanEpisode(st, j, seed, cfg)
@@ -60,7 +60,10 @@ func TestPlanEpisode(t *testing.T) {
 					t.Fatal(err)
 				}
 				sc, k := p.Scenario, p.Scenario.ProtectedSwitch
-				if len(sc.Congesters) == 0 && st != StrategyC {
+				switch {
+				case st == StrategyKQuiet && len(sc.Congesters) != 0:
+					t.Errorf("plan %d has %d congesters, want none", j, len(sc.Congesters))
+				case len(sc.Congesters) == 0 && st != StrategyC && st != StrategyKQuiet:
 					t.Errorf("plan %d has no congester", j)
 				}
 				for _, c := range sc.Congesters {
@@ -116,7 +119,14 @@ func TestPlanEpisode(t *testing.T) {
 					}
 				}
 				s := p.Script
+				if s.Trigger == TriggerTime {
+					moved++
+				}
 				switch st {
+				case StrategyKQuiet:
+					if s.Trigger != TriggerNone && s.Trigger != TriggerTime {
+						t.Errorf("plan %d: trigger %s, want none or time", j, s.Trigger)
+					}
 				case StrategyC, StrategyFStay, StrategyGClean, StrategyHPartial:
 					if s.Trigger != TriggerNone {
 						t.Errorf("plan %d: trigger %s, want none", j, s.Trigger)
@@ -156,8 +166,11 @@ func TestPlanEpisode(t *testing.T) {
 					t.Errorf("plan %d: flow on %s, want %s (balanced)", j, k, switchName(j%cfg.Switches))
 				}
 			}
-			if capped == 0 && st != StrategyA && st != StrategyALong && st != StrategyD && st != StrategyC {
+			if capped == 0 && st != StrategyA && st != StrategyALong && st != StrategyD && st != StrategyC && st != StrategyKQuiet {
 				t.Errorf("none of 40 plans has a capped crowd")
+			}
+			if st == StrategyKQuiet && (moved < 10 || moved > 30) {
+				t.Errorf("%d of 40 quiet plans reroute, want about half", moved)
 			}
 		})
 	}
