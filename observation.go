@@ -72,6 +72,14 @@ type FlowSample struct {
 	// Completions is the number of requests completed during the interval
 	// (request/response traffic).
 	Completions float64 `json:"completions,omitempty"`
+	// AppLimited is the fraction of the interval, in [0, 1], during which
+	// the protected flow's sender had less to send than TCP would have
+	// sent: the application, not the network, set its rate (Linux marks
+	// such delivery-rate samples tcpi_delivery_rate_app_limited). A
+	// backlogged bulk transfer reads 0; an idle request/response flow or
+	// a video below its path's capacity reads near 1. Zero also means
+	// unknown: a source that cannot tell leaves it 0.
+	AppLimited float64 `json:"app_limited,omitempty"`
 }
 
 // Observation is one telemetry sample o_t of the whole fabric. Switches and
@@ -253,7 +261,17 @@ func checkLatency(group, name string, f *FlowSample) error {
 	if err := checkValue(group, name, "completion_p99", f.CompletionP99); err != nil {
 		return err
 	}
-	return checkValue(group, name, "completions", f.Completions)
+	if err := checkValue(group, name, "completions", f.Completions); err != nil {
+		return err
+	}
+	if f.AppLimited > 1 {
+		field := group + "." + "app_limited"
+		if name != "" {
+			field = group + "[" + name + "].app_limited"
+		}
+		return &InvalidObservationError{Field: field, Problem: fmt.Sprintf("%v, want a fraction in [0, 1]", f.AppLimited)}
+	}
+	return checkValue(group, name, "app_limited", f.AppLimited)
 }
 
 // checkValue builds the field name only on the error path, keeping the

@@ -260,6 +260,8 @@ func TestObservationValidateLatency(t *testing.T) {
 		{"flow.rtt_p99", func(f *proflow.FlowSample) { f.RTTP99 = math.NaN() }},
 		{"flow.completion_p99", func(f *proflow.FlowSample) { f.CompletionP99 = math.Inf(1) }},
 		{"flow.completions", func(f *proflow.FlowSample) { f.Completions = -2 }},
+		{"flow.app_limited", func(f *proflow.FlowSample) { f.AppLimited = 1.5 }},
+		{"flow.app_limited", func(f *proflow.FlowSample) { f.AppLimited = -0.1 }},
 	} {
 		bad := validObservation()
 		c.set(&bad.Flow)

@@ -17,9 +17,10 @@ const (
 	// (docs/method.md). An EncoderConfig with an empty Layout writes it.
 	StateLayout = "proflow-state-v1"
 	// StateLayoutV2 names proflow's second layout, [x_agg (6|S|), x_leaf
-	// (2|L|), h (|S|), x_flow (5)]: v1 with each switch's uplink backlog
-	// (FeatureQueue) and the protected flow's latency inflation
-	// (FeatureLatency) appended to their blocks.
+	// (2|L|), h (|S|), x_flow (6)]: v1 with each switch's uplink backlog
+	// (FeatureQueue), and the protected flow's latency inflation
+	// (FeatureLatency) and application-limited share (FeatureAppLimited),
+	// appended to their blocks.
 	StateLayoutV2 = "proflow-state-v2"
 )
 
@@ -138,7 +139,7 @@ func (c EncoderConfig) Validate() error {
 }
 
 // Dim returns the state dimension, 6|S|+2|L|+4 in the v1 layout and
-// 7|S|+2|L|+5 in v2: the layout's last block, x_flow, ends the vector.
+// 7|S|+2|L|+6 in v2: the layout's last block, x_flow, ends the vector.
 func (c EncoderConfig) Dim() int { return c.FlowOffset() + c.FlowWidth() }
 
 // DefaultEncoderConfig derives the scaling constants from the topology (see

@@ -52,19 +52,23 @@
 // StateLayoutV2 (EncoderConfig.Layout; WithLayout sets it) appends one
 // feature to each switch's block and one to x_flow, for flows whose
 // trouble shows as delay before it shows as throughput (request/response,
-// application-limited): 7|S|+2|L|+5 entries (39 for |S| = 4, |L| = 3).
+// application-limited): 7|S|+2|L|+6 entries (40 for |S| = 4, |L| = 3).
 //
 //	x_agg, per switch k, after FeatureElephant:
 //	  FeatureQueue            clip(q_k/Cq, 0, 1), q_k = SwitchSample.QueueBytes
 //	x_flow, after FeatureDrop:
 //	  FeatureLatency          clip(ℓ_t/ℓ_min − 1, 0, 1)
+//	  FeatureAppLimited       clip(a_t, 0, 1), a_t = FlowSample.AppLimited
 //
 // ℓ_t is the flow's latency over the interval: its completion-time p99
 // where the sample has one (request/response traffic), else its RTT p99,
 // else its smoothed RTT; ℓ_min is the lowest of that kind since the last
 // Reset, so the feature is the inflation over the path's own floor and
 // means the same at any base RTT. A sample with no latency encodes 0 and
-// leaves ℓ_min alone. Cq = C·5 ms (QueueScale): the testbed's uplink queue
+// leaves ℓ_min alone. a_t is the share of the interval the sender had
+// less to send than TCP allowed (Linux's app-limited delivery-rate
+// samples): a flow whose throughput falls because its application asks
+// for less stays near 1, one the fabric starves falls to 0. Cq = C·5 ms (QueueScale): the testbed's uplink queue
 // holds 6 ms at the bucket rate, so a full queue saturates.
 //
 // The paper clips "values exceeding the constant" to 1 and says nothing of a

@@ -172,6 +172,7 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	x[FeatureDrop] = float32(drop)
 	if v2 {
 		dst[c.FlowOffset()+FeatureLatency] = float32(e.inflation(&obs.Flow))
+		dst[c.FlowOffset()+FeatureAppLimited] = float32(clip(obs.Flow.AppLimited, 0, 1))
 	}
 	return nil
 }
@@ -234,7 +235,7 @@ func (e *Encoder) check(dst proflow.State, obs *proflow.Observation, current int
 	for _, l := range [...]struct {
 		name string
 		v    float64
-	}{{"flow.completion_p99", f.CompletionP99}, {"flow.rtt_p99", f.RTTP99}, {"flow.srtt", f.SmoothedRTT}} {
+	}{{"flow.completion_p99", f.CompletionP99}, {"flow.rtt_p99", f.RTTP99}, {"flow.srtt", f.SmoothedRTT}, {"flow.app_limited", f.AppLimited}} {
 		if !valid(l.v) {
 			return invalid(l.name, l.v)
 		}

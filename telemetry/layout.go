@@ -69,8 +69,13 @@ const (
 	// since the encoder's last Reset; 0 when the sample has no latency.
 	// StateLayoutV2 only.
 	FeatureLatency = FlowFeatures + iota
+	// FeatureAppLimited is the share of the interval the protected flow's
+	// sender was application-limited (FlowSample.AppLimited), in [0, 1]:
+	// near 1 while the fabric carries all the flow asks for, whatever its
+	// throughput. StateLayoutV2 only.
+	FeatureAppLimited
 	// FlowFeaturesV2 is the number of features in x_flow in StateLayoutV2
-	// (5).
+	// (6).
 	FlowFeaturesV2
 )
 

@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestLayoutV2Offsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := []int{c.AggOffset(1), c.LeafOffset(0), c.LeafOffset(2), c.PlacementOffset(), c.FlowOffset(), c.Dim()}
-	want := []int{6, 24, 28, 30, 34, 39} // [x_agg 6·4, x_leaf 2·3, h 4, x_flow 5]
+	want := []int{6, 24, 28, 30, 34, 40} // [x_agg 6·4, x_leaf 2·3, h 4, x_flow 6]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("offsets (-want +got):\n%s", diff)
 	}
@@ -110,6 +111,12 @@ func TestEncodeV2(t *testing.T) {
 	}
 	if got := s2[c.FlowOffset()+telemetry.FeatureLatency]; got != 0 {
 		t.Errorf("first latency after Reset: inflation %v, want 0 (the lowest is forgotten)", got)
+	}
+	if err := e2.Encode(s2, sample(0, 0, proflow.FlowSample{Throughput: 500, AppLimited: 0.7}), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := s2[c.FlowOffset()+telemetry.FeatureAppLimited]; math.Abs(float64(got)-0.7) > 1e-6 {
+		t.Errorf("app-limited 0.7: feature %v, want 0.7", got)
 	}
 	bad := sample(-1, 0, proflow.FlowSample{Throughput: 500})
 	if err := e2.Encode(s2, bad, 0); err == nil || !strings.Contains(err.Error(), "switches[0].queue_bytes") {

@@ -49,8 +49,9 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 	clip32(&x[telemetry.FeatureCongestionRate], 0, 1)
 	clip32(&x[telemetry.FeatureThroughputChange], -1, 1)
 	clip32(&x[telemetry.FeatureDrop], 0, 1)
-	if len(x) > telemetry.FeatureLatency {
+	if len(x) > telemetry.FeatureAppLimited {
 		clip32(&x[telemetry.FeatureLatency], 0, 1)
+		clip32(&x[telemetry.FeatureAppLimited], 0, 1)
 	}
 	return nil
 }

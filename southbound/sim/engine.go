@@ -67,7 +67,8 @@ type stream struct {
 	x3    float64 // out of the shaped uplink
 	out   float64 // delivered to the receiver
 	drop  float64 // bytes dropped on any hop
-	capLt bool    // sending was capped by capRate (application limited)
+	capLt bool    // sending was capped by capRate or the receive window
+	appLt bool    // the application, not TCP, limited sending (capRate, app)
 	syn   bool    // a SYN went out this step
 }
 
@@ -236,6 +237,7 @@ type engine struct {
 	accTx, accEv []float64 // per switch: bytes sent on its uplinks, overlimit events
 	accIn, accUp []float64 // per leaf: congestion bytes from its hosts, all bytes to the aggregation layer
 	accFlow      []float64 // per protected flow: bytes delivered
+	accApp       []float64 // per protected flow: seconds application-limited
 	lat          []latStat // per protected flow: its round-trip times
 }
 
@@ -456,7 +458,7 @@ func (e *engine) advance() {
 	}
 	for i := range e.streams {
 		s := &e.streams[i]
-		s.send, s.x1, s.x2, s.x3, s.out, s.drop, s.capLt = 0, 0, 0, 0, 0, 0, false
+		s.send, s.x1, s.x2, s.x3, s.out, s.drop, s.capLt, s.appLt = 0, 0, 0, 0, 0, 0, false, false
 		switch s.ph {
 		case phSS, phCA:
 			w := s.cwnd
@@ -465,7 +467,7 @@ func (e *engine) advance() {
 			}
 			x := w * e.pkt / s.rtt
 			if s.capRate > 0 && s.capRate < x {
-				x, s.capLt = s.capRate, true
+				x, s.capLt, s.appLt = s.capRate, true, true
 			}
 			s.send = x * dt
 		case phRTO:
@@ -486,6 +488,9 @@ func (e *engine) advance() {
 		if s.ph != phClosed {
 			if s.app != nil {
 				e.appSend(s, t0)
+			}
+			if s.protected && s.appLt && (s.ph == phSS || s.ph == phCA) {
+				e.accApp[s.flow] += dt
 			}
 			e.up[s.src].arr += s.send
 		}

@@ -106,6 +106,7 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 		f.index[p.flow.ID] = i
 	}
 	e.accFlow = make([]float64, len(prot))
+	e.accApp = make([]float64, len(prot))
 	f.truthFlows = make([]proflow.FlowSample, len(prot))
 	f.measFlows = make([]proflow.FlowSample, len(prot))
 	stepOf := func(d Duration) int64 {
@@ -342,7 +343,7 @@ func (f *Fabric) sample() {
 		congestion += o.Leaves[i].IngressRate
 	}
 	for i, b := range e.accFlow {
-		f.truthFlows[i] = proflow.FlowSample{Throughput: b / iv * cfg.MSS / cfg.PacketSize, CongestionRate: congestion}
+		f.truthFlows[i] = proflow.FlowSample{Throughput: b / iv * cfg.MSS / cfg.PacketSize, CongestionRate: congestion, AppLimited: min(1, e.accApp[i]/iv)}
 		f.latency(&f.truthFlows[i], i, e.now())
 	}
 	o.Flow = f.truthFlows[0]
@@ -375,6 +376,7 @@ func (f *Fabric) sample() {
 	clear(e.accIn)
 	clear(e.accUp)
 	clear(e.accFlow)
+	clear(e.accApp)
 	for p := range e.pairs {
 		clear(e.pairs[p].bytes)
 		clear(e.pairs[p].fwd)

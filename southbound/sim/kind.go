@@ -426,12 +426,12 @@ func (e *engine) appSend(s *stream, t float64) {
 	switch a.kind {
 	case KindOnOff:
 		if !onAt(t, a.from, a.on, a.period) {
-			s.send, s.capLt = 0, true
+			s.send, s.capLt, s.appLt = 0, true, true
 			return
 		}
 	case KindRR:
 		if a.unsent <= 0 {
-			s.send, s.capLt = 0, true
+			s.send, s.capLt, s.appLt = 0, true, true
 			return
 		}
 	}
@@ -441,7 +441,7 @@ func (e *engine) appSend(s *stream, t float64) {
 	}
 	if a.kind == KindRR {
 		if a.unsent < s.send {
-			s.send, s.capLt = a.unsent, true
+			s.send, s.capLt, s.appLt = a.unsent, true, true
 		}
 		a.unsent -= s.send
 	}

@@ -265,3 +265,48 @@ func TestQueueBytes(t *testing.T) {
 		t.Errorf("mean backlog on agg1 after exhaustion %.0f B, want above half the queue limit %.0f B", late, cfg.BucketQueueLimit)
 	}
 }
+
+// TestAppLimited: the share of the interval the protected flow's
+// application, not TCP, limited it: near 1 for a healthy rr flow and
+// after its request rate falls with no congestion (T2), near 0 once S1's
+// crowd starves it (R1), and 0 for a bulk transfer.
+func TestAppLimited(t *testing.T) {
+	cfg := sim.TestbedConfig()
+	run := func(name string) []proflow.FlowSample {
+		f, err := sim.New(cfg, mustScenario(t, name), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []proflow.FlowSample
+		var obs proflow.Observation
+		for range int(140 * time.Second / cfg.Interval) {
+			if err := f.Advance(cfg.Interval); err != nil {
+				t.Fatal(err)
+			}
+			if !f.Truth(&obs) {
+				t.Fatal("no sample")
+			}
+			if err := obs.Validate(f.Topology()); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, obs.Flow)
+		}
+		return out
+	}
+	app := func(s proflow.FlowSample) float64 { return s.AppLimited }
+	r1, t2, s1 := run("R1"), run("T2"), run("S1")
+	for _, c := range []struct {
+		name   string
+		got    float64
+		lo, hi float64
+	}{
+		{"R1 alone (10–20 s)", meanOver(r1, 20, 40, app), 0.9, 1},
+		{"R1 starved (100–140 s)", meanOver(r1, 200, 280, app), 0, 0.1},
+		{"T2 after its request rate fell (60–140 s)", meanOver(t2, 120, 280, app), 0.8, 1},
+		{"S1, bulk", meanOver(s1, 0, 280, app), 0, 0},
+	} {
+		if c.got < c.lo || c.got > c.hi {
+			t.Errorf("%s: app-limited %.3f, want in [%v, %v]", c.name, c.got, c.lo, c.hi)
+		}
+	}
+}
