@@ -167,7 +167,7 @@ func fabricFlags(e *env, sub, summary string) (*flag.FlagSet, *ovsfabric.Command
 		fs.DurationVar(&mv.lead, "reserve-lead", time.Second, "case b: how long after the crowd arrives the flow is moved")
 		fs.Float64Var(&mv.rate, "rate", 0, "pace the protected flow at `BYTES` per second (0: as fast as TCP goes)")
 		fs.StringVar(&mv.out, "out", "", "directory for movecost.csv, movecost.md and movecost.png (empty: print only)")
-		fs.BoolVar(&mv.sim, "sim", false, "also run the same matrix (CUBIC) on the simulator's testbed profile, H-move on and off, and print its recovery beside the real one")
+		fs.BoolVar(&mv.sim, "sim", false, "also run the same matrix (CUBIC) on the simulator's testbed profile, under each move model (H-move, the window halved, the measured model of sim.MeasuredMoves), and print its recovery beside the real one")
 		fs.BoolVar(&mv.simOnly, "sim-only", false, "run the simulator's matrix only (no fabric, no root)")
 	}
 	return fs, flags, ev, mv

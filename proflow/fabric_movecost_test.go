@@ -16,8 +16,8 @@ func TestFabricMoveCostSimOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(out.String(), "\n0s (simulated 5ms) ") + strings.Count(out.String(), "\n50ms "); n != 8 {
-		t.Errorf("%d simulator rows, want 8 (2 RTTs × 2 cases × H-move on, off):\n%s", n, out)
+	if n := strings.Count(out.String(), "\n0s (simulated 5ms) ") + strings.Count(out.String(), "\n50ms "); n != 12 {
+		t.Errorf("%d simulator rows, want 12 (2 RTTs × 2 cases × 3 move models):\n%s", n, out)
 	}
 	for flag, args := range map[string][]string{"-cases": {"-cases", "a,e"}, "-rtts": {"-rtts", "5ms,x"}} {
 		e, _, _ := newTestEnv()

@@ -21,6 +21,9 @@ type MoveCell struct {
 	Case string
 	// HMove is Config.RerouteTimeout.
 	HMove bool
+	// Model is the cell's move model: MoveModelHMove, MoveModelWindow or
+	// MoveModelMeasured.
+	Model string
 	// Recovery is each repeat's time from the move to the start of the
 	// first 500 ms at ≥ 90% of the healthy level; -1: not within the
 	// observation.
@@ -32,10 +35,36 @@ type MoveCell struct {
 	Observe time.Duration
 }
 
+// The move models MoveMatrix runs each cell with (MoveCell.Model).
+const (
+	// MoveModelHMove is hypothesis H-move (Config.RerouteTimeout): a move
+	// costs the connection its window in flight and a timeout.
+	MoveModelHMove = "hmove"
+	// MoveModelWindow is a move taken for a loss: the window times
+	// the base profile's Config.RerouteWindowFactor.
+	MoveModelWindow = "window"
+	// MoveModelMeasured is the move model fitted to the real fabric's
+	// move-cost matrix (MeasuredMoves).
+	MoveModelMeasured = "measured"
+)
+
+// MoveModels are the move models in MoveMatrix's order.
+var MoveModels = []string{MoveModelHMove, MoveModelWindow, MoveModelMeasured}
+
+// MeasuredMoves returns c with the move model fitted to the real fabric's
+// move-cost matrix (make ovs-movecost; package documentation, "The move
+// model"): a make-before-break move costs a connection that is sending
+// nothing — no timeout (RerouteTimeout off) and no window reduction
+// (RerouteWindowFactor 1) — while a connection already waiting on its
+// retransmission timer keeps waiting, as it does under every move model.
+func MeasuredMoves(c Config) Config {
+	c.RerouteTimeout, c.RerouteWindowFactor = false, 1
+	return c
+}
+
 // MoveMatrixSpec is the simulator's side of ovsfabric's MoveMatrix: the
 // protected flow (CUBIC, the simulator's only algorithm) moved from agg1
-// to agg2 in the four cases, per round trip, with H-move
-// (Config.RerouteTimeout) on and off.
+// to agg2 in the four cases, per round trip, under each of MoveModels.
 //
 // The cases, as on the fabric: (a) healthy, no crowd; (b) ReserveLead
 // after the crowd (h2–h6 → h7, two streams each capped at 0.15 C) arrives
@@ -89,8 +118,8 @@ func (s MoveMatrixSpec) withDefaults() MoveMatrixSpec {
 }
 
 // moveConfig returns the spec's Base for a cell of round trip rtt, case
-// mc and H-move hmove.
-func (s MoveMatrixSpec) moveConfig(rtt time.Duration, mc string, hmove bool) Config {
+// mc and move model model (one of MoveModels).
+func (s MoveMatrixSpec) moveConfig(rtt time.Duration, mc string, model string) Config {
 	base := s.Base
 	if s.BucketRate > 0 {
 		k := s.BucketRate / base.BucketRate
@@ -107,23 +136,26 @@ func (s MoveMatrixSpec) moveConfig(rtt time.Duration, mc string, hmove bool) Con
 		c.ReceiveWindow = max(base.ReceiveWindow*c.BaseRTT.Seconds()/base.BaseRTT.Seconds(), 2*c.PacketSize)
 	}
 	c.Interval = moveInterval
-	c.RerouteTimeout = hmove
+	c.RerouteTimeout = model == MoveModelHMove
+	if model == MoveModelMeasured {
+		c = MeasuredMoves(c)
+	}
 	return c
 }
 
-// MoveMatrix runs the spec's cells: RTTs × Cases × H-move on, off.
+// MoveMatrix runs the spec's cells: RTTs × Cases × MoveModels.
 func MoveMatrix(ctx context.Context, spec MoveMatrixSpec) ([]MoveCell, error) {
 	spec = spec.withDefaults()
 	var cells []MoveCell
 	for _, rtt := range spec.RTTs {
 		for _, c := range spec.Cases {
-			for _, hmove := range []bool{true, false} {
-				cfg := spec.moveConfig(rtt, c, hmove)
-				cell := MoveCell{Requested: rtt, RTT: cfg.BaseRTT, Case: c, HMove: hmove, Observe: spec.Observe}
+			for _, model := range MoveModels {
+				cfg := spec.moveConfig(rtt, c, model)
+				cell := MoveCell{Requested: rtt, RTT: cfg.BaseRTT, Case: c, HMove: cfg.RerouteTimeout, Model: model, Observe: spec.Observe}
 				for r := range spec.Repeats {
 					rec, crit, err := moveRepeat(ctx, cfg, spec, c, spec.Seed+uint64(r))
 					if err != nil {
-						return cells, fmt.Errorf("sim: move matrix: rtt %v case %s H-move %v repeat %d: %w", rtt, c, hmove, r+1, err)
+						return cells, fmt.Errorf("sim: move matrix: rtt %v case %s move model %s repeat %d: %w", rtt, c, model, r+1, err)
 					}
 					cell.Recovery, cell.Criteria = append(cell.Recovery, rec), append(cell.Criteria, crit)
 				}
@@ -269,7 +301,7 @@ func meanRate(v []float64) float64 {
 // case's condition.
 func WriteMoveMatrix(w io.Writer, cells []MoveCell) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nsimulator\nRTT\tcase\tH-move\trecovery to 90% (s): median [range]\tnot recovered\tcondition met")
+	fmt.Fprintln(tw, "\nsimulator\nRTT\tcase\tmove model\trecovery to 90% (s): median [range]\tnot recovered\tcondition met")
 	for _, c := range cells {
 		var v []float64
 		never, met := 0, 0
@@ -287,7 +319,7 @@ func WriteMoveMatrix(w io.Writer, cells []MoveCell) error {
 		if c.Requested != c.RTT {
 			rtt = c.Requested.String() + " (simulated " + rtt + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%d/%d\n", rtt, c.Case, c.HMove, spread(v), never, met, len(c.Recovery))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\n", rtt, c.Case, c.Model, spread(v), never, met, len(c.Recovery))
 	}
 	return tw.Flush()
 }

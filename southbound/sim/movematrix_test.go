@@ -44,8 +44,9 @@ func TestMoveCondition(t *testing.T) {
 
 // TestMoveMatrixHMove checks the matrix's logic on the testbed profile at
 // the fabric's bucket: a healthy move at 50 ms costs the flow more with
-// H-move than without, every cell has its repeats, and the table lists
-// every cell.
+// H-move than without, and more with the window halved than under the
+// measured move model, which costs it nothing; every cell has its
+// repeats, and the table lists every cell.
 func TestMoveMatrixHMove(t *testing.T) {
 	spec := MoveMatrixSpec{Base: TestbedConfig(), BucketRate: 10e6 / 8, BucketBurst: 32 << 10, RTTs: []time.Duration{0, 50 * time.Millisecond},
 		Cases: []string{"a", "c"}, Repeats: 2, Warmup: 8 * time.Second, Observe: 12 * time.Second, Collapse: 15 * time.Second}
@@ -53,8 +54,8 @@ func TestMoveMatrixHMove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cells) != 8 {
-		t.Fatalf("%d cells, want 8 (2 RTTs × 2 cases × H-move on, off)", len(cells))
+	if len(cells) != 12 {
+		t.Fatalf("%d cells, want 12 (2 RTTs × 2 cases × 3 move models)", len(cells))
 	}
 	for _, c := range cells {
 		if len(c.Recovery) != 2 || len(c.Criteria) != 2 {
@@ -64,18 +65,24 @@ func TestMoveMatrixHMove(t *testing.T) {
 			t.Errorf("RTT 0 simulated as %v, want one step %v", c.RTT, spec.Base.Step)
 		}
 	}
-	on, off := cells[4], cells[5] // 50 ms, case a
-	if on.Case != "a" || !on.HMove || off.HMove || on.Requested != 50*time.Millisecond {
-		t.Fatalf("cells out of order: %+v %+v", on, off)
+	on, off, measured := cells[6], cells[7], cells[8] // 50 ms, case a
+	if on.Case != "a" || !on.HMove || off.HMove || on.Requested != 50*time.Millisecond ||
+		on.Model != MoveModelHMove || off.Model != MoveModelWindow || measured.Model != MoveModelMeasured || measured.Case != "a" {
+		t.Fatalf("cells out of order: %+v %+v %+v", on, off, measured)
 	}
 	if on.Recovery[0] <= off.Recovery[0] {
 		t.Errorf("50 ms healthy move: recovery %v with H-move, %v without; want longer with", on.Recovery[0], off.Recovery[0])
+	}
+	for _, r := range measured.Recovery {
+		if r != 0 {
+			t.Errorf("50 ms healthy move under the measured move model: recovery %v, want 0 (the flow never fell under 90%%)", r)
+		}
 	}
 	var b bytes.Buffer
 	if err := WriteMoveMatrix(&b, cells); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(b.String(), "\n"); n != 8+3 {
-		t.Errorf("table has %d lines, want 11:\n%s", n, b.String())
+	if n := strings.Count(b.String(), "\n"); n != 12+3 {
+		t.Errorf("table has %d lines, want 15:\n%s", n, b.String())
 	}
 }

@@ -29,6 +29,13 @@ type TCPInfo struct {
 	// segment retransmitted since the connection opened.
 	Retransmits  uint32 `json:"retransmits"`
 	TotalRetrans uint32 `json:"total_retrans"`
+	// Backoff is how many times the retransmission timer is backed off
+	// now (tcpi_backoff, ss's backoff:N); CAState the sender's congestion
+	// avoidance state (tcpi_ca_state: "open", "disorder", "cwr",
+	// "recovery", "loss"), "loss" after a retransmission timeout until
+	// the lost data is acknowledged.
+	Backoff uint32 `json:"backoff"`
+	CAState string `json:"ca_state,omitempty"`
 	// Lost is the number of segments the sender counts lost now
 	// (tcpi_lost, in flight).
 	Lost uint32 `json:"lost"`

@@ -34,6 +34,18 @@ const (
 var tcpStates = [...]string{1: "established", 2: "syn_sent", 3: "syn_recv", 4: "fin_wait1", 5: "fin_wait2",
 	6: "time_wait", 7: "close", 8: "close_wait", 9: "last_ack", 10: "listen", 11: "closing", 12: "new_syn_recv"}
 
+// caStates names the sender's congestion avoidance states (enum
+// tcp_ca_state of include/uapi/linux/tcp.h).
+var caStates = [...]string{"open", "disorder", "cwr", "recovery", "loss"}
+
+// caStateName names congestion avoidance state s.
+func caStateName(s uint8) string {
+	if int(s) < len(caStates) {
+		return caStates[s]
+	}
+	return fmt.Sprintf("ca_state%d", s)
+}
+
 // stateName names TCP state s.
 func stateName(s uint8) string {
 	if int(s) < len(tcpStates) && tcpStates[s] != "" {
@@ -165,7 +177,7 @@ func fromKernel(t *netlink.TCPInfo) TCPInfo {
 	}
 	return TCPInfo{
 		State: stateName(t.State), SRTT: us(t.Rtt), RTTVar: us(t.Rttvar), MinRTT: us(t.Min_rtt), RTO: us(t.Rto),
-		Retransmits: uint32(t.Retransmits), TotalRetrans: t.Total_retrans, Lost: t.Lost, Unacked: t.Unacked,
+		Retransmits: uint32(t.Retransmits), TotalRetrans: t.Total_retrans, Backoff: uint32(t.Backoff), CAState: caStateName(t.Ca_state), Lost: t.Lost, Unacked: t.Unacked,
 		DeliveryRate: float64(t.Delivery_rate), PacingRate: float64(t.Pacing_rate),
 		CwndSegments: t.Snd_cwnd, SsthreshSegments: ss, SndMSS: t.Snd_mss,
 		SndWndBytes: t.Snd_wnd, RcvSpaceBytes: t.Rcv_space, BytesAcked: t.Bytes_acked, BytesRetrans: t.Bytes_retrans,

@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -19,6 +17,7 @@ import (
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/telemetry/hostagent"
 )
 
 // Cases of a move that MoveCost measures.
@@ -37,11 +36,11 @@ const (
 	// MoveDegraded is case (c): the protected flow moved from a standing
 	// queue: the crowd is on its switch, its rate over the last 500 ms has
 	// fallen under 70% of its healthy level, and its sender is not in
-	// retransmission-timeout backoff (ss shows no backoff).
+	// retransmission-timeout backoff (TCP_INFO's tcpi_backoff is 0).
 	MoveDegraded = "c"
 	// MoveCollapsed is case (d): the protected flow moved to an idle
 	// switch after a crowd on its switch has starved it into RTO backoff
-	// (ss shows backoff ≥ 1).
+	// (TCP_INFO's tcpi_backoff ≥ 1).
 	MoveCollapsed = "d"
 )
 
@@ -113,11 +112,30 @@ type MoveResult struct {
 	// Misses is the packets that found no rule over the observation,
 	// summed over every bridge (Fabric.TableMisses): lost in the move.
 	Misses int64
-	// Backoff is the sender's RTO backoff at the move (ss backoff:N);
-	// Criterion says whether the case's condition held then (Criterion…).
+	// Backoff is the sender's RTO backoff at the move (TCP_INFO's
+	// tcpi_backoff, ss's backoff:N); Criterion says whether the case's
+	// condition held then (Criterion…).
 	Backoff   int
 	Criterion string
+	// AtMove is the sender's TCP_INFO read last before the move (within
+	// the 10 ms of a poll): its CAState, Retransmits (timeouts in a row
+	// not yet recovered from) and Backoff say whether the flow was in RTO
+	// backoff (InRTO).
+	AtMove hostagent.TCPInfo
 }
+
+// InRTO reports whether the sender was in retransmission-timeout backoff
+// at the move, by its TCP_INFO: in the loss state (a timeout fired and its
+// data is not yet acknowledged) with its timer backed off or a timeout
+// not yet recovered from.
+func (r MoveResult) InRTO() bool {
+	return r.AtMove.CAState == "loss" && (r.AtMove.Backoff > 0 || r.AtMove.Retransmits > 0)
+}
+
+// tcpInfoPoll is how often MoveCost reads the sender's TCP_INFO while it
+// waits for case (c)'s or (d)'s condition: a backoff of a 200 ms RTO or
+// more is seen.
+const tcpInfoPoll = 10 * time.Millisecond
 
 // recoveryWindow is the span over which MoveCost averages the flow's rate
 // when it looks for the recovery.
@@ -209,6 +227,13 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		return nil, err
 	}
 	defer snd.Stop()
+	acfg := hostagent.DefaultConfig()
+	acfg.Flow, acfg.NetNS, acfg.PollInterval = flow, f.NetNSPath("h1"), tcpInfoPoll
+	tcpInfo, err := hostagent.New(acfg)
+	if err != nil {
+		return nil, fmt.Errorf("ovsfabric: move cost: TCP_INFO reader in h1: %w", err)
+	}
+	defer tcpInfo.Close()
 	if err := sleepCtx(ctx, m.Warmup); err != nil {
 		return nil, err
 	}
@@ -225,7 +250,7 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 	for i := range m.Moves {
 		criterion := CriterionMet
 		if m.Case != MoveHealthy {
-			if crowd, criterion, err = m.starve(ctx, f, srv, cur, h7, crowd, &rates, healthy); err != nil {
+			if crowd, criterion, err = m.starve(ctx, f, srv, cur, h7, crowd, &rates, healthy, tcpInfo); err != nil {
 				return results, err
 			}
 		}
@@ -238,8 +263,12 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		if err != nil {
 			return results, err
 		}
+		info, err := readTCPInfo(ctx, tcpInfo)
+		if err != nil {
+			return results, err
+		}
 		r := MoveResult{Move: i + 1, Case: m.Case, From: cur, To: to, Healthy: healthy,
-			Before: rates.mean(time.Now().Add(-time.Second), time.Now()), Backoff: ssBackoff(before.Line), Criterion: criterion}
+			Before: rates.mean(time.Now().Add(-time.Second), time.Now()), Backoff: int(info.Backoff), Criterion: criterion, AtMove: info}
 		at := time.Now()
 		if err := srv.Place(ctx, flow, to); err != nil {
 			return results, fmt.Errorf("ovsfabric: move cost: move %d to %s: %w", i+1, topo.Switches[to], err)
@@ -267,8 +296,8 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		r.Retrans, r.DSACKs, r.Reordering = end.Retrans-before.Retrans, end.DSACKDups-before.DSACKDups, end.Reordering
 		r.RTT, r.MinRTT = end.RTT, end.MinRTT
 		results = append(results, r)
-		fmt.Fprintf(out, "move %d %s→%s (%s, before %.2f Mbit/s, backoff %d): recovered to 90%% in %s, retransmissions %d, DSACKs %d, reordering %d, table misses %d, rtt %v (min %v)\n",
-			r.Move, topo.Switches[r.From], topo.Switches[r.To], r.Criterion, r.Before*8/1e6, r.Backoff, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.Misses, r.RTT, r.MinRTT)
+		fmt.Fprintf(out, "move %d %s→%s (%s, before %.2f Mbit/s, TCP_INFO ca_state %s backoff %d retransmits %d): recovered to 90%% in %s, retransmissions %d, DSACKs %d, reordering %d, table misses %d, rtt %v (min %v)\n",
+			r.Move, topo.Switches[r.From], topo.Switches[r.To], r.Criterion, r.Before*8/1e6, r.AtMove.CAState, r.Backoff, r.AtMove.Retransmits, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.Misses, r.RTT, r.MinRTT)
 	}
 	return results, WriteMoveCosts(out, results, topo)
 }
@@ -309,7 +338,7 @@ func (m MoveCost) withDefaults() MoveCost {
 // waits for the case's
 // condition (MoveReserve, MoveDegraded, MoveCollapsed), Collapse at most.
 // It returns the crowd and whether the condition held (Criterion…).
-func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, sw int, h7 netip.Addr, crowd []*Sender, rates *rateLog, healthy float64) ([]*Sender, string, error) {
+func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, sw int, h7 netip.Addr, crowd []*Sender, rates *rateLog, healthy float64, tcpInfo *hostagent.Agent) ([]*Sender, string, error) {
 	start := len(crowd) == 0
 	for _, h := range []string{"h2", "h3", "h4", "h5", "h6"} {
 		src, err := hostAddr(f.cfg.Wiring, h)
@@ -340,20 +369,31 @@ func (m MoveCost) starve(ctx context.Context, f *Fabric, srv *openflow.Server, s
 	}
 	deadline := time.Now().Add(m.Collapse)
 	for time.Now().Before(deadline) {
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+		if err := sleepCtx(ctx, tcpInfoPoll); err != nil {
 			return crowd, "", err
 		}
-		st, err := f.Socket(ctx, "h1", protectedSrcPort)
+		info, err := readTCPInfo(ctx, tcpInfo)
 		if err != nil {
 			return crowd, "", err
 		}
-		backoff := ssBackoff(st.Line)
 		recent := rates.mean(time.Now().Add(-recoveryWindow), time.Now())
-		if sim.MoveCondition(m.Case, recent, healthy, backoff) {
+		if sim.MoveCondition(m.Case, recent, healthy, int(info.Backoff)) {
 			return crowd, CriterionMet, nil
 		}
 	}
 	return crowd, CriterionTimeout, nil
+}
+
+// readTCPInfo reads the protected flow's sender's TCP_INFO once.
+func readTCPInfo(ctx context.Context, a *hostagent.Agent) (hostagent.TCPInfo, error) {
+	if err := a.Poll(ctx); err != nil {
+		return hostagent.TCPInfo{}, fmt.Errorf("ovsfabric: move cost: %w", err)
+	}
+	r := a.Report()
+	if !r.Found {
+		return hostagent.TCPInfo{}, fmt.Errorf("ovsfabric: move cost: no TCP socket %v in h1, want the protected flow's sender", r.Flow)
+	}
+	return r.Info, nil
 }
 
 // reserveBurst returns case (b)'s bucket burst in bytes for a bucket of
@@ -362,24 +402,13 @@ func reserveBurst(rate float64, lead time.Duration) float64 {
 	return 2 * lead.Seconds() * 1.5 * rate
 }
 
-var ssBackoffRe = regexp.MustCompile(`\bbackoff:(\d+)`)
-
-// ssBackoff returns the RTO backoff in an ss line (0 when it shows none).
-func ssBackoff(line string) int {
-	if m := ssBackoffRe.FindStringSubmatch(line); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 0
-}
-
 // WriteMoveCosts writes the results as a table.
 func WriteMoveCosts(w io.Writer, results []MoveResult, topo proflow.Topology) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nmove\tcase\tfrom→to\tcriterion\thealthy Mbit/s\tbefore Mbit/s\tbackoff\trecovery (90%)\tretrans\tDSACKs\treordering\ttable misses\trtt\tminrtt")
+	fmt.Fprintln(tw, "\nmove\tcase\tfrom→to\tcriterion\thealthy Mbit/s\tbefore Mbit/s\tca_state\tbackoff\trecovery (90%)\tretrans\tDSACKs\treordering\ttable misses\trtt\tminrtt")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%d\t%s\t%s→%s\t%s\t%.2f\t%.2f\t%d\t%s\t%d\t%d\t%d\t%d\t%v\t%v\n", r.Move, r.Case, topo.Switches[r.From], topo.Switches[r.To], r.Criterion,
-			r.Healthy*8/1e6, r.Before*8/1e6, r.Backoff, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.Misses, r.RTT, r.MinRTT)
+		fmt.Fprintf(tw, "%d\t%s\t%s→%s\t%s\t%.2f\t%.2f\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%v\t%v\n", r.Move, r.Case, topo.Switches[r.From], topo.Switches[r.To], r.Criterion,
+			r.Healthy*8/1e6, r.Before*8/1e6, r.AtMove.CAState, r.Backoff, recoveryString(r.Recovery), r.Retrans, r.DSACKs, r.Reordering, r.Misses, r.RTT, r.MinRTT)
 	}
 	return tw.Flush()
 }

@@ -131,7 +131,7 @@ func writeFile(path string, fn func(io.Writer) error) (err error) {
 func WriteMoveMatrixCSV(w io.Writer, cells []MoveCell) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"cc", "rtt_ms", "case", "move", "from", "to", "criterion", "healthy_bps", "before_bps", "backoff",
-		"recovery_s", "retrans", "dsacks", "reordering", "table_misses", "srtt_ms", "minrtt_ms"})
+		"recovery_s", "retrans", "dsacks", "reordering", "table_misses", "srtt_ms", "minrtt_ms", "ca_state", "rto_retransmits", "in_rto"})
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
 	for _, c := range cells {
 		for _, r := range c.Results {
@@ -141,7 +141,8 @@ func WriteMoveMatrixCSV(w io.Writer, cells []MoveCell) error {
 			}
 			_ = cw.Write([]string{c.CC, ms(c.RTT), c.Case, strconv.Itoa(r.Move), strconv.Itoa(r.From), strconv.Itoa(r.To), r.Criterion,
 				strconv.FormatFloat(r.Healthy*8, 'f', 0, 64), strconv.FormatFloat(r.Before*8, 'f', 0, 64), strconv.Itoa(r.Backoff), rec,
-				strconv.Itoa(r.Retrans), strconv.Itoa(r.DSACKs), strconv.Itoa(r.Reordering), strconv.FormatInt(r.Misses, 10), ms(r.RTT), ms(r.MinRTT)})
+				strconv.Itoa(r.Retrans), strconv.Itoa(r.DSACKs), strconv.Itoa(r.Reordering), strconv.FormatInt(r.Misses, 10), ms(r.RTT), ms(r.MinRTT),
+				r.AtMove.CAState, strconv.FormatUint(uint64(r.AtMove.Retransmits), 10), strconv.FormatBool(r.InRTO())})
 		}
 	}
 	cw.Flush()
@@ -192,36 +193,41 @@ func recoverySeconds(rs []MoveResult, observe time.Duration) (v []float64, never
 }
 
 // WriteMoveMatrix writes the Markdown table of the cells: median [range]
-// of recovery time (s), retransmissions, DSACKs, reordering and table
-// misses, with the simulator's median recovery beside it (H-move on and
-// off) and the gap of the closer one when sims holds the cell.
+// of recovery time (s), the moves made in RTO backoff by the sender's
+// TCP_INFO (MoveResult.InRTO), retransmissions, DSACKs, reordering and
+// table misses, with the simulator's median recovery beside it under each
+// of sim.MoveModels (H-move, the window halved, the measured model) and
+// each one's gap when sims holds the cell.
 func WriteMoveMatrix(w io.Writer, cells []MoveCell, sims []sim.MoveCell) error {
-	fmt.Fprintln(w, "\n| cc | RTT | case | moves (criterion met) | recovery to 90% (s) | not recovered | retrans | DSACKs | reordering | table misses | sim H-move on (s) | sim H-move off (s) | gap on / off |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| cc | RTT | case | moves (criterion met) | in RTO at the move (TCP_INFO) | recovery to 90% (s) | not recovered | retrans | DSACKs | reordering | table misses | sim H-move (s) | sim window ×0.5 (s) | sim measured (s) | gap H-move / ×0.5 / measured |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range cells {
 		rec, never := recoverySeconds(c.Results, c.Observe)
 		var re, ds, ro, mi []float64
-		met := 0
+		met, inRTO := 0, 0
 		for _, r := range c.Results {
 			re, ds, ro, mi = append(re, float64(r.Retrans)), append(ds, float64(r.DSACKs)), append(ro, float64(r.Reordering)), append(mi, float64(r.Misses))
 			if r.Criterion == CriterionMet {
 				met++
 			}
+			if r.InRTO() {
+				inRTO++
+			}
 		}
 		real := spreadOf(rec)
-		on, off := simMedian(sims, c.RTT, c.Case, true), simMedian(sims, c.RTT, c.Case, false)
-		fmt.Fprintf(w, "| %s | %v | %s | %d (%d) | %s | %d | %s | %s | %s | %s | %s | %s | %s / %s |\n", c.CC, c.RTT, c.Case, len(c.Results), met,
-			real, never, spreadOf(re), spreadOf(ds), spreadOf(ro), spreadOf(mi), on, off, gap(on.Median, real.Median), gap(off.Median, real.Median))
+		on, off, fit := simMedian(sims, c.RTT, c.Case, sim.MoveModelHMove), simMedian(sims, c.RTT, c.Case, sim.MoveModelWindow), simMedian(sims, c.RTT, c.Case, sim.MoveModelMeasured)
+		fmt.Fprintf(w, "| %s | %v | %s | %d (%d) | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n", c.CC, c.RTT, c.Case, len(c.Results), met, inRTO,
+			real, never, spreadOf(re), spreadOf(ds), spreadOf(ro), spreadOf(mi), on, off, fit, gap(on.Median, real.Median), gap(off.Median, real.Median), gap(fit.Median, real.Median))
 	}
-	fmt.Fprintln(w, "\nRecovery: from the move to the start of the first 500 ms at ≥ 90% of the healthy level; a move that never recovered within the observation counts as the observation's length, a lower bound (see not recovered). Gap: (sim − real) / real of the medians.")
+	fmt.Fprintln(w, "\nRecovery: from the move to the start of the first 500 ms at ≥ 90% of the healthy level; a move that never recovered within the observation counts as the observation's length, a lower bound (see not recovered). In RTO: the sender's TCP_INFO at the move in the loss state with its timer backed off or a timeout not recovered from. Gap: (sim − real) / real of the medians.")
 	return nil
 }
 
-// simMedian returns the simulator's recovery spread for a cell (NaN when
-// sims does not hold it).
-func simMedian(sims []sim.MoveCell, rtt time.Duration, c string, hmove bool) Spread {
+// simMedian returns the simulator's recovery spread for a cell under move
+// model model (NaN when sims does not hold it).
+func simMedian(sims []sim.MoveCell, rtt time.Duration, c string, model string) Spread {
 	for _, s := range sims {
-		if s.Requested == rtt && s.Case == c && s.HMove == hmove {
+		if s.Requested == rtt && s.Case == c && s.Model == model {
 			var v []float64
 			for _, r := range s.Recovery {
 				if r < 0 {
@@ -249,8 +255,8 @@ func gap(simv, real float64) string {
 }
 
 // PlotMoveMatrix draws each (cc, RTT)'s median recovery time per case,
-// with its range, into a PNG file, and the simulator's median with H-move
-// for the same RTT (dashed) where sims holds it.
+// with its range, into a PNG file, and the simulator's median under the
+// measured move model for the same RTT (dashed) where sims holds it.
 func PlotMoveMatrix(path string, cells []MoveCell, sims []sim.MoveCell) error {
 	p := plot.New()
 	p.Title.Text = "Time to recover 90% of the healthy level after a move (median, range)"
@@ -277,7 +283,7 @@ func PlotMoveMatrix(path string, cells []MoveCell, sims []sim.MoveCell) error {
 			s := spreadOf(rec)
 			x := float64(slices.Index(MoveCases, c.Case)) + 0.05*float64(i)
 			pts = append(pts, plotter.XY{X: x, Y: s.Median})
-			if sm := simMedian(sims, c.RTT, c.Case, true); !math.IsNaN(sm.Median) {
+			if sm := simMedian(sims, c.RTT, c.Case, sim.MoveModelMeasured); !math.IsNaN(sm.Median) {
 				simPts = append(simPts, plotter.XY{X: x, Y: sm.Median})
 			}
 			errs = append(errs, struct{ Low, High float64 }{s.Median - s.Min, s.Max - s.Median})
@@ -302,7 +308,7 @@ func PlotMoveMatrix(path string, cells []MoveCell, sims []sim.MoveCell) error {
 			}
 			sl.Color, sl.Dashes = col, []vg.Length{vg.Points(4), vg.Points(3)}
 			p.Add(sl)
-			p.Legend.Add(fmt.Sprintf("simulator (CUBIC, H-move), RTT %v", k.rtt), sl)
+			p.Legend.Add(fmt.Sprintf("simulator (CUBIC, measured move model), RTT %v", k.rtt), sl)
 		}
 	}
 	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
