@@ -324,6 +324,9 @@ func (d *Dataset) Relabel(c RewardConfig) error {
 	if c.Kappa != 0 && d.Drain == nil && d.Len() > 0 {
 		return fmt.Errorf("training: relabel: kappa %v needs the drain input, which this dataset does not keep (collect it again)", c.Kappa)
 	}
+	if c.Served && d.Encoder.Layout != telemetry.StateLayoutV2 && d.Len() > 0 {
+		return fmt.Errorf("training: relabel: served needs the app-limited feature, which only states of layout %s have (collect with -layout %s)", telemetry.StateLayoutV2, telemetry.StateLayoutV2)
+	}
 	if c.Lambda != 0 && d.Latency == nil && d.Len() > 0 {
 		return fmt.Errorf("training: relabel: lambda %v needs the latency input, which only a dataset of layout %s keeps (collect with -layout %s)", c.Lambda, telemetry.StateLayoutV2, telemetry.StateLayoutV2)
 	}
@@ -342,6 +345,10 @@ func (d *Dataset) inputs(i int) *RewardInputs {
 	}
 	if d.Latency != nil {
 		in.Latency = float64(d.Latency[i])
+	}
+	if d.Encoder.Layout == telemetry.StateLayoutV2 {
+		dim := d.Dim()
+		in.AppLimited = float64(d.S2[i*dim+d.Encoder.FlowOffset()+telemetry.FeatureAppLimited])
 	}
 	return in
 }

@@ -86,6 +86,7 @@ func addEpisode(ds *Dataset, e *telemetry.Encoder, ep Episode, c RewardConfig) e
 		if enc.Layout == telemetry.StateLayoutV2 {
 			// ℓ̂ needs the history the encoder keeps: read it from s_{t+1}.
 			in.Latency = float64(states[t+1][enc.FlowOffset()+telemetry.FeatureLatency])
+			in.AppLimited = float64(states[t+1][enc.FlowOffset()+telemetry.FeatureAppLimited])
 		}
 		// Done stays false: the episode is cut off, not terminated.
 		if err := ds.Append(Transition{

@@ -101,3 +101,46 @@ func TestSyntheticLatency(t *testing.T) {
 		t.Errorf("λ on v1 states: %v, want an error naming the layout", err)
 	}
 }
+
+// TestServedReward: with Served, an application-limited outcome counts as
+// served in both rewards (φ_norm read as max(φ_norm, a)); without it, or
+// with a flow the fabric starves (a = 0), the collapse stays.
+func TestServedReward(t *testing.T) {
+	c := DefaultRewardConfig()
+	in := RewardInputs{ThroughputNorm: 0.1, AppLimited: 0.9}
+	plain := c.RealTerms(in)
+	c.Served = true
+	served := c.RealTerms(in)
+	if plain.Throughput != 0.1 || math.Abs(served.Throughput-0.9) > 1e-12 || math.Abs(served.Collapse+c.AlphaColl*0.1) > 1e-12 {
+		t.Errorf("real terms: plain %+v, served %+v; want φ_norm 0.1, then 0.9 with collapse −α_coll·0.1", plain, served)
+	}
+	starved := c.RealTerms(RewardInputs{ThroughputNorm: 0.1})
+	if starved.Throughput != 0.1 {
+		t.Errorf("starved flow with Served: φ_norm %v, want 0.1", starved.Throughput)
+	}
+
+	enc := testEncoder().WithLayout(telemetry.StateLayoutV2)
+	s, next := make([]float32, enc.Dim()), make([]float32, enc.Dim())
+	next[enc.FlowOffset()+telemetry.FeatureThroughput] = 0.09
+	next[enc.FlowOffset()+telemetry.FeatureAppLimited] = 0.9
+	step := SyntheticStep{State: s, Next: next, Current: 0, Action: 0, ThroughputBaseline: 0.9}
+	got, err := c.SyntheticTerms(enc, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.Throughput-0.9) > 1e-6 {
+		t.Errorf("synthetic φ'_norm %v with Served, want 0.9 (the app-limited share)", got.Throughput)
+	}
+	v1 := testEncoder()
+	step = SyntheticStep{State: make([]float32, v1.Dim()), Next: make([]float32, v1.Dim()), Current: 0, Action: 0, ThroughputBaseline: 0.9}
+	if _, err := c.SyntheticTerms(v1, step); err == nil || !strings.Contains(err.Error(), "served needs states of layout") {
+		t.Errorf("Served on v1 states: %v, want an error naming the layout", err)
+	}
+	ds, err := FromEpisodes([]Episode{latencyEpisode(1)}, v1, DefaultRewardConfig(), "unit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Relabel(c); err == nil || !strings.Contains(err.Error(), "served needs the app-limited feature") {
+		t.Errorf("v1 dataset relabelled with Served: %v, want an error naming the missing feature", err)
+	}
+}

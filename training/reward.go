@@ -36,6 +36,14 @@ type RewardConfig struct {
 	// traffic) rather than throughput. It must be ≥ 0; 0 (the default) is
 	// the paper's rewards. It needs states of telemetry.StateLayoutV2.
 	Lambda float64 `json:"lambda,omitempty"`
+	// Served makes an application-limited sample count as served: the
+	// throughput and collapse terms of both rewards read φ_norm as
+	// max(φ_norm, a), a the outcome state's share of the interval the
+	// flow was application-limited (telemetry.FeatureAppLimited). A flow
+	// whose own demand fell is then not "collapsed"; one the fabric
+	// starves (a → 0) is, as before. Off (the paper's rewards) by
+	// default; it needs states of telemetry.StateLayoutV2.
+	Served bool `json:"served,omitempty"`
 
 	// Mu1 weighs the predicted congestion of the chosen switch, −μ1·ξ̃'_k.
 	Mu1 float64 `json:"mu1"`
@@ -126,6 +134,10 @@ type RewardInputs struct {
 	// a token reserve drains whatever its depth. It is proflow's, not Eq.
 	// 4's; RewardConfig.Kappa weighs it (0 by default).
 	Drain float64 `json:"drain,omitempty"`
+	// AppLimited is a, the outcome state's application-limited share
+	// (telemetry.FeatureAppLimited, in [0, 1]); 0 in layouts without it.
+	// RewardConfig.Served reads it.
+	AppLimited float64 `json:"app_limited,omitempty"`
 	// Latency is ℓ̂, the protected flow's latency inflation in the outcome
 	// state s_{t+1} (telemetry.FeatureLatency, in [0, 1]); 0 in layouts
 	// without it. It is proflow's; RewardConfig.Lambda weighs it.
@@ -198,6 +210,9 @@ func (t RealRewardTerms) Sum() float64 {
 
 // RealTerms returns the terms of Eq. 4 for measured inputs.
 func (c RewardConfig) RealTerms(in RewardInputs) RealRewardTerms {
+	if c.Served {
+		in.ThroughputNorm = max(in.ThroughputNorm, in.AppLimited)
+	}
 	return RealRewardTerms{
 		Throughput: in.ThroughputNorm,
 		Congestion: -c.AlphaTC * in.Overflow,
@@ -308,6 +323,12 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	xiCur := max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureOverflow]))
 	xiNext := max(0, float64(n[enc.AggOffset(k)+telemetry.FeatureOverflow]))
 	phiNorm := float64(n[enc.FlowOffset()+telemetry.FeatureThroughput]) / step.ThroughputBaseline
+	if c.Served {
+		if enc.Layout != telemetry.StateLayoutV2 {
+			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: served needs states of layout %s, these are %s", telemetry.StateLayoutV2, enc.LayoutName())
+		}
+		phiNorm = max(phiNorm, clip(float64(n[enc.FlowOffset()+telemetry.FeatureAppLimited]), 0, 1))
+	}
 
 	t := SyntheticRewardTerms{
 		Throughput:  phiNorm,

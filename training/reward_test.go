@@ -169,11 +169,11 @@ func TestMeasureReward(t *testing.T) {
 		want   RewardInputs
 	}{
 		{"other switch ignored", func(o *proflow.Observation) { o.Switches[2] = proflow.SwitchSample{OverflowRate: 1e6, FlowCount: 60} }, want},
-		{"overflow saturates", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 1e6 }, RewardInputs{want.ThroughputNorm, 1, want.CrowdExcess, 0, 0}},
-		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1, 0, 0}},
-		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0, 0, 0}},
-		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess, 0, 0}},
-		{"own overflow not penalised", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 20000 }, RewardInputs{want.ThroughputNorm, 0, want.CrowdExcess, 0, 0}},
+		{"overflow saturates", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 1e6 }, RewardInputs{want.ThroughputNorm, 1, want.CrowdExcess, 0, 0, 0}},
+		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1, 0, 0, 0}},
+		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0, 0, 0, 0}},
+		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess, 0, 0, 0}},
+		{"own overflow not penalised", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 20000 }, RewardInputs{want.ThroughputNorm, 0, want.CrowdExcess, 0, 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := obs()
