@@ -131,7 +131,7 @@ func (a *Agent) Poll(ctx context.Context) error {
 		return fmt.Errorf("hostagent: read %v: %w", a.cfg.Flow, err)
 	}
 	a.m.Poll("ok", time.Since(start))
-	s := sample{at: now, srtt: info.SRTT, acked: info.BytesAcked}
+	s := sample{at: now, srtt: info.SRTT, acked: info.BytesAcked, appLimited: info.DeliveryRateAppLimited || info.Unacked == 0}
 	// A poll holds a fresh RTT sample when new data was acknowledged
 	// since the previous poll of the same connection (an ACK of new data
 	// is what updates srtt); the first poll has nothing to compare with.

@@ -60,7 +60,7 @@ func scripted(reads ...*hostagent.TCPInfo) hostagent.ReadFunc {
 }
 
 func info(srttMs float64, acked uint64) *hostagent.TCPInfo {
-	return &hostagent.TCPInfo{State: "established", SRTT: srttMs / 1e3, BytesAcked: acked, CwndSegments: 10}
+	return &hostagent.TCPInfo{State: "established", SRTT: srttMs / 1e3, BytesAcked: acked, CwndSegments: 10, Unacked: 4}
 }
 
 func newAgent(t *testing.T, cfg hostagent.Config) *hostagent.Agent {
@@ -224,7 +224,7 @@ func TestHTTP(t *testing.T) {
 	cfg := hostagent.DefaultConfig()
 	cfg.Flow, cfg.Now, cfg.Token, cfg.Registerer, cfg.Gatherer = testFlow, clk.Now, "s3cret", reg, reg
 	full := &hostagent.TCPInfo{State: "established", CongestionControl: "cubic", SRTT: 0.0123, RTTVar: 0.001, MinRTT: 0.01,
-		RTO: 0.204, TotalRetrans: 7, Lost: 1, DeliveryRate: 1.25e6, CwndSegments: 20, SsthreshSegments: 15, SndWndBytes: 65536,
+		RTO: 0.204, TotalRetrans: 7, Lost: 1, Unacked: 3, DeliveryRate: 1.25e6, CwndSegments: 20, SsthreshSegments: 15, SndWndBytes: 65536,
 		RcvSpaceBytes: 14480, BytesAcked: 2000, SndMSS: 1448}
 	cfg.Read = scripted(info(12, 1000), full)
 	a := newAgent(t, cfg)
@@ -404,6 +404,7 @@ func TestDecodeReport(t *testing.T) {
 		{"negative p99", strings.Replace(good, `"rtt_p99":0.012`, `"rtt_p99":-1`, 1), "rtt_p99 = -1"},
 		{"huge srtt", strings.Replace(good, `"srtt":0.01,"rtt_p99"`, `"srtt":1e9,"rtt_p99"`, 1), "srtt = 1e+09"},
 		{"samples above polls", strings.Replace(good, `"samples":2`, `"samples":4`, 1), "4 samples of 3 polls"},
+		{"app-limited above 1", strings.Replace(good, `"rtt_p50":0.01}`, `"rtt_p50":0.01,"app_limited":1.5}`, 1), "app_limited = 1.5"},
 	} {
 		if _, err := hostagent.DecodeReport([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
@@ -520,5 +521,32 @@ func TestServeHTTPWithoutServe(t *testing.T) {
 	a.ServeHTTP(rec, httptest.NewRequest(http.MethodDelete, "/v1/flow", nil))
 	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" {
 		t.Errorf("DELETE: %d, Allow %q", rec.Code, rec.Header().Get("Allow"))
+	}
+}
+
+// TestAppLimitedShare: the share of the window's polls at which the
+// sender was application-limited (its delivery-rate sample marked so, or
+// nothing in flight), and 0 before any poll found the socket.
+func TestAppLimitedShare(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	cfg := hostagent.DefaultConfig()
+	cfg.Flow, cfg.Now = testFlow, clk.Now
+	limited := info(12, 2000)
+	limited.DeliveryRateAppLimited = true
+	idle := info(12, 3000)
+	idle.Unacked = 0
+	cfg.Read = scripted(info(12, 1000), limited, idle, info(12, 4000))
+	a := newAgent(t, cfg)
+	if r := a.Report(); r.AppLimited != 0 {
+		t.Errorf("before any poll: app-limited %v, want 0", r.AppLimited)
+	}
+	for range 4 {
+		if err := a.Poll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(10 * time.Millisecond)
+	}
+	if r := a.Report(); r.AppLimited != 0.5 {
+		t.Errorf("two of four polls application-limited: share %v, want 0.5", r.AppLimited)
 	}
 }

@@ -119,6 +119,9 @@ func DecodeReport(b []byte) (Report, error) {
 			return Report{}, fmt.Errorf("malformed report: %s = %v, want seconds in [0, 3600]", v.name, v.v)
 		}
 	}
+	if !(r.AppLimited >= 0 && r.AppLimited <= 1) {
+		return Report{}, fmt.Errorf("malformed report: app_limited = %v, want a share in [0, 1]", r.AppLimited)
+	}
 	if r.Samples > r.Polls || r.Polls < 0 || r.Samples < 0 {
 		return Report{}, fmt.Errorf("malformed report: %d samples of %d polls, want 0 ≤ samples ≤ polls", r.Samples, r.Polls)
 	}
@@ -148,7 +151,7 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 			return fmt.Errorf("hostagent: observation lists flows %v without %v, want the agent's flow among them", obs.FlowIDs, c.cfg.Flow)
 		}
 	}
-	fs.SmoothedRTT, fs.RTTP99 = rep.SmoothedRTT, rep.RTTP99
+	fs.SmoothedRTT, fs.RTTP99, fs.AppLimited = rep.SmoothedRTT, rep.RTTP99, rep.AppLimited
 	return nil
 }
 

@@ -1,6 +1,7 @@
 // Package hostagent carries the protected flow's round-trip times from the
 // sending host's TCP stack to a proflow controller: what the switches'
-// counters cannot see (proflow.FlowSample's SmoothedRTT and RTTP99).
+// counters cannot see (proflow.FlowSample's SmoothedRTT and RTTP99), and
+// whether its application or the network set its rate (AppLimited).
 //
 // # Agent
 //
@@ -30,6 +31,12 @@
 //     per-ACK RTT samples, which TCP_INFO does not expose: srtt smooths
 //     them, so a single slow ACK moves it by an eighth of the excess, and
 //     RTTP99 understates the spikes a per-packet percentile would show.
+//   - AppLimited: the share of the window's polls at which the sender
+//     was application-limited: its latest delivery-rate sample carried
+//     tcpi_delivery_rate_app_limited, or nothing was in flight
+//     (tcpi_unacked 0: the application had given TCP nothing to send).
+//     A request/response or rate-limited flow the fabric serves reads
+//     near 1 whatever its throughput; a backlogged or starved one 0.
 //
 // /metrics carries proflow_tcp_srtt_seconds, _rttvar_seconds,
 // _min_rtt_seconds, _rto_seconds, _retransmits,
@@ -37,7 +44,8 @@
 // _delivery_rate_bytes_per_second, _pacing_rate_bytes_per_second,
 // _cwnd_segments, _ssthresh_segments, _snd_wnd_bytes, _rcv_space_bytes,
 // _acked_bytes_total, _retransmitted_bytes_total, the window's
-// proflow_tcp_window_rtt_p99_seconds, _rtt_p50_seconds and _rtt_samples,
+// proflow_tcp_window_rtt_p99_seconds, _rtt_p50_seconds, _rtt_samples and
+// _app_limited_ratio,
 // and proflow_tcp_info{state,congestion_control} 1, each labelled
 // {src,dst,sport,dport} as node_exporter labels its series, while the
 // socket exists; proflow_hostagent_socket_found (0 or 1) and
@@ -66,7 +74,8 @@
 //
 // A Client fetches an agent's report and is a telemetry.Overlay: merged
 // after another Telemetry (Wrap, or telemetry.Merge), it writes
-// SmoothedRTT and RTTP99 into the flow's FlowSample and nothing else. A
+// SmoothedRTT, RTTP99 and AppLimited into the flow's FlowSample and
+// nothing else. A
 // report of another flow, a malformed one and one older than
 // ClientConfig.MaxAge (an error wrapping proflow.ErrStale) are errors.
 //

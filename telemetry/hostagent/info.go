@@ -44,6 +44,10 @@ type TCPInfo struct {
 	// DeliveryRate is the kernel's latest delivery-rate sample, bytes/s
 	// (tcpi_delivery_rate).
 	DeliveryRate float64 `json:"delivery_rate"`
+	// DeliveryRateAppLimited says the latest delivery-rate sample was
+	// taken while the application, not the network, limited the sender
+	// (tcpi_delivery_rate_app_limited).
+	DeliveryRateAppLimited bool `json:"delivery_rate_app_limited"`
 	// PacingRate is the socket's pacing rate, bytes/s.
 	PacingRate float64 `json:"pacing_rate"`
 	// CwndSegments is the congestion window; SsthreshSegments the slow
@@ -90,6 +94,11 @@ type Report struct {
 	RTTP99 float64 `json:"rtt_p99"`
 	// RTTP50 is the median of the same values.
 	RTTP50 float64 `json:"rtt_p50"`
+	// AppLimited is the share of the window's polls at which the sender
+	// was application-limited: its latest delivery-rate sample was marked
+	// so, or it had nothing in flight (the application had given TCP
+	// nothing to send). Zero when no poll found the socket.
+	AppLimited float64 `json:"app_limited"`
 }
 
 // sample is one poll that found the socket.
@@ -98,6 +107,9 @@ type sample struct {
 	srtt  float64
 	acked uint64 // BytesAcked, to tell a fresh RTT sample
 	fresh bool
+	// appLimited: the delivery-rate sample was app-limited or nothing was
+	// in flight.
+	appLimited bool
 }
 
 // Percentile returns the q-quantile (0 < q ≤ 1) of xs by nearest rank:
@@ -117,10 +129,18 @@ func Percentile(xs []float64, q float64) float64 {
 func summarise(r *Report, window []sample, scratch []float64) []float64 {
 	scratch = scratch[:0]
 	r.Polls = len(window)
+	limited := 0
 	for _, s := range window {
 		if s.fresh {
 			scratch = append(scratch, s.srtt)
 		}
+		if s.appLimited {
+			limited++
+		}
+	}
+	r.AppLimited = 0
+	if len(window) > 0 {
+		r.AppLimited = float64(limited) / float64(len(window))
 	}
 	r.Samples = len(scratch)
 	r.RTTP50 = Percentile(scratch, 0.5)

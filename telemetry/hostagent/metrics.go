@@ -13,28 +13,29 @@ import (
 // the flow's src, dst, sport and dport. The series of TCP_INFO are served
 // only while the socket exists (MetricFound 1).
 const (
-	MetricSRTT            = "proflow_tcp_srtt_seconds"
-	MetricRTTVar          = "proflow_tcp_rttvar_seconds"
-	MetricMinRTT          = "proflow_tcp_min_rtt_seconds"
-	MetricRTO             = "proflow_tcp_rto_seconds"
-	MetricRetransmits     = "proflow_tcp_retransmits"
-	MetricTotalRetrans    = "proflow_tcp_retransmitted_segments_total"
-	MetricLost            = "proflow_tcp_lost_segments"
-	MetricUnacked         = "proflow_tcp_unacked_segments"
-	MetricDeliveryRate    = "proflow_tcp_delivery_rate_bytes_per_second"
-	MetricPacingRate      = "proflow_tcp_pacing_rate_bytes_per_second"
-	MetricCwnd            = "proflow_tcp_cwnd_segments"
-	MetricSsthresh        = "proflow_tcp_ssthresh_segments"
-	MetricSndWnd          = "proflow_tcp_snd_wnd_bytes"
-	MetricRcvSpace        = "proflow_tcp_rcv_space_bytes"
-	MetricBytesAcked      = "proflow_tcp_acked_bytes_total"
-	MetricBytesRetrans    = "proflow_tcp_retransmitted_bytes_total"
-	MetricInfo            = "proflow_tcp_info"
-	MetricWindowRTTP99    = "proflow_tcp_window_rtt_p99_seconds"
-	MetricWindowRTTP50    = "proflow_tcp_window_rtt_p50_seconds"
-	MetricWindowSamples   = "proflow_tcp_window_rtt_samples"
-	MetricFound           = "proflow_hostagent_socket_found"
-	MetricReportTimestamp = "proflow_hostagent_report_timestamp_seconds"
+	MetricSRTT             = "proflow_tcp_srtt_seconds"
+	MetricRTTVar           = "proflow_tcp_rttvar_seconds"
+	MetricMinRTT           = "proflow_tcp_min_rtt_seconds"
+	MetricRTO              = "proflow_tcp_rto_seconds"
+	MetricRetransmits      = "proflow_tcp_retransmits"
+	MetricTotalRetrans     = "proflow_tcp_retransmitted_segments_total"
+	MetricLost             = "proflow_tcp_lost_segments"
+	MetricUnacked          = "proflow_tcp_unacked_segments"
+	MetricDeliveryRate     = "proflow_tcp_delivery_rate_bytes_per_second"
+	MetricPacingRate       = "proflow_tcp_pacing_rate_bytes_per_second"
+	MetricCwnd             = "proflow_tcp_cwnd_segments"
+	MetricSsthresh         = "proflow_tcp_ssthresh_segments"
+	MetricSndWnd           = "proflow_tcp_snd_wnd_bytes"
+	MetricRcvSpace         = "proflow_tcp_rcv_space_bytes"
+	MetricBytesAcked       = "proflow_tcp_acked_bytes_total"
+	MetricBytesRetrans     = "proflow_tcp_retransmitted_bytes_total"
+	MetricInfo             = "proflow_tcp_info"
+	MetricWindowRTTP99     = "proflow_tcp_window_rtt_p99_seconds"
+	MetricWindowRTTP50     = "proflow_tcp_window_rtt_p50_seconds"
+	MetricWindowSamples    = "proflow_tcp_window_rtt_samples"
+	MetricWindowAppLimited = "proflow_tcp_window_app_limited_ratio"
+	MetricFound            = "proflow_hostagent_socket_found"
+	MetricReportTimestamp  = "proflow_hostagent_report_timestamp_seconds"
 )
 
 var flowLabels = []string{"src", "dst", "sport", "dport"}
@@ -62,6 +63,7 @@ var infoFamilies = []struct {
 	{MetricBytesAcked, "Bytes acknowledged by the peer.", prometheus.CounterValue, func(r Report) float64 { return float64(r.Info.BytesAcked) }},
 	{MetricBytesRetrans, "Bytes retransmitted.", prometheus.CounterValue, func(r Report) float64 { return float64(r.Info.BytesRetrans) }},
 	{MetricWindowRTTP99, "99th percentile of the srtt values polled in the window after new data was acknowledged.", prometheus.GaugeValue, func(r Report) float64 { return r.RTTP99 }},
+	{MetricWindowAppLimited, "Share of the window's polls at which the sender was application-limited.", prometheus.GaugeValue, func(r Report) float64 { return r.AppLimited }},
 	{MetricWindowRTTP50, "Median of the same srtt values.", prometheus.GaugeValue, func(r Report) float64 { return r.RTTP50 }},
 	{MetricWindowSamples, "Polls of the window that saw new data acknowledged.", prometheus.GaugeValue, func(r Report) float64 { return float64(r.Samples) }},
 }

@@ -178,7 +178,7 @@ func fromKernel(t *netlink.TCPInfo) TCPInfo {
 	return TCPInfo{
 		State: stateName(t.State), SRTT: us(t.Rtt), RTTVar: us(t.Rttvar), MinRTT: us(t.Min_rtt), RTO: us(t.Rto),
 		Retransmits: uint32(t.Retransmits), TotalRetrans: t.Total_retrans, Backoff: uint32(t.Backoff), CAState: caStateName(t.Ca_state), Lost: t.Lost, Unacked: t.Unacked,
-		DeliveryRate: float64(t.Delivery_rate), PacingRate: float64(t.Pacing_rate),
+		DeliveryRate: float64(t.Delivery_rate), DeliveryRateAppLimited: t.Delivery_rate_app_limited != 0, PacingRate: float64(t.Pacing_rate),
 		CwndSegments: t.Snd_cwnd, SsthreshSegments: ss, SndMSS: t.Snd_mss,
 		SndWndBytes: t.Snd_wnd, RcvSpaceBytes: t.Rcv_space, BytesAcked: t.Bytes_acked, BytesRetrans: t.Bytes_retrans,
 	}
