@@ -105,3 +105,42 @@ ovs-movecost: ovs-deps
 	$(GO) build -o $(OVS_MOVECOST_OUT)/proflow ./proflow
 	$(OVS_MOVECOST_OUT)/proflow fabric movecost -sim -cc $(OVS_MOVECOST_CCS) -rtts $(OVS_MOVECOST_RTTS) -cases $(OVS_MOVECOST_CASES) \
 	  -repeats $(OVS_MOVECOST_REPEATS) $(OVS_MOVECOST_FLAGS) -out $(OVS_MOVECOST_OUT)
+
+# ovs-regime: the fabric in the paper's regime (a 50 ms delay line on h1's
+# link, CUBIC, a 56 kB receive buffer at the protected flow's sink, an
+# H-limit at 1.05 C; examples/ovsfabric/README.md, "The paper's regime")
+# and the simulator's ovs-regime profile fitted to it
+# (southbound/sim, "Profile ovs-regime").
+OVS_REGIME_FLAGS     ?= -rtt 50ms -cc cubic -rcvbuf 57344 -hlimit 1.05
+OVS_REGIME_SCENARIOS ?= S1,S5,S8,S11,C1,N1
+OVS_REGIME_POLICIES  ?= static,reactive,throughput-drop,agent
+OVS_REGIME_REPEATS   ?= 2
+OVS_REGIME_DURATION  ?= 30s
+OVS_REGIME_MODEL     ?= models/ovs-regime.safetensors
+OVS_REGIME_OUT       ?= $(OUT)/ovs-regime
+
+.PHONY: ovs-regime-traces ovs-regime-model ovs-regime-eval
+## ovs-regime-traces: the real traces the ovs-regime profile is fitted
+## from (root, ~2 min): the protected flow alone and S1 under static.
+ovs-regime-traces: ovs-deps
+	$(GO) build -o $(OVS_REGIME_OUT)/proflow ./proflow
+	$(OVS_REGIME_OUT)/proflow fabric run -scenario quiet -policy static -duration 20s $(OVS_REGIME_FLAGS) -traces $(OVS_REGIME_OUT)/fit
+	$(OVS_REGIME_OUT)/proflow fabric run -scenario S1 -policy static -duration $(OVS_REGIME_DURATION) $(OVS_REGIME_FLAGS) -traces $(OVS_REGIME_OUT)/fit
+
+## ovs-regime-model: the agent of the ovs-regime profile
+## (models/ovs-regime.*, behind models/gate-ovs-regime.json).
+ovs-regime-model:
+	$(MAKE) model PROFILE=ovs-regime
+
+## ovs-regime-eval: policies × S1, S5, S8, S11, C1, N1 × 2 repeats on the
+## fabric in the paper's regime (root, ~45 min on 2 cores) into
+## $(OVS_REGIME_OUT)/fabric, and the same cells on the simulator's
+## ovs-regime profile into $(OVS_REGIME_OUT)/sim.
+ovs-regime-eval: ovs-deps
+	$(GO) build -o $(OVS_REGIME_OUT)/proflow ./proflow
+	$(OVS_REGIME_OUT)/proflow fabric evaluate -policies $(OVS_REGIME_POLICIES) -scenarios $(OVS_REGIME_SCENARIOS) -baseline reactive \
+	  -repeats $(OVS_REGIME_REPEATS) -duration $(OVS_REGIME_DURATION) $(OVS_REGIME_FLAGS) -model $(OVS_REGIME_MODEL) -out $(OVS_REGIME_OUT)/fabric
+	$(OVS_REGIME_OUT)/proflow fabric scale -scenarios $(OVS_REGIME_SCENARIOS) -duration $(OVS_REGIME_DURATION) -out $(OVS_REGIME_OUT)/scenarios
+	$(OVS_REGIME_OUT)/proflow evaluate -profile ovs-regime -policies $(OVS_REGIME_POLICIES) -baseline reactive \
+	  $(foreach s,$(subst $(comma), ,$(OVS_REGIME_SCENARIOS)),-scenario-file $(OVS_REGIME_OUT)/scenarios/$(s).json) \
+	  -repeats $(OVS_REGIME_REPEATS) -model $(OVS_REGIME_MODEL) -out $(OVS_REGIME_OUT)/sim

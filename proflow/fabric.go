@@ -19,7 +19,7 @@ import (
 func fabricCommand() command {
 	return command{
 		name:    "fabric",
-		summary: "build, run, evaluate on or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run|evaluate|movecost), or scale scenarios to it (scale)",
+		summary: "build, run, evaluate on or remove the Open vSwitch leaf/aggregation fabric (root; up|down|run|evaluate|movecost), scale scenarios to it (scale) or report recorded episodes (report)",
 		run:     runFabric,
 	}
 }
@@ -35,6 +35,7 @@ var fabricSubs = []fabricSub{
 	{"evaluate", "run policies × scenarios × repeats on the fabric, one episode at a time; write the simulated evaluation's report.md, CSV files, PNG figures and every trace"},
 	{"movecost", "build the fabric and measure what moving the protected flow costs it, move after move: time back to 90% of its healthy level, retransmissions, DSACKs and reordering of its sender (case a: healthy between idle switches; case d: after a crowd starved it)"},
 	{"scale", "write scenarios as the fabric runs them (times ÷ -time-factor, every stream capped at its paced rate), for proflow evaluate -profile ovs -scenario-file: the simulated twin of a real episode"},
+	{"report", "write the evaluation's report (report.md, CSV files, figures) of recorded real episodes, for example several fabric evaluate runs together or against another -baseline"},
 }
 
 // fabricScaleFlags are the flags of fabric scale.
@@ -62,11 +63,14 @@ type fabricEvalFlags struct {
 
 func runFabric(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && isHelpFlag(args[0]) {
-		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run|evaluate|movecost [flags] (as root), proflow fabric scale [flags]\n\n")
+		fmt.Fprint(e.stderr, "Usage: proflow fabric up|down|run|evaluate|movecost [flags] (as root), proflow fabric scale|report [flags]\n\n")
 		for _, s := range fabricSubs {
 			fs, _, _, _ := fabricFlags(e, s.name, s.summary)
-			if s.name == "scale" {
+			switch s.name {
+			case "scale":
 				fs, _ = fabricScaleFlagSet(e)
+			case "report":
+				fs, _ = fabricReportFlagSet(e)
 			}
 			fs.Usage()
 			fmt.Fprintln(e.stderr)
@@ -79,11 +83,14 @@ func runFabric(ctx context.Context, e *env, args []string) error {
 		if len(args) > 0 {
 			got = fmt.Sprintf("%q", args[0])
 		}
-		return fmt.Errorf("fabric: sub-command %s, want up, down, run, evaluate, movecost or scale (proflow fabric -h for their flags): %w", got, errUsage)
+		return fmt.Errorf("fabric: sub-command %s, want up, down, run, evaluate, movecost, scale or report (proflow fabric -h for their flags): %w", got, errUsage)
 	}
 	sub := args[0]
-	if sub == "scale" {
+	switch sub {
+	case "scale":
 		return fabricScale(e, args[1:])
+	case "report":
+		return fabricReport(e, args[1:])
 	}
 	fs, flags, ev, mv := fabricFlags(e, sub, fabricSubs[i].summary)
 	if err := parseFlags(fs, "fabric "+sub, args[1:]); err != nil {

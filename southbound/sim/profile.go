@@ -28,6 +28,10 @@ const (
 	// ProfileOVS is the real Open vSwitch fabric of package
 	// southbound/openflow/ovsfabric at its default scale (OVSConfig).
 	ProfileOVS = "ovs"
+	// ProfileOVSRegime is that fabric in the paper's regime: 50 ms round
+	// trips, CUBIC, a receive-window-limited protected flow and an H-limit
+	// (OVSRegimeConfig).
+	ProfileOVSRegime = "ovs-regime"
 )
 
 // DefaultProfile is the profile the proflow commands use unless told
@@ -35,7 +39,9 @@ const (
 const DefaultProfile = ProfileTestbed
 
 // Profiles returns the names of the built-in profiles.
-func Profiles() []string { return []string{ProfileTestbed, ProfileDatacenter, ProfileOVS} }
+func Profiles() []string {
+	return []string{ProfileTestbed, ProfileDatacenter, ProfileOVS, ProfileOVSRegime}
+}
 
 // DatacenterConfig returns the datacenter profile, which is DefaultConfig.
 func DatacenterConfig() Config { return DefaultConfig() }
@@ -71,6 +77,8 @@ func ProfileConfig(name string) (Config, error) {
 		return DatacenterConfig(), nil
 	case ProfileOVS:
 		return OVSConfig(), nil
+	case ProfileOVSRegime:
+		return OVSRegimeConfig(), nil
 	}
 	return Config{}, fmt.Errorf("sim: unknown profile %q, want one of %s or a JSON file", name, strings.Join(Profiles(), ", "))
 }

@@ -109,8 +109,10 @@ type MoveResult struct {
 	Retrans, DSACKs, Reordering int
 	// RTT and MinRTT are the sender's round trips at the end.
 	RTT, MinRTT time.Duration
-	// Misses is the packets that found no rule over the observation,
-	// summed over every bridge (Fabric.TableMisses): lost in the move.
+	// Misses is the packets that found no rule from before the crowd
+	// arrived (case a: just before the move) to the end of the
+	// observation, summed over every bridge (Fabric.TableMisses): lost in
+	// the move.
 	Misses int64
 	// Backoff is the sender's RTO backoff at the move (TCP_INFO's
 	// tcpi_backoff, ss's backoff:N); Criterion says whether the case's
@@ -124,12 +126,18 @@ type MoveResult struct {
 	AtMove hostagent.TCPInfo
 }
 
+// InLoss reports whether the sender was in the loss state at the move, by
+// its TCP_INFO: a retransmission timeout fired and the data outstanding
+// then is not all acknowledged yet (the kernel resets the backoff at the
+// first acknowledgement of a retransmission, the loss state lasts until
+// the recovery ends).
+func (r MoveResult) InLoss() bool { return r.AtMove.CAState == "loss" }
+
 // InRTO reports whether the sender was in retransmission-timeout backoff
-// at the move, by its TCP_INFO: in the loss state (a timeout fired and its
-// data is not yet acknowledged) with its timer backed off or a timeout
-// not yet recovered from.
+// at the move, by its TCP_INFO: in the loss state with its timer backed
+// off or a timeout not yet recovered from.
 func (r MoveResult) InRTO() bool {
-	return r.AtMove.CAState == "loss" && (r.AtMove.Backoff > 0 || r.AtMove.Retransmits > 0)
+	return r.InLoss() && (r.AtMove.Backoff > 0 || r.AtMove.Retransmits > 0)
 }
 
 // tcpInfoPoll is how often MoveCost reads the sender's TCP_INFO while it
@@ -248,6 +256,15 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		}
 	}()
 	for i := range m.Moves {
+		// The table misses are counted from before the crowd arrives (its
+		// rules are in place before its senders start), so that the slow
+		// read of every bridge's tables does not come between the case's
+		// condition and the move; the sender's counters are read between
+		// them, and its TCP_INFO last of all.
+		misses, err := f.TableMisses(ctx)
+		if err != nil {
+			return results, err
+		}
 		criterion := CriterionMet
 		if m.Case != MoveHealthy {
 			if crowd, criterion, err = m.starve(ctx, f, srv, cur, h7, crowd, &rates, healthy, tcpInfo); err != nil {
@@ -256,10 +273,6 @@ func (m MoveCost) Run(ctx context.Context) (results []MoveResult, err error) {
 		}
 		to := (cur + 1) % len(topo.Switches)
 		before, err := f.Socket(ctx, "h1", protectedSrcPort)
-		if err != nil {
-			return results, err
-		}
-		misses, err := f.TableMisses(ctx)
 		if err != nil {
 			return results, err
 		}

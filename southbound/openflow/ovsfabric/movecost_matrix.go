@@ -199,16 +199,19 @@ func recoverySeconds(rs []MoveResult, observe time.Duration) (v []float64, never
 // of sim.MoveModels (H-move, the window halved, the measured model) and
 // each one's gap when sims holds the cell.
 func WriteMoveMatrix(w io.Writer, cells []MoveCell, sims []sim.MoveCell) error {
-	fmt.Fprintln(w, "\n| cc | RTT | case | moves (criterion met) | in RTO at the move (TCP_INFO) | recovery to 90% (s) | not recovered | retrans | DSACKs | reordering | table misses | sim H-move (s) | sim window ×0.5 (s) | sim measured (s) | gap H-move / ×0.5 / measured |")
+	fmt.Fprintln(w, "\n| cc | RTT | case | moves (criterion met) | at the move (TCP_INFO): loss state / backed off | recovery to 90% (s) | not recovered | retrans | DSACKs | reordering | table misses | sim H-move (s) | sim window ×0.5 (s) | sim measured (s) | gap H-move / ×0.5 / measured |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range cells {
 		rec, never := recoverySeconds(c.Results, c.Observe)
 		var re, ds, ro, mi []float64
-		met, inRTO := 0, 0
+		met, inLoss, inRTO := 0, 0, 0
 		for _, r := range c.Results {
 			re, ds, ro, mi = append(re, float64(r.Retrans)), append(ds, float64(r.DSACKs)), append(ro, float64(r.Reordering)), append(mi, float64(r.Misses))
 			if r.Criterion == CriterionMet {
 				met++
+			}
+			if r.InLoss() {
+				inLoss++
 			}
 			if r.InRTO() {
 				inRTO++
@@ -216,10 +219,10 @@ func WriteMoveMatrix(w io.Writer, cells []MoveCell, sims []sim.MoveCell) error {
 		}
 		real := spreadOf(rec)
 		on, off, fit := simMedian(sims, c.RTT, c.Case, sim.MoveModelHMove), simMedian(sims, c.RTT, c.Case, sim.MoveModelWindow), simMedian(sims, c.RTT, c.Case, sim.MoveModelMeasured)
-		fmt.Fprintf(w, "| %s | %v | %s | %d (%d) | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n", c.CC, c.RTT, c.Case, len(c.Results), met, inRTO,
+		fmt.Fprintf(w, "| %s | %v | %s | %d (%d) | %d / %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n", c.CC, c.RTT, c.Case, len(c.Results), met, inLoss, inRTO,
 			real, never, spreadOf(re), spreadOf(ds), spreadOf(ro), spreadOf(mi), on, off, fit, gap(on.Median, real.Median), gap(off.Median, real.Median), gap(fit.Median, real.Median))
 	}
-	fmt.Fprintln(w, "\nRecovery: from the move to the start of the first 500 ms at ≥ 90% of the healthy level; a move that never recovered within the observation counts as the observation's length, a lower bound (see not recovered). In RTO: the sender's TCP_INFO at the move in the loss state with its timer backed off or a timeout not recovered from. Gap: (sim − real) / real of the medians.")
+	fmt.Fprintln(w, "\nRecovery: from the move to the start of the first 500 ms at ≥ 90% of the healthy level; a move that never recovered within the observation counts as the observation's length, a lower bound (see not recovered). At the move: how many moves found the sender's TCP_INFO in the loss state (a timeout fired, its recovery not over) and how many of those with the timer still backed off. Gap: (sim − real) / real of the medians.")
 	return nil
 }
 

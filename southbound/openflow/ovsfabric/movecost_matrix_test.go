@@ -18,7 +18,7 @@ func TestMoveBackoffAndBurst(t *testing.T) {
 	}{
 		{hostagent.TCPInfo{CAState: "loss", Backoff: 3, Retransmits: 3}, true},
 		{hostagent.TCPInfo{CAState: "loss", Retransmits: 1}, true},
-		{hostagent.TCPInfo{CAState: "loss"}, false},                 // the timer fired once and was acknowledged since
+		{hostagent.TCPInfo{CAState: "loss"}, false},                 // the timer fired and a retransmission was acknowledged since
 		{hostagent.TCPInfo{CAState: "recovery", Backoff: 1}, false}, // fast recovery, not a timeout
 		{hostagent.TCPInfo{CAState: "open"}, false},
 	} {
@@ -60,7 +60,7 @@ func TestWriteMoveMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Recovery 1, 3 and never (the observation, 20 s): median 3 s; sim 1.5 s (−50%), 0.5 s (−83%) and 3 s (0%); one move in RTO.
-	for _, want := range []string{"| cubic | 50ms | a | 3 (2) | 1 | 3 [1, 20] | 1 | 6 [4, 8] |", "| 1.5 | 0.5 | 3 | -50% / -83% / +0% |"} {
+	for _, want := range []string{"| cubic | 50ms | a | 3 (2) | 1 / 1 | 3 [1, 20] | 1 | 6 [4, 8] |", "| 1.5 | 0.5 | 3 | -50% / -83% / +0% |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
