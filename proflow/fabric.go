@@ -290,7 +290,7 @@ func fabricScaleFlagSet(e *env) (*flag.FlagSet, *fabricScaleFlags) {
 	fs.StringVar(&f.scenarios, "scenarios", "S1,S5,S11,C1", `built-in scenarios: "all", a list "S1,S5,C1" or a range "S1-S10"`)
 	fs.StringVar(&f.bucket, "bucket", "10mbit", "the fabric's tc tbf `RATE` (fabric run -bucket)")
 	fs.Float64Var(&f.timeFactor, "time-factor", ovsfabric.DefaultTimeFactor, "divide every time of the scenario by `F` (fabric run -time-factor)")
-	fs.DurationVar(&f.duration, "duration", 0, "evaluation window (0: the scenario's window ÷ -time-factor; fabric run and evaluate -duration)")
+	fs.DurationVar(&f.duration, "duration", 0, "evaluation window (0: the scenario's window ÷ -time-factor; fabric run and evaluate -duration; congesters arriving at or after its end are left out, as the fabric leaves them out)")
 	fs.StringVar(&f.out, "out", "out/fabric-scale", "`DIR` for one SCENARIO.json a scenario")
 	return fs, f
 }
@@ -321,7 +321,11 @@ func fabricScale(e *env, args []string) error {
 			return fmt.Errorf("%s: %w", cmdName, err)
 		}
 		if f.duration > 0 {
+			// The fabric drops what happens at or after the episode's end
+			// (ovsfabric.Plan.Retime); so does the scenario it writes.
 			scaled.Window = sim.Duration(f.duration)
+			end := scaled.CongestionStart + scaled.Window
+			scaled.Congesters = slices.DeleteFunc(scaled.Congesters, func(c sim.Congester) bool { return c.Arrive >= end })
 		}
 		b, err := json.MarshalIndent(scaled, "", "  ")
 		if err != nil {

@@ -51,3 +51,26 @@ func TestFabricReport(t *testing.T) {
 		}
 	}
 }
+
+// fabric scale -duration leaves out the congesters that arrive at or after
+// the shortened window's end, as the fabric leaves them out, so that the
+// simulator takes the scenario (S8's last two arrive 47.5 and 60 s in).
+func TestFabricScaleDuration(t *testing.T) {
+	dir := t.TempDir()
+	e, _, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"fabric", "scale", "-scenarios", "S8", "-duration", "30s", "-out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "S8.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"host"`); n != 3 {
+		t.Errorf("scaled S8 with a 30 s window has %d congesters, want 3 (h2–h4 arrive before 40 s):\n%s", n, b)
+	}
+	e, _, _ = newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"evaluate", "-profile", "ovs-regime", "-policies", "static", "-scenario-file",
+		filepath.Join(dir, "S8.json"), "-repeats", "1", "-out", t.TempDir()}); err != nil {
+		t.Errorf("the simulator refuses the scaled S8: %v", err)
+	}
+}
