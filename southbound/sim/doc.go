@@ -447,11 +447,11 @@
 //     nothing of it is the move's own (no table miss, no timeout caused by
 //     it). At ≈ 0 ms CUBIC never reached a backoff in 15 s (TCP_INFO at 10
 //     ms polls; it lives on fast retransmits) and was back at once; at 50
-//     ms it reached one in 4 of 5 moves and took 1.9–3.5 s (median 2.7 s)
-//     to get back, the simulator 1.3 s under every model (−53%): the real
-//     sender leaves the loss state with a round trip still inflated by the
-//     crowd's queue (srtt 90–120 ms at the move) and a longer timer; the
-//     simulated one restarts slow start from the base round trip.
+//     ms it reached one in 8 of 10 moves (in the loss state at the move in
+//     7) and took 0.5–4.5 s to get back (medians 2.7 and 2.4 s in two runs
+//     of 5), the simulator 1.3 s under every model (−53%, −46%). Why the
+//     real recovery is slower was not measured (the sender's window and
+//     timer after the move were not recorded).
 //
 // So H-move holds for no round trip and no state measured on the fabric;
 // a move costs a flow what its own state costs it. The profiles that
