@@ -117,6 +117,10 @@ OVS_REGIME_POLICIES  ?= static,reactive,throughput-drop,agent
 OVS_REGIME_REPEATS   ?= 2
 OVS_REGIME_DURATION  ?= 30s
 OVS_REGIME_MODEL     ?= models/ovs-regime.safetensors
+# The gate the agent runs behind (δ 0.5: above the model's Q differences
+# between idle switches, up to 0.46 in the simulator; southbound/sim,
+# "Profile ovs-regime").
+OVS_REGIME_GATE      ?= models/gate-ovs-regime.json
 OVS_REGIME_OUT       ?= $(OUT)/ovs-regime
 
 .PHONY: ovs-regime-traces ovs-regime-model ovs-regime-eval
@@ -139,8 +143,8 @@ ovs-regime-model:
 ovs-regime-eval: ovs-deps
 	$(GO) build -o $(OVS_REGIME_OUT)/proflow ./proflow
 	$(OVS_REGIME_OUT)/proflow fabric evaluate -policies $(OVS_REGIME_POLICIES) -scenarios $(OVS_REGIME_SCENARIOS) -baseline reactive \
-	  -repeats $(OVS_REGIME_REPEATS) -duration $(OVS_REGIME_DURATION) $(OVS_REGIME_FLAGS) -model $(OVS_REGIME_MODEL) -out $(OVS_REGIME_OUT)/fabric
+	  -repeats $(OVS_REGIME_REPEATS) -duration $(OVS_REGIME_DURATION) $(OVS_REGIME_FLAGS) -model $(OVS_REGIME_MODEL) -gate $(OVS_REGIME_GATE) -out $(OVS_REGIME_OUT)/fabric
 	$(OVS_REGIME_OUT)/proflow fabric scale -scenarios $(OVS_REGIME_SCENARIOS) -duration $(OVS_REGIME_DURATION) -out $(OVS_REGIME_OUT)/scenarios
 	$(OVS_REGIME_OUT)/proflow evaluate -profile ovs-regime -policies $(OVS_REGIME_POLICIES) -baseline reactive \
 	  $(foreach s,$(subst $(comma), ,$(OVS_REGIME_SCENARIOS)),-scenario-file $(OVS_REGIME_OUT)/scenarios/$(s).json) \
-	  -repeats $(OVS_REGIME_REPEATS) -model $(OVS_REGIME_MODEL) -out $(OVS_REGIME_OUT)/sim
+	  -repeats $(OVS_REGIME_REPEATS) -model $(OVS_REGIME_MODEL) -gate $(OVS_REGIME_GATE) -traces -out $(OVS_REGIME_OUT)/sim

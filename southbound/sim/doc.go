@@ -596,6 +596,19 @@
 // ovs-vswitchd and 40 congester connections sharing two cores) are not in
 // the simulator.
 //
+// The model (models/ovs-regime.safetensors, make model PROFILE=ovs-regime)
+// runs behind models/gate-ovs-regime.json: 4 votes (2 s, as the ovs
+// model's) and δ 0.5. Behind δ 0.2, the gate it was trained with and
+// records, it left agg1 2 s before the congestion started in every scaled
+// scenario (N1 included): between idle switches its Q-values differ by up
+// to 0.46 (about 1.7% of them) in the simulator before any congester
+// arrives, so 4 votes of noise pass δ 0.2. With moves free (MeasuredMoves)
+// nothing in the reward holds such a move back. Behind δ 0.5 it moves 2.0
+// s after the congesters arrive in S1 (2.2 s in S5, 2.8 s in S8), in S11
+// and C1 too (3.0 and 2.0 s, where staying would not have hurt), and never
+// in N1 (make ovs-regime-eval's simulated half; 0.6 leaves S8's move to
+// 26.5 s).
+//
 // # Scenarios
 //
 // A Scenario is data: where f_p starts and when which congester host sends,
