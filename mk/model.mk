@@ -21,14 +21,19 @@
 #                      testbed); the testbed model is models/default.*, any
 #                      other profile's models/$(PROFILE).*
 #   MODEL_DIR          where the model files go (default models)
-#   MODEL_EPISODES     corpus size (default 779, the paper's)
+#   MODEL_EPISODES     corpus size (default 779, the paper's; 1400 for testbed,
+#                      whose corpus also protects flows of other kinds)
 #   MODEL_SEED         collection and training seed (default 1)
-#   MODEL_SHARES       optional JSON file of strategy shares for collect
-#   MODEL_KINDS        optional shares of the protected flow's kinds for collect,
-#                      e.g. bulk=0.4,rr=0.2,rate=0.2,onoff=0.2 (default: bulk only)
+#   MODEL_SHARES       JSON file of strategy shares for collect (default
+#                      models/shares-$(PROFILE).json when present, else the
+#                      built-in shares)
+#   MODEL_KINDS        shares of the protected flow's kinds for collect (default
+#                      bulk=0.5,rr=0.2,rate=0.15,onoff=0.15 for testbed, bulk
+#                      only for the others)
 #   MODEL_LAYOUT       state layout of the corpus and model (default
-#                      proflow-state-v1; proflow-state-v2 adds uplink backlogs
-#                      and the protected flow's latency)
+#                      proflow-state-v2 for testbed, which adds uplink
+#                      backlogs and the flow's latency and app-limited share;
+#                      proflow-state-v1, the paper's, for the others)
 #   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default models/train-$(PROFILE).json when present)
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
 #                      behind (default models/gate-$(PROFILE).json when present)
@@ -46,11 +51,12 @@ GO                 ?= go
 PROFILE            ?= testbed
 MODEL_DIR          ?= models
 MODEL_NAME         ?= $(if $(filter testbed,$(PROFILE)),default,$(PROFILE))
-MODEL_EPISODES     ?= 779
+MODEL_EPISODES     ?= $(if $(filter testbed,$(PROFILE)),1400,779)
 MODEL_SEED         ?= 1
-MODEL_SHARES       ?=
-MODEL_LAYOUT       ?= proflow-state-v1
-MODEL_KINDS        ?=
+MODEL_SHARES       ?= $(wildcard $(MODEL_DIR)/shares-$(PROFILE).json)
+MODEL_LAYOUT       ?= $(if $(filter testbed,$(PROFILE)),proflow-state-v2,proflow-state-v1)
+MODEL_KINDS        ?= $(if $(filter testbed,$(PROFILE)),bulk=0.5$(model_comma)rr=0.2$(model_comma)rate=0.15$(model_comma)onoff=0.15)
+model_comma        := ,
 MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train-$(PROFILE).json
 MODEL_GATE         ?= $(MODEL_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
