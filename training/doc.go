@@ -357,7 +357,7 @@
 //     shortfall, southbound/sim).
 //   - The committed testbed model was then retrained by make model with
 //     these defaults (seed 1, 779 episodes).
-////
+//
 // The held-out kinds family K1–K64 (southbound/sim, frozen at db57b02, its
 // scenarios protecting rr, rate and onoff flows) was frozen before any of
 // the following; the kinds choices looked at the built-in kind scenarios
