@@ -153,7 +153,7 @@ func TestMultiControllerBatchAgent(t *testing.T) {
 		}
 		return nil
 	})
-	encoder := func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(encCfg) }
+	encoder := func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(agent.EncoderConfig()) }
 	gate := func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(policy.DefaultGateConfig()) }
 	perFlow := proflow.FlowParts{Encoder: encoder, Gate: gate,
 		Policy: func(proflow.ProtectedFlow) (proflow.Policy, error) { return agent, nil }}
@@ -272,8 +272,8 @@ func TestMultiControllerBatchRefuses(t *testing.T) {
 // for 10 steps each, so that flows wish to move and the joint step works. "batched" scores all flows with one
 // Agent.ScoreBatch per step (FlowParts.Batch), "per-flow" calls Agent.Score
 // once per flow, which is 10,000 single-flow decisions. H=256 is the
-// committed model (models/default.safetensors), H=128 a random 34→128→128→4
-// one. Run it on one core: -cpu 1.
+// committed model (models/default.safetensors, 40→256→256→4 in state layout
+// v2), H=128 a random 34→128→128→4 one (layout v1). Run it on one core: -cpu 1.
 func BenchmarkMultiControllerStepAgent(b *testing.B) {
 	const n = 10000
 	topo := proflow.PaperTopology()
@@ -324,7 +324,7 @@ func BenchmarkMultiControllerStepAgent(b *testing.B) {
 					return nil
 				})
 				parts := proflow.FlowParts{
-					Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(encCfg) },
+					Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(model.agent.EncoderConfig()) },
 					Gate:    func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(policy.DefaultGateConfig()) },
 				}
 				agent := model.agent.Clone()

@@ -34,7 +34,7 @@ func TestNewControllerRefusesAnotherInterval(t *testing.T) {
 		cfg := proflow.DefaultConfig()
 		cfg.Flow, cfg.Interval = testFlow, interval
 		fab := southboundtest.NewFabric(topo, nil)
-		enc, err := telemetry.NewEncoder(encCfg)
+		enc, err := telemetry.NewEncoder(agent.EncoderConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestNewMultiControllerRefusesAnotherInterval(t *testing.T) {
 	}
 	parts := func(batch bool) proflow.FlowParts {
 		p := proflow.FlowParts{
-			Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(encCfg) },
+			Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(agent.EncoderConfig()) },
 			Gate:    func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(gateCfg) },
 		}
 		if batch {
