@@ -271,7 +271,7 @@ func demoRun(ctx context.Context, e *env, cfg sim.Config, scs []*sim.Scenario, s
 		return nil, fmt.Errorf("demo: profile %s: %w", cfg.Name, err)
 	}
 	opt := eval.DefaultOptions()
-	opt.Seed = seed
+	opt.Seed, opt.Quiet = seed, eval.QuietScenarios(scs)
 	sum, err := eval.Summarize(eps, opt)
 	if err != nil {
 		return nil, fmt.Errorf("demo: profile %s: %w", cfg.Name, err)

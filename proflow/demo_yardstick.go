@@ -36,7 +36,7 @@ const yardstickHeader = "| profile | scenarios | repeats, seed | agent (MB/s) | 
 func writeYardstick(b *strings.Builder, profile, set string, repeats int, seed uint64, s *eval.Summary) {
 	c, ok := s.StrongestComparison("agent")
 	if !ok {
-		fmt.Fprintf(b, "| %s | %s | %d, %d | no agent | | | | | | | | | | | |\n", profile, set, repeats, seed)
+		fmt.Fprintf(b, "| %s | %s | %d, %d | no agent | | | | | | | | | | | | |\n", profile, set, repeats, seed)
 		return
 	}
 	worse := "none"
@@ -61,11 +61,11 @@ const kindTableText = "## Every profile, per flow kind: the agent against the de
 	"the agent's SLO-violation seconds (the time its flow missed its objective: completion p99 above base RTT + 10 ms for rr, goodput below 90% of the demand for rate and onoff), " +
 	"the best single deployable rule's over the same scenarios and the ratio with its scenario-bootstrap interval (at most 0.50× is half), " +
 	"the per-scenario strongest rule's (an envelope) and the oracle's (the best a policy that reads the scenario does), the mean latency p99 and goodput, " +
-	"per-scenario verdicts against the strongest, and the agent's moves per episode in the traps where the oracle stays.\n\n"
+	"per-scenario verdicts against the strongest, and the agent's moves per episode in the traps where the oracle stays (harmless congestion, or none) and in the quiet ones (no congester: the flow's own demand drops).\n\n"
 
 // kindTableHeader is the header of that table.
-const kindTableHeader = "| profile | scenarios | repeats, seed | kind | agent SLO (s) | best rule | its SLO (s) | ratio | CI | strongest SLO (s) | oracle SLO (s) | p99 agent / rule (ms) | goodput agent / rule (MB/s) | better / tie / worse | trap moves |\n" +
-	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+const kindTableHeader = "| profile | scenarios | repeats, seed | kind | agent SLO (s) | best rule | its SLO (s) | ratio | CI | strongest SLO (s) | oracle SLO (s) | p99 agent / rule (ms) | goodput agent / rule (MB/s) | better / tie / worse | trap moves | quiet moves |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 
 // writeKindTable writes one row per kind of the agent's KindYardsticks.
 func writeKindTable(b *strings.Builder, profile, set string, repeats int, seed uint64, s *eval.Summary) {
@@ -79,9 +79,9 @@ func writeKindTable(b *strings.Builder, profile, set string, repeats int, seed u
 		if !math.IsNaN(y.RatioLo) {
 			ci = fmt.Sprintf("[%.2f×, %.2f×]", y.RatioLo, y.RatioHi)
 		}
-		fmt.Fprintf(b, "| %s | %s (%d) | %d, %d | %s | %.1f | %s | %.1f | %.2f× | %s | %.1f | %.1f | %.0f / %.0f | %.2f / %.2f | %d / %d / %d | %.2f (%d) |\n",
+		fmt.Fprintf(b, "| %s | %s (%d) | %d, %d | %s | %.1f | %s | %.1f | %.2f× | %s | %.1f | %.1f | %.0f / %.0f | %.2f / %.2f | %d / %d / %d | %.2f (%d) | %.2f (%d) |\n",
 			profile, set, len(y.Scenarios), repeats, seed, y.Kind, y.CandidateSLO, y.BestRule, y.BestRuleSLO, y.Ratio, ci, y.StrongestSLO, y.OracleSLO,
-			1e3*y.CandidateP99, 1e3*y.BestRuleP99, y.CandidateGoodput/1e6, y.BestRuleGoodput/1e6, y.Better, y.Ties, y.Worse, y.TrapMoves, len(y.Traps))
+			1e3*y.CandidateP99, 1e3*y.BestRuleP99, y.CandidateGoodput/1e6, y.BestRuleGoodput/1e6, y.Better, y.Ties, y.Worse, y.TrapMoves, len(y.Traps), y.QuietMoves, len(y.Quiet))
 	}
 	if n == 0 {
 		fmt.Fprintf(b, "| %s | %s | %d, %d | no agent | | | | | | | | | | | |\n", profile, set, repeats, seed)

@@ -221,6 +221,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	// not the paper's 120 s.
 	sopt := opt
 	sopt.Window, sopt.Windows = scenarioWindows(scs)
+	sopt.Quiet = eval.QuietScenarios(scs)
 	sum, err := eval.Summarize(eps, sopt)
 	if err != nil {
 		return fmt.Errorf("evaluate: summarize: %w", err)

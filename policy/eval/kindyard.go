@@ -66,6 +66,12 @@ type KindYardstick struct {
 	// without such scenarios).
 	Traps     []string `json:"traps"`
 	TrapMoves float64  `json:"trap_moves"`
+	// Quiet are the scenarios of Options.Quiet among Scenarios (no
+	// congester: the flow's own demand changes, no move is right);
+	// QuietMoves is the candidate's mean moves per repeat there (NaN
+	// without such scenarios).
+	Quiet      []string `json:"quiet"`
+	QuietMoves float64  `json:"quiet_moves"`
 }
 
 // KindDiff is a candidate's SLO seconds in one scenario against the
@@ -113,10 +119,10 @@ func (s *Summary) kindYardsticks() error {
 
 func (s *Summary) kindYardstick(kind, candidate string, scenarios []string) (KindYardstick, error) {
 	opt := s.Options
-	y := KindYardstick{Kind: kind, Candidate: candidate, OracleSLO: math.NaN(), TrapMoves: math.NaN(),
+	y := KindYardstick{Kind: kind, Candidate: candidate, OracleSLO: math.NaN(), TrapMoves: math.NaN(), QuietMoves: math.NaN(),
 		Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN(),
 		StrongestRatio: math.NaN(), StrongestLo: math.NaN(), StrongestHi: math.NaN()}
-	var cand, strongest, oracle, trapMoves []float64
+	var cand, strongest, oracle, trapMoves, quietMoves []float64
 	for _, sc := range scenarios {
 		cc, ok := s.Cell(sc, candidate)
 		if !ok {
@@ -146,6 +152,10 @@ func (s *Summary) kindYardstick(kind, candidate string, scenarios []string) (Kin
 		case VerdictTie:
 			y.Ties++
 		}
+		if slices.Contains(opt.Quiet, sc) {
+			y.Quiet = append(y.Quiet, sc)
+			quietMoves = append(quietMoves, cc.Moves)
+		}
 		if oc, ok := s.Cell(sc, OracleName); ok {
 			oracle = append(oracle, oc.KindSLOSeconds)
 			if oc.Reroutes == 0 {
@@ -163,6 +173,9 @@ func (s *Summary) kindYardstick(kind, candidate string, scenarios []string) (Kin
 	}
 	if len(trapMoves) > 0 {
 		y.TrapMoves = mean(trapMoves)
+	}
+	if len(quietMoves) > 0 {
+		y.QuietMoves = mean(quietMoves)
 	}
 	// The single best deployable policy over the same scenarios: the one
 	// that ran in all of them with the fewest mean SLO seconds.
@@ -231,15 +244,15 @@ func (s *Summary) writeKindYardsticks(b *strings.Builder) {
 		"Ratios are the candidate's SLO seconds over theirs, with scenario-bootstrap intervals (at most 0.5× is half). " +
 		"Per scenario the candidate is better, tied or worse than that scenario's strongest (repeats paired by seed, t interval). " +
 		"p99 is the mean over scenarios of the latency p99; goodput the mean throughput. " +
-		"Traps are the scenarios where the oracle never moves (no move is right); trap moves the candidate's mean moves per repeat there.\n\n")
-	b.WriteString("| kind | candidate | scenarios | SLO (s) | best rule | its SLO (s) | ratio | CI | strongest SLO (s) | ratio | CI | oracle SLO (s) | p99 (ms) | best rule p99 (ms) | goodput (MB/s) | best rule goodput (MB/s) | better / tie / worse | traps | trap moves |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"Traps are the scenarios where the oracle never moves (congestion that does not hurt, or none); quiet ones have no congester at all (the flow's own demand changes); moves are the candidate's mean per repeat there.\n\n")
+	b.WriteString("| kind | candidate | scenarios | SLO (s) | best rule | its SLO (s) | ratio | CI | strongest SLO (s) | ratio | CI | oracle SLO (s) | p99 (ms) | best rule p99 (ms) | goodput (MB/s) | best rule goodput (MB/s) | better / tie / worse | traps | trap moves | quiet | quiet moves |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, y := range s.KindYardsticks {
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d / %d | %d | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d / %d | %d | %s | %d | %s |\n",
 			y.Kind, y.Candidate, len(y.Scenarios), num(y.CandidateSLO, 1), orDash(y.BestRule), num(y.BestRuleSLO, 1),
 			ratioStr(y.Ratio), ciStr(y.RatioLo, y.RatioHi), num(y.StrongestSLO, 1), ratioStr(y.StrongestRatio), ciStr(y.StrongestLo, y.StrongestHi),
 			num(y.OracleSLO, 1), num(1e3*y.CandidateP99, 1), num(1e3*y.BestRuleP99, 1), num(y.CandidateGoodput/1e6, 2), num(y.BestRuleGoodput/1e6, 2),
-			y.Better, y.Ties, y.Worse, len(y.Traps), num(y.TrapMoves, 2))
+			y.Better, y.Ties, y.Worse, len(y.Traps), num(y.TrapMoves, 2), len(y.Quiet), num(y.QuietMoves, 2))
 	}
 	b.WriteString("\n")
 }
@@ -275,4 +288,16 @@ func (s *Summary) kindRows() [][]string {
 		}
 	}
 	return rows
+}
+
+// QuietScenarios returns the names of the scenarios with no congester
+// (Options.Quiet).
+func QuietScenarios(scs []*sim.Scenario) []string {
+	var out []string
+	for _, sc := range scs {
+		if len(sc.Congesters) == 0 {
+			out = append(out, sc.Name)
+		}
+	}
+	return out
 }

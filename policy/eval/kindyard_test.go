@@ -42,7 +42,7 @@ func TestKindYardstick(t *testing.T) {
 			rrEpisode("B", "agent", rep, 4, 10), rrEpisode("B", "oracle", rep, 0))
 	}
 	opt := DefaultOptions()
-	opt.Baseline = "static"
+	opt.Baseline, opt.Quiet = "static", []string{"B", "Z"}
 	s, err := Summarize(eps, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +69,20 @@ func TestKindYardstick(t *testing.T) {
 	}
 	if len(agent.Traps) != 1 || agent.Traps[0] != "B" || agent.TrapMoves != 1 {
 		t.Errorf("traps %v, trap moves %v; want [B] and 1", agent.Traps, agent.TrapMoves)
+	}
+	if len(agent.Quiet) != 1 || agent.Quiet[0] != "B" || agent.QuietMoves != 1 {
+		t.Errorf("quiet %v, quiet moves %v; want [B] (Z did not run) and 1", agent.Quiet, agent.QuietMoves)
+	}
+	var scs []*sim.Scenario
+	for _, name := range []string{"S1", "T1", "T2"} {
+		sc, err := sim.BuiltinScenario(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scs = append(scs, sc)
+	}
+	if got := QuietScenarios(scs); len(got) != 2 || got[0] != "T1" || got[1] != "T2" {
+		t.Errorf("QuietScenarios(S1, T1, T2) = %v, want [T1 T2]", got)
 	}
 	var b strings.Builder
 	if err := s.WriteMarkdown(&b, "kinds"); err != nil {

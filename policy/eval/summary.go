@@ -47,6 +47,11 @@ type Options struct {
 	// other policy (Summary.Strongest, StrongestComparisons). Default
 	// DeployablePolicies.
 	Deployable []string `json:"deployable,omitempty"`
+	// Quiet lists the scenarios with no congestion at all (no congester):
+	// where the protected flow's only trouble is its own demand changing,
+	// no move is right. KindYardstick counts the candidate's moves there.
+	// Optional; QuietScenarios fills it from the scenarios.
+	Quiet []string `json:"quiet,omitempty"`
 	// Seed seeds the bootstrap, so reports are reproducible. Each
 	// comparison draws from its own generator, derived from Seed and the
 	// candidate's name (FNV-1a), so adding or removing a policy does not
