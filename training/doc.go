@@ -399,6 +399,15 @@
 //     [1.01×, 1.04×], behind only in C1 and C2. This is the committed
 //     testbed model (make model with models/shares-testbed.json and
 //     models/train-testbed.json).
+////   - The same recipe on the datacenter profile (make model
+//     PROFILE=datacenter with the testbed's layout, kinds and shares, λ 0.5
+//     and Served, its own β −0.7) was not adopted. Looked at: the same
+//     built-ins on the datacenter profile, seed 1. Against the committed
+//     v1 datacenter model it moved in the quiet onoff traps (6.0 moves an
+//     episode against 0), missed rate flows' objective for 0.5 s against
+//     0.0 and fell 4.6% behind crowd in S5 (bulk 1.00× the strongest rule
+//     either way); rr 0.56× the best rule against 0.61×. The datacenter
+//     model stays the v1 one.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
