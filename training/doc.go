@@ -399,7 +399,7 @@
 //     [1.01×, 1.04×], behind only in C1 and C2. This is the committed
 //     testbed model (make model with models/shares-testbed.json and
 //     models/train-testbed.json).
-////   - The same recipe on the datacenter profile (make model
+//   - The same recipe on the datacenter profile (make model
 //     PROFILE=datacenter with the testbed's layout, kinds and shares, λ 0.5
 //     and Served, its own β −0.7) was not adopted. Looked at: the same
 //     built-ins on the datacenter profile, seed 1. Against the committed
