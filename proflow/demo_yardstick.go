@@ -79,9 +79,16 @@ func writeKindTable(b *strings.Builder, profile, set string, repeats int, seed u
 		if !math.IsNaN(y.RatioLo) {
 			ci = fmt.Sprintf("[%.2f×, %.2f×]", y.RatioLo, y.RatioHi)
 		}
-		fmt.Fprintf(b, "| %s | %s (%d) | %d, %d | %s | %.1f | %s | %.1f | %.2f× | %s | %.1f | %.1f | %.0f / %.0f | %.2f / %.2f | %d / %d / %d | %.2f (%d) | %.2f (%d) |\n",
+		moves := func(m float64, n int) string {
+			if n == 0 {
+				return "– (0)"
+			}
+			return fmt.Sprintf("%.2f (%d)", m, n)
+		}
+		fmt.Fprintf(b, "| %s | %s (%d) | %d, %d | %s | %.1f | %s | %.1f | %.2f× | %s | %.1f | %.1f | %.0f / %.0f | %.2f / %.2f | %d / %d / %d | %s | %s |\n",
 			profile, set, len(y.Scenarios), repeats, seed, y.Kind, y.CandidateSLO, y.BestRule, y.BestRuleSLO, y.Ratio, ci, y.StrongestSLO, y.OracleSLO,
-			1e3*y.CandidateP99, 1e3*y.BestRuleP99, y.CandidateGoodput/1e6, y.BestRuleGoodput/1e6, y.Better, y.Ties, y.Worse, y.TrapMoves, len(y.Traps), y.QuietMoves, len(y.Quiet))
+			1e3*y.CandidateP99, 1e3*y.BestRuleP99, y.CandidateGoodput/1e6, y.BestRuleGoodput/1e6, y.Better, y.Ties, y.Worse,
+			moves(y.TrapMoves, len(y.Traps)), moves(y.QuietMoves, len(y.Quiet)))
 	}
 	if n == 0 {
 		fmt.Fprintf(b, "| %s | %s | %d, %d | no agent | | | | | | | | | | | |\n", profile, set, repeats, seed)
