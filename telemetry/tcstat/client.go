@@ -197,7 +197,9 @@ func DecodeReport(b []byte) (Report, error) {
 }
 
 // Overlay polls every agent (in parallel) and writes each switch's overflow
-// rate into obs.Switches[k].OverflowRate, leaving every other field alone.
+// rate into obs.Switches[k].OverflowRate and the bytes queued on its
+// interfaces at the latest read (tc's backlog) into QueueBytes, leaving
+// every other field alone.
 // obs must already be sized for the topology (a southbound's Collect does
 // that). The first call only records counters and returns an error wrapping
 // proflow.ErrStale.
@@ -265,8 +267,9 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 		r := c.reads[s.Agent]
 		prev, cur := r.prev, r.cur
 		dt := cur.Time.Sub(prev.Time).Seconds()
-		total := 0.0
+		total, backlog := 0.0, 0.0
 		for _, d := range s.Interfaces {
+			backlog += float64(cur.Interfaces[d].BacklogBytes)
 			p, ok := prev.Interfaces[d]
 			if !ok {
 				continue // appeared since: counts from the next report
@@ -274,6 +277,7 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 			total += OverflowRate(p, cur.Interfaces[d], dt)
 		}
 		obs.Switches[k].OverflowRate = total
+		obs.Switches[k].QueueBytes = backlog
 	}
 	return nil
 }

@@ -273,14 +273,17 @@ func TestClientRates(t *testing.T) {
 	}
 	// Half a second: a1-l1 100 overlimits, a1-l2 10 overlimits with no
 	// packet sent; a2-l1 nothing. ξ is overlimit events per second.
-	c.set("a1-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 50_000, Packets: 50, Overlimits: 100})
-	c.set("a1-l2", tcstat.Qdisc{Kind: "tbf", Overlimits: 10})
+	c.set("a1-l1", tcstat.Qdisc{Kind: "tbf", Bytes: 50_000, Packets: 50, Overlimits: 100, BacklogBytes: 3000})
+	c.set("a1-l2", tcstat.Qdisc{Kind: "tbf", Overlimits: 10, BacklogBytes: 1514})
 	c.advance(500 * time.Millisecond)
 	if err := cl.Overlay(ctx, obs); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := obs.Switches[0].OverflowRate, (100+10)/0.5; got != want {
 		t.Errorf("agg1 overflow %v events/s, want %v", got, want)
+	}
+	if got := obs.Switches[0].QueueBytes; got != 3000+1514 {
+		t.Errorf("agg1 backlog %v bytes, want the sum of its interfaces' 4514", got)
 	}
 	if obs.Switches[1].OverflowRate != 0 || obs.Switches[0].TxRate != 42 {
 		t.Errorf("agg2 overflow %v, agg1 tx %v; want 0 and 42 untouched", obs.Switches[1].OverflowRate, obs.Switches[0].TxRate)
