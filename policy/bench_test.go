@@ -10,10 +10,16 @@ import (
 
 // BenchmarkDecision measures one decision of the learned policy for the
 // paper's topology (4 switches, 3 congestion leaves) with the default
-// architecture 34→256→256→4: encode the observation, score with the agent,
-// apply the gate.
+// architecture: encode the observation, score with the agent, apply the
+// gate; v1 in the paper's state layout (34→256→256→4), v2 in layout v2
+// (40→256→256→4, the committed testbed model's).
 func BenchmarkDecision(b *testing.B) {
-	encCfg := paperEncoder()
+	for _, layout := range []struct{ name, layout string }{{"v1", telemetry.StateLayout}, {"v2", telemetry.StateLayoutV2}} {
+		b.Run(layout.name, func(b *testing.B) { benchmarkDecision(b, paperEncoder().WithLayout(layout.layout)) })
+	}
+}
+
+func benchmarkDecision(b *testing.B, encCfg telemetry.EncoderConfig) {
 	enc, err := telemetry.NewEncoder(encCfg)
 	if err != nil {
 		b.Fatal(err)
@@ -35,12 +41,12 @@ func BenchmarkDecision(b *testing.B) {
 	obs := &proflow.Observation{Time: t0, Switches: make([]proflow.SwitchSample, 4), Leaves: make([]proflow.LeafSample, 3)}
 	for k := range obs.Switches {
 		obs.Switches[k] = proflow.SwitchSample{TxRate: 2e7 * rng.Float64(), OverflowRate: 3e4 * rng.Float64(),
-			FlowCount: float64(2 * rng.IntN(8)), ElephantRate: 1e7 * rng.Float64()}
+			FlowCount: float64(2 * rng.IntN(8)), ElephantRate: 1e7 * rng.Float64(), QueueBytes: 1e5 * rng.Float64()}
 	}
 	for l := range obs.Leaves {
 		obs.Leaves[l] = proflow.LeafSample{IngressRate: 3e7 * rng.Float64(), TransmitRate: 2e7 * rng.Float64()}
 	}
-	obs.Flow = proflow.FlowSample{Throughput: 2.2e7, CongestionRate: 5e7}
+	obs.Flow = proflow.FlowSample{Throughput: 2.2e7, CongestionRate: 5e7, SmoothedRTT: 0.05, RTTP99: 0.053, AppLimited: 0.2}
 
 	state := make(proflow.State, enc.Dim())
 	d := proflow.Decision{Scores: make([]float64, 4)}
