@@ -912,7 +912,13 @@
 // oldest request still outstanding counted at its age so far (a lower
 // bound), so a stall shows while it lasts. Latency readings carry no
 // noise and draw nothing from the random sources; an interval without a
-// sample of a kind reads 0 (unset). The state encoder does not read them.
+// sample of a kind reads 0 (unset). AppLimited is the share of the
+// interval's steps in which the application, not TCP, limited what the
+// flow sent (a rate or onoff flow held to its rate or in a gap, an rr
+// flow with no request left unsent; not a receive-window limit), as
+// Linux marks app-limited delivery-rate samples: a bulk flow reads 0. The
+// state encoder's layout v1 reads none of these; layout v2 reads the
+// latency and AppLimited (telemetry, "Layout").
 //
 // # Episodes and traces
 //
