@@ -399,6 +399,13 @@
 //     [1.01×, 1.04×], behind only in C1 and C2. This is the committed
 //     testbed model (make model with models/shares-testbed.json and
 //     models/train-testbed.json).
+//   - Training seed 2 on the same corpus (proflow train -seed 2, the same
+//     config and gate), measured the same way after the choice: rr 0.10×,
+//     rate 0.49×, onoff 1.01×, but 0.5 moves an episode in the quiet trap
+//     T2 and bulk 0.99× the per-scenario strongest [0.95×, 1.03×], 14%
+//     behind crowd in S5 (it left late). The recipe's kinds results hold
+//     across the two seeds; its bulk margin and the quiet-trap behaviour
+//     depend on the seed.
 //   - The same recipe on the datacenter profile (make model
 //     PROFILE=datacenter with the testbed's layout, kinds and shares, λ 0.5
 //     and Served, its own β −0.7) was not adopted. Looked at: the same
