@@ -102,10 +102,14 @@
 // when it moves: (a) healthy between two idle switches; (b) healthy, 1 s
 // after a crowd arrived while the bucket still has its reserve; (c)
 // degraded, under 70% of its healthy rate without RTO backoff; (d)
-// collapsed, in RTO backoff (ss shows backoff). A c or d move whose state
+// collapsed, in RTO backoff. The backoff is the sender's TCP_INFO
+// (tcpi_backoff), read every 10 ms with the host agent's inet_diag reader
+// (package telemetry/hostagent), which also records the sender's state at
+// the move (MoveResult.AtMove, InLoss, InRTO). A c or d move whose state
 // is not reached within the collapse time is made anyway and recorded as a
 // timeout. With -sim the simulator's testbed profile runs the same cells
-// (sim.MoveMatrix), H-move on and off, beside the real ones;
+// (sim.MoveMatrix) under each move model, H-move, the window halved and
+// the measured one (sim.MeasuredMoves), beside the real ones;
 // examples/ovsfabric/README.md has a measured matrix.
 //
 // # Traffic
