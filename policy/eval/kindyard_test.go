@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,6 +95,15 @@ func TestKindYardstick(t *testing.T) {
 	dir := t.TempDir()
 	if err := s.WriteCSV(dir); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Contains(s.Figures(), FigKinds) {
+		t.Errorf("figures %v lack %s", s.Figures(), FigKinds)
+	}
+	if err := s.WritePlots(dir); err != nil {
+		t.Fatal(err)
+	}
+	if png, err := os.ReadFile(filepath.Join(dir, FigKinds)); err != nil || !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Errorf("%s: %d bytes, %v; want a PNG", FigKinds, len(png), err)
 	}
 	rows, err := os.ReadFile(filepath.Join(dir, "kinds.csv"))
 	if err != nil {

@@ -31,6 +31,9 @@ const (
 	// FigDiffs is each scenario's difference from the baseline with its
 	// interval (Comparison.PerScenario), written when there is a baseline.
 	FigDiffs = "scenario-diffs.png"
+	// FigKinds is each policy's mean SLO-violation seconds per kind of
+	// protected flow other than bulk, written when the scenarios have one.
+	FigKinds = "kinds.png"
 )
 
 // policyColor gives the paper's colours to the known policies (Fig. 12:
@@ -77,6 +80,9 @@ func (s *Summary) Figures() []string {
 	if len(s.Comparisons) > 0 {
 		names = append(names, FigDiffs)
 	}
+	if len(s.kindsOfScenarios()) > 0 {
+		names = append(names, FigKinds)
+	}
 	return names
 }
 
@@ -89,6 +95,7 @@ func (s *Summary) WritePlots(dir string) error {
 		FigReroutes:   s.plotReroutes,
 		FigOverflow:   s.plotOverflow,
 		FigDiffs:      s.plotDiffs,
+		FigKinds:      s.plotKinds,
 	}
 	for _, name := range s.Figures() {
 		if err := draws[name](filepath.Join(dir, name)); err != nil {
@@ -542,4 +549,54 @@ func writeGrid(path string, plots [][]*plot.Plot, width, height vg.Length) error
 		}
 		return nil
 	})
+}
+
+// kindsOfScenarios returns the kinds of protected flow other than bulk
+// among the cells, in the order rr, rate, onoff.
+func (s *Summary) kindsOfScenarios() []string {
+	var out []string
+	for _, k := range []string{sim.KindRR, sim.KindRate, sim.KindOnOff} {
+		for _, c := range s.Cells {
+			if c.Kind == k {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// plotKinds draws each policy's mean SLO-violation seconds over the
+// scenarios of each kind of flow (Cell.KindSLOSeconds), grouped by kind.
+func (s *Summary) plotKinds(path string) error {
+	kinds := s.kindsOfScenarios()
+	p := plot.New()
+	p.Title.Text = "Time with the flow missing its kind's objective, mean over the kind's scenarios"
+	p.Y.Label.Text = "SLO-violation seconds per episode"
+	p.X.Label.Text = "kind of protected flow"
+	p.Add(plotter.NewGrid())
+	n := float64(len(s.Policies))
+	width := vg.Points(math.Max(6, 90/n))
+	for j, pol := range s.Policies {
+		vals := make(plotter.Values, len(kinds))
+		for i, k := range kinds {
+			var v []float64
+			for _, c := range s.Cells {
+				if c.Policy == pol && c.Kind == k && !math.IsNaN(c.KindSLOSeconds) {
+					v = append(v, c.KindSLOSeconds)
+				}
+			}
+			if len(v) > 0 {
+				vals[i] = mean(v)
+			}
+		}
+		if err := addBars(p, pol, vals, errBars{}, width, vg.Length(float64(j)-(n-1)/2)*width, policyColor(pol, j)); err != nil {
+			return err
+		}
+	}
+	p.NominalX(kinds...)
+	p.Legend.Top = true
+	p.Y.Min = 0
+	headroom(p)
+	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(3+2*len(kinds))*vg.Inch, 4*vg.Inch)
 }
