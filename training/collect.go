@@ -349,7 +349,7 @@ func corpusDescription(cfg CollectConfig, counts []int) string {
 		cfg.Episodes, cfg.Sim.Name, cfg.Sim.Digest(), cfg.Seed, strings.Join(shares, " "), strings.Join(alloc, " "))
 	if cfg.Kinds != nil {
 		var kinds []string
-		for _, name := range kindNames {
+		for _, name := range kindNames() {
 			if v := cfg.Kinds[name]; v > 0 {
 				kinds = append(kinds, fmt.Sprintf("%s=%.3g", name, v))
 			}

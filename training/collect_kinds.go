@@ -11,9 +11,9 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
-// kindNames are the protected-flow kinds a corpus may draw, in the order
-// their shares are split (CollectConfig.Kinds).
-var kindNames = []string{sim.KindBulk, sim.KindRR, sim.KindRate, sim.KindOnOff}
+// kindNames returns the protected-flow kinds a corpus may draw, in the
+// order their shares are split (CollectConfig.Kinds).
+func kindNames() []string { return []string{sim.KindBulk, sim.KindRR, sim.KindRate, sim.KindOnOff} }
 
 // Parameters of the kinds a corpus draws (package documentation,
 // "Protected-flow kinds"). Each range spans what the kinds' built-in
@@ -37,8 +37,8 @@ func validateKinds(kinds map[string]float64) error {
 	var errs []error
 	total := 0.0
 	for name, v := range kinds {
-		if !slices.Contains(kindNames, name) {
-			errs = append(errs, fmt.Errorf("kind %q, want one of %v", name, kindNames))
+		if !slices.Contains(kindNames(), name) {
+			errs = append(errs, fmt.Errorf("kind %q, want one of %v", name, kindNames()))
 		}
 		if !(v >= 0) || math.IsInf(v, 0) {
 			errs = append(errs, fmt.Errorf("share of kind %s is %v, want a finite number >= 0", name, v))
@@ -59,11 +59,11 @@ func validateKinds(kinds map[string]float64) error {
 func drawKind(kinds map[string]float64, seed uint64, t0, end time.Duration, pChange float64) sim.FlowKind {
 	rng := rand.New(rand.NewPCG(seed, 0x6b696e6473)) // "kinds"
 	total := 0.0
-	for _, name := range kindNames {
+	for _, name := range kindNames() {
 		total += kinds[name]
 	}
 	x, kind := rng.Float64()*total, sim.KindBulk
-	for _, name := range kindNames {
+	for _, name := range kindNames() {
 		if w := kinds[name]; w > 0 {
 			kind = name
 			if x < w {
