@@ -598,8 +598,10 @@
 //
 // The model (models/ovs-regime.safetensors, make model PROFILE=ovs-regime)
 // runs behind models/gate-ovs-regime.json: 4 votes (2 s, as the ovs
-// model's) and δ 0.5. Behind δ 0.2, the gate it was trained with and
-// records, it left agg1 2 s before the congestion started in every scaled
+// model's) and δ 0.5, which the model file records (make model records
+// the profile's gate file; the weights are the same as with δ 0.2, which
+// the gate does not enter). Behind δ 0.2, the gate it was first trained
+// behind, it left agg1 2 s before the congestion started in every scaled
 // scenario (N1 included): between idle switches its Q-values differ by up
 // to 0.46 (about 1.7% of them) in the simulator before any congester
 // arrives, so 4 votes of noise pass δ 0.2. With moves free (MeasuredMoves)
