@@ -153,7 +153,9 @@ func TestMultiControllerBatchAgent(t *testing.T) {
 		}
 		return nil
 	})
-	encoder := func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(agent.EncoderConfig()) }
+	encoder := func(proflow.ProtectedFlow) (proflow.StateEncoder, error) {
+		return telemetry.NewEncoder(agent.EncoderConfig())
+	}
 	gate := func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(policy.DefaultGateConfig()) }
 	perFlow := proflow.FlowParts{Encoder: encoder, Gate: gate,
 		Policy: func(proflow.ProtectedFlow) (proflow.Policy, error) { return agent, nil }}
@@ -324,8 +326,10 @@ func BenchmarkMultiControllerStepAgent(b *testing.B) {
 					return nil
 				})
 				parts := proflow.FlowParts{
-					Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(model.agent.EncoderConfig()) },
-					Gate:    func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(policy.DefaultGateConfig()) },
+					Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) {
+						return telemetry.NewEncoder(model.agent.EncoderConfig())
+					},
+					Gate: func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(policy.DefaultGateConfig()) },
 				}
 				agent := model.agent.Clone()
 				if batched {

@@ -87,8 +87,10 @@ func TestNewMultiControllerRefusesAnotherInterval(t *testing.T) {
 	}
 	parts := func(batch bool) proflow.FlowParts {
 		p := proflow.FlowParts{
-			Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return telemetry.NewEncoder(agent.EncoderConfig()) },
-			Gate:    func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(gateCfg) },
+			Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) {
+				return telemetry.NewEncoder(agent.EncoderConfig())
+			},
+			Gate: func(proflow.ProtectedFlow) (proflow.Gate, error) { return policy.NewGate(gateCfg) },
 		}
 		if batch {
 			p.Batch = agent
