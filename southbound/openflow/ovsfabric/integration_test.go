@@ -72,16 +72,23 @@ type bed struct {
 	reg *prometheus.Registry
 }
 
-// requireFabric skips the test, saying which capability is missing, when
-// this machine cannot build the OVS fabric at all: the test does not run as
-// root, or a tool is missing (ovs-vswitchd, ovsdb-server and the others that
-// ovsfabric.Check looks for; make ovs-deps installs them). Where both are
-// present, a network namespace that cannot be made, or a fabric that does
-// not come up, is a failed setup and fails the test.
-func requireFabric(t *testing.T) {
+// requireFabric skips the test when it does not run as root, the one
+// capability a test cannot get, and fails it when, as root, the fabric
+// cannot be built: a tool ovsfabric.Check looks for is missing (make
+// ovs-deps installs them), one of tools is, or a network namespace cannot
+// be made. Where the fabric can be built it must be.
+func requireFabric(t *testing.T, tools ...string) {
 	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: not root: the OVS fabric needs root (network namespaces, veth, tc)")
+	}
 	if err := ovsfabric.Check(); err != nil {
-		t.Skipf("skipping: a capability the OVS fabric needs is missing: %v", err)
+		t.Fatalf("running as root, but the fabric cannot be built: %v (make ovs-deps)", err)
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("running as root, but %s is missing: %v", tool, err)
+		}
 	}
 	probe := fmt.Sprintf("%snetns-probe-%d", testPrefix, os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {

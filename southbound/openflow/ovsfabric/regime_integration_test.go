@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 	"net/netip"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -15,24 +13,6 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/openflow"
 	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 )
-
-// requireRoot skips the test when it does not run as root and fails it
-// when, as root, a tool the fabric needs is missing: where the fabric can
-// be built it must be.
-func requireRoot(t *testing.T, tools ...string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the OVS fabric needs root (network namespaces, veth, tc)")
-	}
-	if err := ovsfabric.Check(); err != nil {
-		t.Fatalf("running as root, but the fabric cannot be built: %v (make ovs-deps)", err)
-	}
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("running as root, but %s is missing: %v", tool, err)
-		}
-	}
-}
 
 // The paper's regime in the test: 50 ms round trips on h1's link, CUBIC, a
 // receive buffer of about one bandwidth-delay product at the protected
@@ -53,7 +33,7 @@ var tcRate = regexp.MustCompile(`\brate (\S+)`)
 // congestion control, the sink's receive buffer and the H-limit's tbf on
 // every leaf egress — not how large the moves' effect is.
 func TestPaperRegimeMoves(t *testing.T) {
-	requireRoot(t, "ss")
+	requireFabric(t, "ss")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	ocfg := openflow.DefaultConfig()

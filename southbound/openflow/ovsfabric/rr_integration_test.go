@@ -28,7 +28,7 @@ const rrCheckRTT = 20 * time.Millisecond
 // 10% of the agent's srtt. Both must also show the delay line's round
 // trip, so that neither can agree with the other by reading nothing.
 func TestRRHostAgentRTT(t *testing.T) {
-	requireRoot(t)
+	requireFabric(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ocfg := openflow.DefaultConfig()
