@@ -10,19 +10,11 @@ import (
 )
 
 func TestAgentScoreBatchMatchesScore(t *testing.T) {
-	encCfg := paperEncoder()
-	m, meta := testModel(t, encCfg)
-	agent, err := NewAgent(m, meta, encCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent, encCfg := testAgent(t)
 	const n = 70
 	dim, k := encCfg.Dim(), encCfg.NumSwitches
 	rng := rand.New(rand.NewPCG(1, 2))
-	states := make([]float32, 0, n*dim)
-	for range n {
-		states = append(states, randomState(rng, dim)...)
-	}
+	states := randomStates(rng, n, dim)
 	in := &proflow.BatchInput{N: n, Dim: dim, States: states}
 	got := make([]float64, n*k)
 	if err := agent.ScoreBatch(got, in); err != nil {
@@ -49,12 +41,7 @@ func TestAgentScoreBatchMatchesScore(t *testing.T) {
 }
 
 func TestAgentScoreBatchErrors(t *testing.T) {
-	encCfg := paperEncoder()
-	m, meta := testModel(t, encCfg)
-	agent, err := NewAgent(m, meta, encCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent, encCfg := testAgent(t)
 	dim := encCfg.Dim()
 	for _, tc := range []struct {
 		name   string

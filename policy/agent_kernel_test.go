@@ -14,19 +14,11 @@ import (
 // bits alone and in a batch, in a block of four rows (rows 0–63 of a batch
 // of 70) or in the chunk's tail (rows 64–69).
 func TestAgentScoreIsScoreBatchRow(t *testing.T) {
-	encCfg := paperEncoder()
-	m, meta := testModel(t, encCfg)
-	agent, err := NewAgent(m, meta, encCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent, encCfg := testAgent(t)
 	const n = 70
 	dim, k := encCfg.Dim(), encCfg.NumSwitches
 	rng := rand.New(rand.NewPCG(9, 9))
-	states := make([]float32, 0, n*dim)
-	for range n {
-		states = append(states, randomState(rng, dim)...)
-	}
+	states := randomStates(rng, n, dim)
 	batch := make([]float64, n*k)
 	if err := agent.ScoreBatch(batch, &proflow.BatchInput{N: n, Dim: dim, States: states}); err != nil {
 		t.Fatal(err)
@@ -46,12 +38,7 @@ func TestAgentScoreIsScoreBatchRow(t *testing.T) {
 // their own clones (go test -race checks it), and each gets what the
 // original agent gets alone; a clone does not allocate in Score either.
 func TestAgentClonesScoreConcurrently(t *testing.T) {
-	encCfg := paperEncoder()
-	m, meta := testModel(t, encCfg)
-	agent, err := NewAgent(m, meta, encCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent, encCfg := testAgent(t)
 	const clones = 4
 	rng := rand.New(rand.NewPCG(10, 10))
 	ins, want, got := make([]*proflow.Input, clones), make([][]float64, clones), make([][]float64, clones)

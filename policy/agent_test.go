@@ -30,6 +30,27 @@ func testModel(t testing.TB, enc telemetry.EncoderConfig) (*qnet.Model, qnet.Met
 	return m, meta
 }
 
+// testAgent returns the agent of testModel for the paper's encoder.
+func testAgent(t testing.TB) (*Agent, telemetry.EncoderConfig) {
+	t.Helper()
+	encCfg := paperEncoder()
+	m, meta := testModel(t, encCfg)
+	agent, err := NewAgent(m, meta, encCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent, encCfg
+}
+
+// randomStates returns n random states of dim values each, back to back.
+func randomStates(rng *rand.Rand, n, dim int) []float32 {
+	states := make([]float32, 0, n*dim)
+	for range n {
+		states = append(states, randomState(rng, dim)...)
+	}
+	return states
+}
+
 func randomState(rng *rand.Rand, n int) proflow.State {
 	s := make(proflow.State, n)
 	for i := range s {
