@@ -59,11 +59,22 @@ func kindSamples(t *testing.T, cfg sim.Config, k sim.FlowKind, length time.Durat
 	t.Helper()
 	sc := mustScenario(t, "S1")
 	sc.ProtectedKind = k
-	f, err := sim.New(cfg, sc, 3)
+	var out []proflow.FlowSample
+	for _, o := range observe(t, cfg, sc, 3, length) {
+		out = append(out, o.Flow)
+	}
+	return out
+}
+
+// observe runs sc on cfg with seed for length and returns the validated
+// observation (truth) of every interval.
+func observe(t *testing.T, cfg sim.Config, sc *sim.Scenario, seed uint64, length time.Duration) []proflow.Observation {
+	t.Helper()
+	f, err := sim.New(cfg, sc, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []proflow.FlowSample
+	var out []proflow.Observation
 	var obs proflow.Observation
 	for range int(length / cfg.Interval) {
 		if err := f.Advance(cfg.Interval); err != nil {
@@ -75,7 +86,7 @@ func kindSamples(t *testing.T, cfg sim.Config, k sim.FlowKind, length time.Durat
 		if err := obs.Validate(f.Topology()); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, obs.Flow)
+		out = append(out, *obs.Clone())
 	}
 	return out
 }
@@ -113,15 +124,8 @@ func TestFlowKindOnOff(t *testing.T) {
 	sc := mustScenario(t, "S1")
 	sc.Congesters = nil
 	sc.ProtectedKind = k
-	f, err := sim.New(cfg, sc, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var obs proflow.Observation
 	var on, off []float64
-	for i := range 100 { // 50 s
-		f.Advance(cfg.Interval)
-		f.Truth(&obs)
+	for i, obs := range observe(t, cfg, sc, 3, 50*time.Second) {
 		end := time.Duration(i+1) * cfg.Interval
 		start := end - cfg.Interval
 		switch {
@@ -207,19 +211,8 @@ func TestFlowKindRRLongAlone(t *testing.T) {
 	sc := mustScenario(t, "S1")
 	sc.ProtectedKind = k
 	sc.Congesters = nil
-	f, err := sim.New(cfg, sc, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
 	slo := k.SLOFor(cfg).Seconds()
-	var obs proflow.Observation
-	for i := range int(200 * time.Second / cfg.Interval) {
-		if err := f.Advance(cfg.Interval); err != nil {
-			t.Fatal(err)
-		}
-		if !f.Truth(&obs) {
-			t.Fatal("no sample")
-		}
+	for i, obs := range observe(t, cfg, sc, 7, 200*time.Second) {
 		if i < 10 {
 			continue // the connection's start
 		}
@@ -234,19 +227,8 @@ func TestFlowKindRRLongAlone(t *testing.T) {
 // flow's switch once S1's crowd has drained it.
 func TestQueueBytes(t *testing.T) {
 	cfg := sim.TestbedConfig()
-	f, err := sim.New(cfg, mustScenario(t, "S1"), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var obs proflow.Observation
 	var early, late, idle float64
-	for i := range int(140 * time.Second / cfg.Interval) {
-		if err := f.Advance(cfg.Interval); err != nil {
-			t.Fatal(err)
-		}
-		if !f.Truth(&obs) {
-			t.Fatal("no sample")
-		}
+	for i, obs := range observe(t, cfg, mustScenario(t, "S1"), 3, 140*time.Second) {
 		q := obs.Switches[0].QueueBytes
 		switch at := time.Duration(i+1) * cfg.Interval; {
 		case at < 30*time.Second:
@@ -273,23 +255,9 @@ func TestQueueBytes(t *testing.T) {
 func TestAppLimited(t *testing.T) {
 	cfg := sim.TestbedConfig()
 	run := func(name string) []proflow.FlowSample {
-		f, err := sim.New(cfg, mustScenario(t, name), 3)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []proflow.FlowSample
-		var obs proflow.Observation
-		for range int(140 * time.Second / cfg.Interval) {
-			if err := f.Advance(cfg.Interval); err != nil {
-				t.Fatal(err)
-			}
-			if !f.Truth(&obs) {
-				t.Fatal("no sample")
-			}
-			if err := obs.Validate(f.Topology()); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, obs.Flow)
+		for _, o := range observe(t, cfg, mustScenario(t, name), 3, 140*time.Second) {
+			out = append(out, o.Flow)
 		}
 		return out
 	}
