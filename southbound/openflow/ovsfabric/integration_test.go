@@ -104,31 +104,8 @@ func upBed(t *testing.T, ctx context.Context) *bed {
 	requireFabric(t)
 	b := &bed{reg: prometheus.NewRegistry()}
 	cfg := openflow.DefaultConfig()
-	cfg.Fabric, cfg.Topology, cfg.Flow, cfg.Registerer = openflow.PaperFabric(), topo, fp, b.reg
-	cfg.RequestTimeout = time.Second
-	var addr string
-	b.srv, addr = serveOpenFlow(t, ctx, cfg)
-
-	var err error
-	b.f, err = ovsfabric.Up(ctx, ovsfabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr, BucketRate: "10mbit"})
-	if err != nil {
-		t.Fatalf("fabric up with every capability present: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := b.f.Down(context.Background()); err != nil {
-			t.Errorf("fabric down: %v", err)
-		}
-		assertNothingLeft(t)
-	})
-	if err := b.srv.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// As Experiment.Run does: a tbf ovs-vswitchd replaced is put back.
-	if restored, err := b.f.EnsureBuckets(ctx); err != nil {
-		t.Fatal(err)
-	} else if len(restored) > 0 {
-		t.Logf("tbf replaced after the fabric came up, put back on %v", restored)
-	}
+	cfg.Registerer = b.reg
+	b.f, b.srv = upFabric(t, ctx, cfg, ovsfabric.Config{BucketRate: "10mbit"})
 	// tc overflow: an agent on the uplinks, a client merged after OpenFlow
 	// (as Experiment.Run does).
 	tel, stopAgent, err := ovsfabric.OverflowTelemetry(ctx, b.f, b.srv, topo)
@@ -138,6 +115,38 @@ func upBed(t *testing.T, ctx context.Context) *bed {
 	t.Cleanup(stopAgent)
 	b.tel = tel
 	return b
+}
+
+// upFabric serves ocfg for the paper's fabric and flow on a loopback port
+// and brings the fabric up with fc (its prefix, run directory and
+// controller filled in) until the test ends, then waits for the switches
+// and, as Experiment.Run does, puts back a tbf ovs-vswitchd replaced. The
+// caller has called requireFabric.
+func upFabric(t *testing.T, ctx context.Context, ocfg openflow.Config, fc ovsfabric.Config) (*ovsfabric.Fabric, *openflow.Server) {
+	t.Helper()
+	ocfg.Fabric, ocfg.Topology, ocfg.Flow = openflow.PaperFabric(), topo, fp
+	ocfg.RequestTimeout = time.Second
+	srv, addr := serveOpenFlow(t, ctx, ocfg)
+	fc.Prefix, fc.RunDir, fc.Controller = testPrefix, testRunDir, "tcp:"+addr
+	f, err := ovsfabric.Up(ctx, fc)
+	if err != nil {
+		t.Fatalf("fabric up with every capability present: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := f.Down(context.Background()); err != nil {
+			t.Errorf("fabric down: %v", err)
+		}
+		assertNothingLeft(t)
+	})
+	if err := srv.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if restored, err := f.EnsureBuckets(ctx); err != nil {
+		t.Fatal(err)
+	} else if len(restored) > 0 {
+		t.Logf("tbf replaced after the fabric came up, put back on %v", restored)
+	}
+	return f, srv
 }
 
 // serveOpenFlow serves cfg on a loopback port until the test ends and

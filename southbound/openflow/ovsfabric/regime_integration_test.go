@@ -36,29 +36,8 @@ func TestPaperRegimeMoves(t *testing.T) {
 	requireFabric(t, "ss")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	ocfg := openflow.DefaultConfig()
-	ocfg.Fabric, ocfg.Topology, ocfg.Flow = openflow.PaperFabric(), topo, fp
-	ocfg.RequestTimeout = time.Second
-	srv, addr := serveOpenFlow(t, ctx, ocfg)
-	f, err := ovsfabric.Up(ctx, ovsfabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr, BucketRate: "10mbit",
+	f, srv := upFabric(t, ctx, openflow.DefaultConfig(), ovsfabric.Config{BucketRate: "10mbit",
 		RTT: regimeRTT, CongestionControl: "cubic", ProtectedRcvBufBytes: regimeRcvBuf, HLimitRate: regimeHLimit})
-	if err != nil {
-		t.Fatalf("fabric up with every capability present: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := f.Down(context.Background()); err != nil {
-			t.Errorf("fabric down: %v", err)
-		}
-		assertNothingLeft(t)
-	})
-	if err := srv.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if restored, err := f.EnsureBuckets(ctx); err != nil {
-		t.Fatal(err)
-	} else if len(restored) > 0 {
-		t.Logf("tbf replaced after the fabric came up, put back on %v", restored)
-	}
 	labels := f.RegimeLabels()
 	t.Logf("regime labels: %v", labels)
 	if labels[ovsfabric.LabelRTT] != "50ms" || labels[ovsfabric.LabelCongestionControl] != "cubic" ||

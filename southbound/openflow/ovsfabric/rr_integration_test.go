@@ -31,24 +31,7 @@ func TestRRHostAgentRTT(t *testing.T) {
 	requireFabric(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ocfg := openflow.DefaultConfig()
-	ocfg.Fabric, ocfg.Topology, ocfg.Flow = openflow.PaperFabric(), topo, fp
-	ocfg.RequestTimeout = time.Second
-	srv, addr := serveOpenFlow(t, ctx, ocfg)
-	f, err := ovsfabric.Up(ctx, ovsfabric.Config{Prefix: testPrefix, RunDir: testRunDir, Controller: "tcp:" + addr,
-		BucketRate: "10mbit", RTT: rrCheckRTT})
-	if err != nil {
-		t.Fatalf("fabric up with every capability present: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := f.Down(context.Background()); err != nil {
-			t.Errorf("fabric down: %v", err)
-		}
-		assertNothingLeft(t)
-	})
-	if err := srv.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f, srv := upFabric(t, ctx, openflow.DefaultConfig(), ovsfabric.Config{BucketRate: "10mbit", RTT: rrCheckRTT})
 	if err := srv.Place(ctx, fp, 0); err != nil {
 		t.Fatal(err)
 	}
