@@ -29,7 +29,8 @@ func runHostAgent(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("hostagent", "hostagent -flow 'tcp SRC:PORT->DST:PORT' [-netns FILE] [-listen "+hostagent.DefaultListen+"] [-token-file FILE] [-tls-cert FILE -tls-key FILE [-tls-client-ca FILE]]\n\n"+
 		"Reads the TCP_INFO of the flow's sending socket (local SRC:PORT, remote DST:PORT; port 0: any) over inet_diag\n"+
 		"every -poll and serves GET /v1/flow (JSON: the latest TCP_INFO, srtt and the p50/p99 of the srtt polled\n"+
-		"over the last -window) and GET /metrics (proflow_tcp_* in the Prometheus text format).\n"+
+		"over the last -window, and the share of its polls with the sender application-limited) and GET /metrics\n"+
+		"(proflow_tcp_* in the Prometheus text format).\n"+
 		"Loopback only by default. The bearer token comes from -token-file or the environment variable "+hostagentTokenEnv+".")
 	serving := e.addAgentFlags(fs, "hostagent", hostagent.DefaultListen, hostagentTokenEnv)
 	flowText := fs.String("flow", "", "the flow as its sender sees it, e.g. 'tcp 10.0.0.1:40000->10.0.0.8:5201' (required)")

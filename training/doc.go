@@ -386,8 +386,9 @@
 //     changes, a random move in half the episodes): 3.75 trap moves — the
 //     network still read a request rate that fell as a collapse to leave.
 //   - FlowSample.AppLimited in the state (FeatureAppLimited): Q2 clean, T2
-//     still 7 moves an episode; the decision margin in T2 stayed at 1–3
-//     while the flow read 0.9 application-limited, because the rewards
+//     still 7 moves an episode; the decision margin in T2 stayed between 0.4
+//     and 2.8 (the gate's δ is 0.2) while the flow read 0.9
+//     application-limited, because the rewards
 //     still scored its throughput against the pre-drop baseline.
 //   - RewardConfig.Served (an application-limited outcome counts as
 //     served): no move in any trap (T1, T2, T3, Q2), rr 0.12× [0.06×,
