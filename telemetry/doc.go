@@ -75,6 +75,21 @@
 // lower bound; since every unsigned input is a non-negative rate or count,
 // the encoder clips them to [0, 1], which only ever bites at the top.
 //
+// # Candidates
+//
+// The layouts above fix |S| and |L|: a network reading them fits one
+// fabric. EncodeCandidates turns a state of any size into one row per
+// aggregation switch (CandidateLayout, CandidateDim values each): the
+// candidate's own block, the current switch's block, a flag for "this is
+// the current switch", the mean, minimum and maximum of each switch
+// feature over the switches other than the current one, the mean and
+// maximum of each leaf feature, and x_flow. A network that scores every
+// row with the same weights (a universal model, package policy) is
+// permutation-equivariant in the switches, takes any |S| >= 2 and |L| >= 0,
+// and, since every rate is scaled by the bucket rate, any link speed:
+// ScalingMismatch compares two configurations with size and rate factored
+// out.
+//
 // # Scaling constants
 //
 // The paper gives a number only for Cρ. DefaultEncoderConfig derives the
