@@ -57,6 +57,43 @@
 // packets (HostLinkRate, HostQueueLimit). Leaf–aggregation links are 10
 // Gbit/s and never the bottleneck.
 //
+// # Fabrics of any size
+//
+// Config.WithFabric(switches, congestionLeaves) resizes a profile: agg1 to
+// agg<switches>, the first congestionLeaves leaves as L, and one more leaf
+// after them with the hosts of the profile's last leaf (the protected
+// flow's destination and the congestion sink), HostsPerLeaf hosts on
+// each. At 6 switches and 3 congestion leaves the testbed keeps h1→h8 and
+// the sink h7; at 8 switches and 7 congestion leaves it has 16 hosts,
+// h1→h16 and the sink h15, and congesters on h2–h14. At the built-in size,
+// 4×3, WithFabric returns the profile unchanged; other sizes are named
+// "testbed-6x3".
+//
+// Config.ScaleRates(k) runs the same world at k times the link speed,
+// named "testbed@x2". It multiplies the rates (HostLinkRate,
+// FabricLinkRate, BucketRate, FlowRateLimit, UncountedRate) and the byte
+// sizes that are a rate times a time (BucketBurst and UncountedBurst, a
+// reserve that drains for the same precursor window; the queue limits
+// HostQueueLimit, BucketQueueLimit, FlowQueueLimit and
+// UncountedQueueLimit, which then hold the same queueing delay; and
+// ReceiveWindow, a bandwidth-delay product). Times stay, so a collapse
+// comes as many seconds after congestion as before. PacketSize and MSS
+// stay: a packet is a packet on a faster link, so the fabric carries k
+// times as many of them. InitialWindow (packets), RerouteWindowFactor,
+// NoiseLevel and ElephantFraction (a share of the bucket rate) stay. The
+// dynamics in units of the bucket rate are the same as far as TCP allows:
+// slow start takes log2(k) more round trips to fill the faster pipe, and
+// CUBIC's window growth, set in packets per second cubed, reaches a k
+// times larger window later. A lone protected flow reaches k times the
+// throughput (TestScaleRatesThroughput). Scenarios state absolute rates
+// (stream caps, a protected flow's cap or kind rate); Scenario.ScaleRates
+// multiplies them by k too, so that a capped crowd offers the same share
+// of the bucket, and "proflow evaluate -rate-factor" applies it.
+//
+// LoadProfile reads these names back: "testbed-6x3", "testbed@x2",
+// "datacenter-16x3@x0.5" and "FILE.json-6x3" are the built-in profile or
+// the file, resized and scaled.
+//
 // # The shaped uplink
 //
 // The token bucket sits where the paper's tc tbf sits: on each aggregation

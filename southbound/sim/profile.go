@@ -85,10 +85,25 @@ func ProfileConfig(name string) (Config, error) {
 
 // LoadProfile returns a built-in profile by name, or reads a profile file:
 // a Config in JSON (ReadProfile). A file without a name is named after
-// the file.
+// the file. A name may carry a size and a rate factor as WithFabric and
+// ScaleRates name them, "testbed-6x3", "testbed@x2", "testbed-16x3@x0.5",
+// so that a recorded profile name loads again.
 func LoadProfile(nameOrPath string) (Config, error) {
 	if slices.Contains(Profiles(), nameOrPath) {
 		return ProfileConfig(nameOrPath)
+	}
+	if base, size, k := splitProfileName(nameOrPath); base != nameOrPath && (slices.Contains(Profiles(), base) || strings.HasSuffix(base, ".json")) {
+		c, err := LoadProfile(base)
+		if err != nil {
+			return Config{}, err
+		}
+		if size != "" {
+			s, l, _ := parseSizeSuffix(size)
+			if c, err = c.WithFabric(s, l); err != nil {
+				return Config{}, err
+			}
+		}
+		return c.ScaleRates(k)
 	}
 	if !strings.HasSuffix(nameOrPath, ".json") {
 		_, err := ProfileConfig(nameOrPath)
