@@ -12,6 +12,13 @@
 // layers of 256 (34→256→256→4 for the paper's four switches and three
 // congestion leaves).
 //
+// Such a per-fabric network fits one fabric size. A universal network
+// (Metadata.Universal) fits all: it maps one candidate row
+// (telemetry.EncoderConfig.EncodeCandidates, telemetry.CandidateLayout; 41
+// values in layout v2) to one Q-value, Q(s, k) = MLP(row_k), with the same
+// weights for every switch k, so it scores a fabric of any |S| ≥ 2 and
+// |L| ≥ 0 as one ForwardBatch of |S| rows (41→128→128→1, say).
+//
 // # Many states at once
 //
 // ForwardBatch evaluates n states in one call (n×in in, n×out out,
@@ -41,23 +48,30 @@
 // The metadata keys, all strings:
 //
 //	format          "proflow-qnet"
-//	format_version  "1"
-//	num_switches    |S|, the number of outputs, e.g. "4"
-//	num_leaves      |L|, e.g. "3"
+//	format_version  "1" for a per-fabric network, "2" for a universal one
+//	q_layout        "proflow-candidate-v1" (telemetry.CandidateLayout): in version "2" only, required there
+//	num_switches    |S|, e.g. "4": the number of outputs (version "1"), the reference fabric's (version "2")
+//	num_leaves      |L|, e.g. "3" (the reference fabric's in version "2")
 //	state_layout    the state vector layout, e.g. "proflow-state-v1" (telemetry.StateLayout)
-//	state_dim       the number of inputs, e.g. "34"
+//	state_dim       the number of inputs: the state dimension, e.g. "34" (version "1"),
+//	                the candidate row's, the encoder's CandidateDim, e.g. "41" (version "2")
 //	encoder         the telemetry.EncoderConfig as JSON (the scaling constants)
 //	architecture    JSON {"hidden":[256,256],"activation":"relu"}
 //	made_by, corpus, seed, commit, created   provenance, free-form, optional
 //
-// Other keys are kept in Metadata.Extra. Read refuses, naming the problem, a
+// A version "2" network has exactly one output, and its state_layout is its
+// encoder's layout. Version "1" files are read exactly as before universal
+// networks existed; a reader that knows only version "1" refuses a version
+// "2" file by its version. Other keys are kept in Metadata.Extra. Read refuses, naming the problem, a
 // truncated file, a header longer than 100 MiB, invalid JSON or duplicate
 // keys, a dtype other than F32, shapes that disagree with their offsets,
 // overlapping or non-contiguous offsets, trailing bytes, missing or extra
 // tensors, layers that do not chain or disagree with the architecture, NaN or
 // infinite values, missing metadata keys, an unknown format or version,
-// state_dim other than the first layer's input and num_switches other than
-// the output size. Errors are *FormatError and *NonFiniteError; both match
+// state_dim other than the first layer's input, num_switches other than
+// the output size (version "1"), and an unknown q_layout, a version "1"
+// file with one or a universal network with other than one output
+// (version "2"). Errors are *FormatError and *NonFiniteError; both match
 // ErrInvalidModel, and truncation also matches ErrTruncated.
 //
 // # Size limits
@@ -65,8 +79,8 @@
 // A network has at most MaxLayers dense layers, no layer size (input,
 // hidden or output) above MaxLayerWidth, and at most MaxParams weights and
 // biases in all. New and FromLayers check this before they allocate; Read
-// checks the sizes the header declares (state_dim, the architecture,
-// num_switches) and the length of the data section (MaxDataBytes) before it
+// checks the sizes the header declares (state_dim, the architecture, the
+// output size) and the length of the data section (MaxDataBytes) before it
 // reads any tensor data, so a file that claims a huge network costs no more
 // memory than its header. Such errors match ErrTooLarge and name the layer
 // and the limit. The messages of a FormatError are cut to a few hundred

@@ -20,9 +20,15 @@ import (
 const (
 	// Format is the value of the "format" metadata key.
 	Format = "proflow-qnet"
-	// FormatVersion is the value of the "format_version" metadata key that
-	// this package reads and writes.
+	// FormatVersion is the "format_version" of a per-fabric network's file
+	// (Metadata.QLayout empty): the version of every file written before
+	// universal networks, read and written exactly as then.
 	FormatVersion = "1"
+	// FormatVersionUniversal is the "format_version" of a universal
+	// network's file (Metadata.QLayout telemetry.CandidateLayout). Readers
+	// that know only FormatVersion refuse such files by this version instead
+	// of misreading their single output as a one-switch fabric.
+	FormatVersionUniversal = "2"
 	// MaxHeaderBytes is the largest JSON header Read accepts (100 MiB).
 	MaxHeaderBytes = 100 << 20
 	// MaxDataBytes is the largest tensor data section Read accepts (1 GiB).
@@ -47,26 +53,45 @@ const (
 	KeySeed          = "seed"
 	KeyCommit        = "commit"
 	KeyCreated       = "created"
+	// KeyQLayout names the input layout of a universal network
+	// (Metadata.QLayout); files of FormatVersionUniversal carry it, files of
+	// FormatVersion do not.
+	KeyQLayout = "q_layout"
 )
 
 // requiredKeys must be present in every model file.
 var requiredKeys = []string{KeyFormat, KeyFormatVersion, KeyNumSwitches, KeyNumLeaves, KeyStateLayout,
 	KeyStateDim, KeyEncoder, KeyArchitecture}
 
-// Metadata describes what a model was trained for and where it came from.
-// The first five fields must match the state encoder of the deployment that
-// loads the model; the provenance fields are free-form.
+// Metadata describes what a model was trained for and where it came from;
+// the provenance fields are free-form.
+//
+// A per-fabric network (QLayout empty) maps a state to one Q-value per
+// switch: the deployment that loads it must encode states exactly as the
+// first five fields say. A universal network (QLayout
+// telemetry.CandidateLayout, Universal) maps one candidate row
+// (telemetry.EncoderConfig.EncodeCandidates) to one Q-value and serves a
+// fabric of any size and bucket rate: NumSwitches, NumLeaves and Encoder
+// then describe the reference fabric whose scaling the training used, and a
+// deployment must agree with Encoder only with size and rate factored out
+// (telemetry.EncoderConfig.ScalingMismatch).
 type Metadata struct {
-	// NumSwitches is |S|, the number of outputs.
+	// NumSwitches is |S|: the number of outputs of a per-fabric network,
+	// the reference fabric's switch count for a universal one.
 	NumSwitches int
-	// NumLeaves is |L|.
+	// NumLeaves is |L| (the reference fabric's, for a universal network).
 	NumLeaves int
 	// StateLayout names the state vector layout (telemetry.StateLayout).
 	StateLayout string
-	// StateDim is the state dimension, the number of inputs.
+	// StateDim is the number of inputs: the state dimension of a
+	// per-fabric network, Encoder.CandidateDim() for a universal one.
 	StateDim int
 	// Encoder holds the scaling constants the training states were encoded with.
 	Encoder telemetry.EncoderConfig
+	// QLayout names the input layout of a universal network
+	// (telemetry.CandidateLayout), or is empty for a per-fabric network,
+	// whose input is the whole state.
+	QLayout string
 
 	// MadeBy names the program that made the model ("proflow train …").
 	MadeBy string
@@ -94,6 +119,40 @@ func NewMetadata(enc telemetry.EncoderConfig) Metadata {
 		StateDim:    enc.Dim(),
 		Encoder:     enc,
 	}
+}
+
+// NewUniversalMetadata returns the metadata of a universal network trained
+// on candidate rows of states encoded with enc (QLayout
+// telemetry.CandidateLayout, StateDim enc.CandidateDim()): enc's fabric is
+// the reference whose scaling the training used. Fill in the provenance.
+func NewUniversalMetadata(enc telemetry.EncoderConfig) Metadata {
+	meta := NewMetadata(enc)
+	meta.QLayout = telemetry.CandidateLayout
+	meta.StateDim = enc.CandidateDim()
+	return meta
+}
+
+// Universal reports whether m describes a universal network, one that
+// scores candidate rows (QLayout telemetry.CandidateLayout) and so serves
+// any fabric size.
+func (m Metadata) Universal() bool { return m.QLayout == telemetry.CandidateLayout }
+
+// outputs returns the number of outputs the network must have: 1 for a
+// universal network, NumSwitches for a per-fabric one.
+func (m Metadata) outputs() int {
+	if m.QLayout != "" {
+		return 1
+	}
+	return m.NumSwitches
+}
+
+// version returns the format_version of a file holding a network m
+// describes.
+func (m Metadata) version() string {
+	if m.QLayout != "" {
+		return FormatVersionUniversal
+	}
+	return FormatVersion
 }
 
 // architecture is the JSON value of the "architecture" key.
@@ -155,13 +214,16 @@ func encodeMetadata(meta Metadata, m *Model) (map[string]string, error) {
 	}
 	md := map[string]string{
 		KeyFormat:        Format,
-		KeyFormatVersion: FormatVersion,
+		KeyFormatVersion: meta.version(),
 		KeyNumSwitches:   strconv.Itoa(meta.NumSwitches),
 		KeyNumLeaves:     strconv.Itoa(meta.NumLeaves),
 		KeyStateLayout:   meta.StateLayout,
 		KeyStateDim:      strconv.Itoa(meta.StateDim),
 		KeyEncoder:       string(enc),
 		KeyArchitecture:  string(arch),
+	}
+	if meta.QLayout != "" {
+		md[KeyQLayout] = meta.QLayout
 	}
 	for _, p := range [...]struct{ key, v string }{
 		{KeyMadeBy, meta.MadeBy}, {KeyCorpus, meta.Corpus}, {KeySeed, meta.Seed},
@@ -183,7 +245,7 @@ func encodeMetadata(meta Metadata, m *Model) (map[string]string, error) {
 func isKnownKey(k string) bool {
 	switch k {
 	case KeyFormat, KeyFormatVersion, KeyNumSwitches, KeyNumLeaves, KeyStateLayout, KeyStateDim,
-		KeyEncoder, KeyArchitecture, KeyMadeBy, KeyCorpus, KeySeed, KeyCommit, KeyCreated:
+		KeyEncoder, KeyArchitecture, KeyMadeBy, KeyCorpus, KeySeed, KeyCommit, KeyCreated, KeyQLayout:
 		return true
 	}
 	return false
@@ -216,7 +278,23 @@ func checkMetadata(meta Metadata, hidden []int) error {
 	if (meta.StateLayout == telemetry.StateLayout || meta.StateLayout == telemetry.StateLayoutV2) && meta.Encoder.LayoutName() != meta.StateLayout {
 		return formatErr("metadata."+KeyEncoder, "layout %s, but metadata state_layout is %s", meta.Encoder.LayoutName(), meta.StateLayout)
 	}
-	if meta.StateLayout == meta.Encoder.LayoutName() && meta.Encoder.Dim() != meta.StateDim {
+	switch meta.QLayout {
+	case "":
+	case telemetry.CandidateLayout:
+		// The candidate rows are built from states in the encoder's layout.
+		if meta.StateLayout != meta.Encoder.LayoutName() {
+			return formatErr("metadata."+KeyStateLayout, "%s, but a universal network (q_layout %s) takes candidate rows of the encoder's layout %s",
+				meta.StateLayout, meta.QLayout, meta.Encoder.LayoutName())
+		}
+		if meta.StateDim != meta.Encoder.CandidateDim() {
+			return formatErr("metadata."+KeyStateDim, "%d, but candidate rows (q_layout %s) of layout %s have %d values",
+				meta.StateDim, meta.QLayout, meta.StateLayout, meta.Encoder.CandidateDim())
+		}
+	default:
+		return formatErr("metadata."+KeyQLayout, "unknown %q, want %q (a universal network) or none (a per-fabric network, format_version %q)",
+			meta.QLayout, telemetry.CandidateLayout, FormatVersion)
+	}
+	if !meta.Universal() && meta.StateLayout == meta.Encoder.LayoutName() && meta.Encoder.Dim() != meta.StateDim {
 		return formatErr("metadata."+KeyStateDim, "%d, but layout %s with %d switches and %d leaves has dimension %d",
 			meta.StateDim, meta.StateLayout, meta.NumSwitches, meta.NumLeaves, meta.Encoder.Dim())
 	}
@@ -227,11 +305,11 @@ func checkMetadata(meta Metadata, hidden []int) error {
 		case 0:
 			return meta.StateDim
 		case len(hidden) + 1:
-			return meta.NumSwitches
+			return meta.outputs()
 		}
 		return hidden[i-1]
 	}); err != nil {
-		e := formatErr("metadata."+KeyArchitecture, "state_dim %d, hidden %v, num_switches %d: %v", meta.StateDim, hidden, meta.NumSwitches, err)
+		e := formatErr("metadata."+KeyArchitecture, "state_dim %d, hidden %v, outputs %d: %v", meta.StateDim, hidden, meta.outputs(), err)
 		e.Err = ErrTooLarge
 		return e
 	}
@@ -248,7 +326,11 @@ func checkAgainstModel(meta Metadata, in, out int) error {
 	if meta.StateDim != in {
 		return formatErr("metadata."+KeyStateDim, "%d, but %s takes %d inputs", meta.StateDim, weightName(0), in)
 	}
-	if meta.NumSwitches != out {
+	if meta.Universal() && out != 1 {
+		return formatErr("metadata."+KeyQLayout, "%s, a universal network scoring one candidate row per output, but the network has %d outputs, want exactly 1",
+			meta.QLayout, out)
+	}
+	if !meta.Universal() && meta.NumSwitches != out {
 		return formatErr("metadata."+KeyNumSwitches, "%d, but the network has %d outputs", meta.NumSwitches, out)
 	}
 	return nil
@@ -386,8 +468,24 @@ func decodeMetadata(md map[string]string) (Metadata, architecture, error) {
 	if !ok {
 		return meta, arch, formatErr("metadata", "missing key %s", KeyFormatVersion)
 	}
-	if v != FormatVersion {
-		return meta, arch, formatErr("metadata."+KeyFormatVersion, "unknown version %q, want %q", v, FormatVersion)
+	switch v {
+	case FormatVersion:
+		if _, ok := md[KeyQLayout]; ok {
+			return meta, arch, formatErr("metadata."+KeyQLayout, "present in a format_version %q file, want it only in format_version %q (universal networks)",
+				FormatVersion, FormatVersionUniversal)
+		}
+	case FormatVersionUniversal:
+		q, ok := md[KeyQLayout]
+		if !ok {
+			return meta, arch, formatErr("metadata", "missing key %s, which format_version %q requires", KeyQLayout, FormatVersionUniversal)
+		}
+		if q == "" {
+			return meta, arch, formatErr("metadata."+KeyQLayout, "empty, want %q in format_version %q", telemetry.CandidateLayout, FormatVersionUniversal)
+		}
+		meta.QLayout = q
+	default:
+		return meta, arch, formatErr("metadata."+KeyFormatVersion, "unknown version %q, want %q (per-fabric network) or %q (universal network)",
+			v, FormatVersion, FormatVersionUniversal)
 	}
 	var missing []string
 	for _, k := range requiredKeys {

@@ -230,23 +230,28 @@ func floats(v ...float32) []byte { return appendFloats(nil, v) }
 
 // validRaw returns the raw form of a valid 18→5→2 model file.
 func validRaw(t testing.TB) rawFile {
+	return rawOf(t, []int{18, 5, 2}, NewMetadata(telemetry.DefaultEncoderConfig(smallTopology())))
+}
+
+// validUniversalRaw returns the raw form of a valid universal model file:
+// 34→5→1 on candidate rows of the paper's layout.
+func validUniversalRaw(t testing.TB) rawFile {
+	return rawOf(t, []int{34, 5, 1}, NewUniversalMetadata(telemetry.DefaultEncoderConfig(smallTopology())))
+}
+
+// rawOf returns the raw form of the file Write makes of a random network
+// of the given sizes described by meta.
+func rawOf(t testing.TB, sizes []int, meta Metadata) rawFile {
 	t.Helper()
-	m, err := New([]int{18, 5, 2}, rand.New(rand.NewPCG(9, 9)))
+	m, err := New(sizes, rand.New(rand.NewPCG(9, 9)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, m, NewMetadata(telemetry.DefaultEncoderConfig(smallTopology()))); err != nil {
+	if err := Write(&buf, m, meta); err != nil {
 		t.Fatal(err)
 	}
-	hlen := binary.LittleEndian.Uint64(buf.Bytes())
-	var header struct {
-		Meta map[string]string `json:"__metadata__"`
-	}
-	if err := json.Unmarshal(buf.Bytes()[8:8+hlen], &header); err != nil {
-		t.Fatal(err)
-	}
-	f := rawFile{meta: header.Meta}
+	f := rawFile{meta: headerMetadata(t, buf.Bytes())}
 	for l := range m.NumLayers() {
 		layer := m.Layer(l)
 		f.tensors = append(f.tensors,
@@ -446,9 +451,9 @@ func TestReadRefusesCorruptFiles(t *testing.T) {
 		}, `unknown format "pt", want "proflow-qnet"`, false},
 		{"unknown version", func(t *testing.T) []byte {
 			f := validRaw(t)
-			f.meta["format_version"] = "2"
+			f.meta["format_version"] = "3"
 			return f.bytes(t)
-		}, `format_version: unknown version "2", want "1"`, false},
+		}, `format_version: unknown version "3", want "1" (per-fabric network) or "2" (universal network)`, false},
 		{"missing metadata keys", func(t *testing.T) []byte {
 			f := validRaw(t)
 			delete(f.meta, "encoder")

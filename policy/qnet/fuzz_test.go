@@ -15,6 +15,7 @@ import (
 // survive a write/read round trip unchanged.
 func FuzzRead(f *testing.F) {
 	f.Add(validRaw(f).bytes(f))
+	f.Add(validUniversalRaw(f).bytes(f))
 	f.Add([]byte{})
 	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, '{', '}'})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -28,8 +29,8 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
-		if m.InputDim() != meta.StateDim || m.OutputDim() != meta.NumSwitches {
-			t.Fatalf("accepted model %v with state_dim %d and num_switches %d", m.Sizes(), meta.StateDim, meta.NumSwitches)
+		if m.InputDim() != meta.StateDim || m.OutputDim() != meta.outputs() {
+			t.Fatalf("accepted model %v with state_dim %d, num_switches %d and q_layout %q", m.Sizes(), meta.StateDim, meta.NumSwitches, meta.QLayout)
 		}
 		dst := make([]float32, m.OutputDim())
 		if err := m.Forward(dst, make([]float32, m.InputDim())); err != nil {
