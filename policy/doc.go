@@ -38,15 +38,20 @@
 //
 // # What a model fits
 //
-// A model is trained for one fabric and one control interval. Its metadata
-// records the state layout, the switch and leaf counts and the encoder's
-// scaling constants (the bucket rate as rate_scale), which NewAgent checks
-// against the deployment's encoder (a *ModelMismatchError otherwise), the
-// control interval (ModelIntervalKey; 500 ms when absent), which
-// proflow.NewController checks against Config.Interval through
+// A per-fabric model is trained for one fabric and one control interval.
+// Its metadata records the state layout, the switch and leaf counts and the
+// encoder's scaling constants (the bucket rate as rate_scale), which
+// NewAgent checks against the deployment's encoder (a *ModelMismatchError
+// otherwise), the control interval (ModelIntervalKey; 500 ms when absent),
+// which proflow.NewController checks against Config.Interval through
 // Agent.TrainedInterval, and the gate it was evaluated behind
 // (ModelGateKey). For another fabric, train a model for it (make model;
-// models/README.md).
+// models/README.md). A universal model (qnet.Metadata.Universal) scores
+// each switch from its candidate row with shared weights and fits a fabric
+// of any size and bucket rate: NewAgent checks only the layout and the
+// scaling with size and rate factored out
+// (telemetry.EncoderConfig.ScalingMismatch), and the interval and gate as
+// for a per-fabric model.
 //
 // # The gate
 //
