@@ -133,8 +133,10 @@ func LoadGateConfig(path string) (policy.GateConfig, error) { return policy.Load
 // (policy.LoadModel, as a controller embedding the agent loads it), behind
 // the stability gate gate; a zero GateConfig selects the gate the model
 // records (policy.ModelGate). Every episode gets its own clone of the
-// agent (sharing the weights). The model must have been trained for the
-// topology's encoder configuration.
+// agent (sharing the weights). A per-fabric model must have been trained
+// for the topology's encoder configuration; a universal one
+// (qnet.Metadata.Universal) only for its scaling, and each episode deploys
+// it on the episode's own topology.
 func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.Topology) (PolicySpec, error) {
 	agent, recorded, err := policy.LoadModel(modelPath, telemetry.DefaultEncoderConfig(topo))
 	if err != nil {
@@ -148,7 +150,15 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 	}
 	meta := agent.Metadata()
 	return PolicySpec{Name: name, Model: &meta, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
-		enc, err := telemetry.NewEncoder(agent.EncoderConfig())
+		a := agent.Clone()
+		if a.Universal() {
+			u, err := policy.NewAgent(agent.Model(), meta, telemetry.DefaultEncoderConfig(topo))
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("eval: policy %s: %w", name, err)
+			}
+			a = u
+		}
+		enc, err := telemetry.NewEncoder(a.EncoderConfig())
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -156,7 +166,7 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return enc, agent.Clone(), g, nil
+		return enc, a, g, nil
 	}}, nil
 }
 
