@@ -45,7 +45,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if err := checkAtLeastOne("calibrate", flagInt{"episodes", *episodes}, flagInt{"repeats", *repeats}, flagInt{"parallel", *parallel}); err != nil {
 		return err
 	}
-	cfg, err := loadProfile("calibrate", *prof)
+	cfg, err := prof.load("calibrate")
 	if err != nil {
 		return err
 	}

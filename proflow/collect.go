@@ -62,7 +62,7 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	if *fromTraces != "" {
 		return collectFromTraces(e, *fromTraces, *out, *layout)
 	}
-	simCfg, err := loadProfile("collect", *prof)
+	simCfg, err := prof.load("collect")
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	latency := fs.String("latency", dropCalibrate, `latency-threshold's settings: "calibrate" (on the profile's congestion-free traffic of every kind of flow, as proflow calibrate does) or a LatencyThresholdConfig JSON `+"`FILE`")
 	model := fs.String("model", defaultModel, "model file of the agent")
 	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (H1..H64), "heldout-kinds" (K1..K64), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64" (with -scenario-file and no -scenarios: none)`)
+	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (the held-out family of the profile's size: H1..H64 at 4x3, H6x3-1..H6x3-64 at 6x3), "heldout-kinds" (K1..K64), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64", "H6x3-1-H6x3-64" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
 	repeats := fs.Int("repeats", 3, "repeats per scenario and policy")
@@ -96,7 +96,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	if *baseline != "" && !slices.Contains(names, *baseline) {
 		return badFlag("evaluate", "baseline", *baseline, fmt.Sprintf("one of the -policies %s, the policy the others are compared with (add it to -policies or pick another -baseline)", strings.Join(names, ",")))
 	}
-	cfg, err := loadProfile("evaluate", *prof)
+	cfg, err := prof.load("evaluate")
 	if err != nil {
 		return err
 	}
@@ -418,17 +418,31 @@ func splitList(s string) []string {
 }
 
 // selectScenarios resolves "all" (the built-ins), "kinds" (the built-ins
-// whose protected flow is not bulk), "heldout" (the held-out family
-// H1..H64, southbound/sim's package documentation), "heldout-kinds" (the
+// whose protected flow is not bulk), "heldout" (the held-out family of
+// cfg's size: H1..H64 at 4×3, H6x3-1..H6x3-64 at 6×3; southbound/sim's
+// package documentation), "heldout-kinds" (the
 // held-out kinds family K1..K64), a comma list and "S1-S10", "H1-H64" or
 // "K1-K64" style ranges (both ends in the same list), then adds the user's
 // files. A name or range that is neither built in nor held out,
-// or an empty selection, is a usage error.
+// or an empty selection, is a usage error. On a profile at another link
+// speed (Config.RateFactor) the named scenarios' rates are scaled with it;
+// the user's files are taken as written.
 func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits) ([]*sim.Scenario, error) {
 	var names []string
 	builtins, family, kinds := sim.BuiltinScenarios(), sim.FamilyScenarios(), sim.KindsFamilyScenarios()
+	sized, errSized := sim.FamilyScenariosFor(cfg)
+	lists := [][]string{builtins, family, kinds}
+	if errSized == nil {
+		lists = append(lists, sized)
+	}
 	for _, item := range splitList(sel) {
 		switch {
+		case slices.ContainsFunc(lists, func(l []string) bool { return slices.Contains(l, item) }):
+			names = append(names, item)
+		case item == "heldout" && errSized != nil:
+			return nil, fmt.Errorf("-scenarios heldout: profile %s: %w: %w", cfg.Name, errSized, errUsage)
+		case item == "heldout":
+			names = append(names, sized...)
 		case item == "all":
 			names = append(names, builtins...)
 		case item == "kinds":
@@ -437,20 +451,12 @@ func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits)
 					names = append(names, n)
 				}
 			}
-		case item == "heldout":
-			names = append(names, family...)
 		case item == "heldout-kinds":
 			names = append(names, kinds...)
 		case strings.Contains(item, "-"):
-			from, to, _ := strings.Cut(item, "-")
-			var span []string
-			for _, list := range [][]string{builtins, family, kinds} {
-				if i, j := indexOf(list, from), indexOf(list, to); i >= 0 && j >= i {
-					span = list[i : j+1]
-				}
-			}
+			span := scenarioRange(item, lists)
 			if span == nil {
-				return nil, fmt.Errorf("-scenarios: range %q, want two built-in names in order (built-ins: %s) or two held-out ones (%s..%s or %s..%s): %w", item, strings.Join(builtins, " "), family[0], family[len(family)-1], kinds[0], kinds[len(kinds)-1], errUsage)
+				return nil, fmt.Errorf("-scenarios: range %q, want two built-in names in order (built-ins: %s) or two held-out ones (%s..%s or %s..%s, or of the profile's size such as H6x3-1..H6x3-64): %w", item, strings.Join(builtins, " "), family[0], family[len(family)-1], kinds[0], kinds[len(kinds)-1], errUsage)
 			}
 			names = append(names, span...)
 		default:
@@ -460,6 +466,10 @@ func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits)
 	var out []*sim.Scenario
 	for _, n := range names {
 		sc, err := sim.LookupScenario(n)
+		if err == nil {
+			// Named scenarios are written for the unscaled fabric.
+			sc, err = sc.ScaleRates(cfg.RateFactor())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("-scenarios %s: %w: %w", sel, err, errUsage)
 		}
@@ -476,6 +486,30 @@ func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits)
 		return nil, fmt.Errorf("-scenarios %q and no -scenario-file: no scenarios selected, want at least one: %w", sel, errUsage)
 	}
 	return out, nil
+}
+
+// scenarioRange returns the names from one name to another, "S1-S10" or
+// "H6x3-1-H6x3-64", in one of lists, or nil: the item may split at any of
+// its dashes, since sized family names hold one.
+func scenarioRange(item string, lists [][]string) []string {
+	for at := strings.Index(item, "-"); at >= 0; at = nextIndex(item, "-", at) {
+		from, to := item[:at], item[at+1:]
+		for _, list := range lists {
+			if i, j := indexOf(list, from), indexOf(list, to); i >= 0 && j >= i {
+				return list[i : j+1]
+			}
+		}
+	}
+	return nil
+}
+
+// nextIndex returns the index of sep in s after position at, or -1.
+func nextIndex(s, sep string, at int) int {
+	i := strings.Index(s[at+1:], sep)
+	if i < 0 {
+		return -1
+	}
+	return at + 1 + i
 }
 
 func indexOf(xs []string, x string) int {

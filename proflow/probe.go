@@ -69,7 +69,7 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("probe: %w", err)
 	}
-	simCfg, err := loadProfile("probe", *prof)
+	simCfg, err := prof.load("probe")
 	if err != nil {
 		return err
 	}

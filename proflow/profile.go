@@ -26,9 +26,21 @@ func profileCommand() command {
 	}
 }
 
-// profileFlag adds the -profile flag every simulating command shares.
-func profileFlag(fs *flag.FlagSet) *string {
-	return fs.String("profile", sim.DefaultProfile, "simulated world: "+strings.Join(sim.Profiles(), ", ")+", or a profile JSON file (proflow profile show prints one)")
+// profileFlags are the flags every simulating command shares: the
+// profile, and the fabric size and rate factor that resize and speed it up.
+type profileFlags struct {
+	profile, fabric *string
+	rateFactor      *float64
+}
+
+// profileFlag adds -profile, -fabric and -rate-factor.
+func profileFlag(fs *flag.FlagSet) *profileFlags {
+	return &profileFlags{
+		profile: fs.String("profile", sim.DefaultProfile, "simulated world: "+strings.Join(sim.Profiles(), ", ")+", or a profile JSON file (proflow profile show prints one); a name may carry a size and a rate factor, testbed-6x3@x2"),
+		fabric:  fs.String("fabric", "", "fabric size `SxL`: S aggregation switches and L congestion leaves, for example 16x3 (default: the profile's; sim.Config.WithFabric)"),
+		rateFactor: fs.Float64("rate-factor", 1, "run the profile at this many times its link speed: rates, buckets and queues scaled, times kept, "+
+			"and the named scenarios' stream caps and flow rates with them (sim.Config.ScaleRates)"),
+	}
 }
 
 // loadProfile resolves a -profile value, as a usage error naming the flag.
@@ -36,6 +48,28 @@ func loadProfile(cmd, value string) (sim.Config, error) {
 	cfg, err := sim.LoadProfile(value)
 	if err != nil {
 		return sim.Config{}, fmt.Errorf("%s: -profile %s: %w: %w", cmd, value, err, errUsage)
+	}
+	return cfg, nil
+}
+
+// load resolves the flags into a profile, as a usage error naming the
+// flag at fault.
+func (p *profileFlags) load(cmd string) (sim.Config, error) {
+	cfg, err := loadProfile(cmd, *p.profile)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if *p.fabric != "" {
+		s, l, err := sim.ParseFabricSize(*p.fabric)
+		if err == nil {
+			cfg, err = cfg.WithFabric(s, l)
+		}
+		if err != nil {
+			return sim.Config{}, fmt.Errorf("%s: -fabric %s: %w: %w", cmd, *p.fabric, err, errUsage)
+		}
+	}
+	if cfg, err = cfg.ScaleRates(*p.rateFactor); err != nil {
+		return sim.Config{}, fmt.Errorf("%s: -rate-factor %v: %w: %w", cmd, *p.rateFactor, err, errUsage)
 	}
 	return cfg, nil
 }
@@ -67,7 +101,7 @@ func runProfileShow(e *env, args []string) error {
 	if err := parseFlags(fs, "profile show", args); err != nil {
 		return err
 	}
-	cfg, err := loadProfile("profile show", *prof)
+	cfg, err := prof.load("profile show")
 	if err != nil {
 		return err
 	}
@@ -122,7 +156,7 @@ func runProfileCheck(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, "profile check", args); err != nil {
 		return err
 	}
-	cfg, err := loadProfile("profile check", *prof)
+	cfg, err := prof.load("profile check")
 	if err != nil {
 		return err
 	}
@@ -187,7 +221,7 @@ func runProfileFit(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, "profile fit", args); err != nil {
 		return err
 	}
-	base, err := loadProfile("profile fit", *prof)
+	base, err := prof.load("profile fit")
 	if err != nil {
 		return err
 	}

@@ -714,6 +714,25 @@
 // gate or model choice may look at the family's results; change the
 // family only by adding a new one under another prefix.
 //
+// Fabrics of other sizes have a held-out family of their own, generated
+// by the same code over the same design (the same 64 cells of pattern,
+// overlap, arrival, trap and brief visit) from a seed mixed with the size:
+// SizedFamilyScenarios(switches, congestionLeaves) names them
+// H<switches>x<leaves>-1 … -64 ("H6x3-1", "H16x3-64", "H8x7-5"), and
+// FamilyScenariosFor(cfg) gives the family of a profile's size, H1–H64 at
+// 4×3 ("proflow evaluate -scenarios heldout" takes the profile's). Each is
+// generated and validated for FamilyConfig(switches, congestionLeaves),
+// DefaultConfig resized by WithFabric, and runs on every built-in profile
+// of that size. Its congesters are the hosts of the congestion leaves but
+// the protected flow's source (h2–h6 on three congestion leaves, h2–h14 on
+// seven), still 1 to 8 entries; the protected flow runs through the
+// switches in turn over the 64 members (on each 64/switches times, within
+// one), and the traps' elephants are the traps' protected switches
+// shuffled, never on the trap's own. A size needs 3 switches or more
+// (a trap's decoys need a switch besides k* and the elephant's) and 3
+// congester hosts or more. The rates in these scenarios are absolute, as
+// in H1–H64; at another link speed Scenario.ScaleRates scales them.
+//
 // The held-out kinds family, K1–K64 (KindsFamilyScenarios,
 // KindsFamilyScenario; "proflow evaluate -scenarios heldout-kinds" or
 // K1-K64), is such a family for the protected-flow kinds, from a fixed

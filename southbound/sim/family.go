@@ -27,11 +27,18 @@ const (
 	familySeed1 = 0x50726f466c6f77
 	familySeed2 = 0x48656c644f7574
 
-	// familyHosts is the number of congester hosts, h2..h6 (the testbed's
-	// congester leaves; they send to Config.CongestionSink).
+	// familyHosts is the number of congester hosts at the built-in size,
+	// h2..h6 (the testbed's congester leaves; they send to
+	// Config.CongestionSink).
 	familyHosts = 5
-	// familySwitches is the number of aggregation switches, agg1..agg4.
+	// familySwitches is the number of aggregation switches at the built-in
+	// size, agg1..agg4.
 	familySwitches = 4
+	// familyLeaves is the number of congestion leaves at the built-in size.
+	familyLeaves = 3
+	// familyMinHosts is the fewest congester hosts a family can be
+	// generated for: a trap's elephant and a crowd of two.
+	familyMinHosts = 3
 	// familyMaxEntries is the most congester entries of one scenario.
 	familyMaxEntries = 8
 	// familyBrief is the longest full-rate visit to the protected flow's
@@ -70,20 +77,86 @@ func FamilyScenario(name string) (*Scenario, error) {
 	return sc, nil
 }
 
+// SizedFamilyScenarios returns the names of the held-out family for a
+// fabric of switches aggregation switches and congestionLeaves congestion
+// leaves (package documentation, "Held-out family"): H1..H64 at the
+// built-in 4×3, otherwise H<switches>x<leaves>-1 .. -64, "H6x3-1". The
+// family of a size needs at least familyMinHosts congester hosts: 2 or
+// more congestion leaves of the default two hosts.
+func SizedFamilyScenarios(switches, congestionLeaves int) ([]string, error) {
+	shape, err := sizedFamily(switches, congestionLeaves)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, FamilySize)
+	for i := range names {
+		names[i] = shape.prefix() + strconv.Itoa(i+1)
+	}
+	return names, nil
+}
+
+// FamilyScenariosFor returns the names of the held-out family of cfg's
+// size, as SizedFamilyScenarios does for cfg.Switches and its number of
+// congestion leaves.
+func FamilyScenariosFor(cfg Config) ([]string, error) {
+	return SizedFamilyScenarios(cfg.Switches, len(cfg.CongestionLeaves))
+}
+
+// SizedFamilyScenario returns a fresh copy of a member of a sized held-out
+// family, "H6x3-17", validated against FamilyConfig of its size. It
+// generates the whole family each time (a millisecond), so it keeps no
+// state. The built-in size's members are H1..H64 (FamilyScenario).
+func SizedFamilyScenario(name string) (*Scenario, error) {
+	size, num, ok := strings.Cut(strings.TrimPrefix(name, FamilyPrefix), "-")
+	n, errN := strconv.Atoi(num)
+	s, l, errSize := ParseFabricSize(size)
+	switch {
+	case !strings.HasPrefix(name, FamilyPrefix) || !ok || errN != nil || errSize != nil:
+		return nil, fmt.Errorf("sim: no held-out scenario %q, want H<switches>x<leaves>-<n> such as H6x3-1", name)
+	case s == familySwitches && l == familyLeaves:
+		return nil, fmt.Errorf("sim: no held-out scenario %q: the %dx%d family is %s1..%s%d", name, s, l, FamilyPrefix, FamilyPrefix, FamilySize)
+	}
+	shape, err := sizedFamily(s, l)
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 || n > FamilySize || shape.prefix()+strconv.Itoa(n) != name {
+		return nil, fmt.Errorf("sim: no held-out scenario %q, want %s1..%s%d", name, shape.prefix(), shape.prefix(), FamilySize)
+	}
+	sc := shape.generate()[n-1].sc
+	cfg, _ := FamilyConfig(s, l)
+	if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
+		return nil, fmt.Errorf("sim: held-out scenario %s: %w", name, err)
+	}
+	return sc, nil
+}
+
+// sizedFamilyName reports whether name has the form of a sized family's
+// member, H<digits>x….
+func sizedFamilyName(name string) bool {
+	rest, ok := strings.CutPrefix(name, FamilyPrefix)
+	i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	return ok && i > 0 && rest[i] == 'x'
+}
+
 // LookupScenario returns a fresh copy of the scenario name: a built-in (see
-// BuiltinScenario), a member of the held-out family (see FamilyScenario)
-// or of the held-out kinds family (see KindsFamilyScenario).
+// BuiltinScenario), a member of the held-out family (see FamilyScenario),
+// of a sized held-out family (see SizedFamilyScenario) or of the held-out
+// kinds family (see KindsFamilyScenario).
 func LookupScenario(name string) (*Scenario, error) {
 	if strings.HasPrefix(name, FamilyPrefix) {
 		if _, err := strconv.Atoi(name[len(FamilyPrefix):]); err == nil {
 			return FamilyScenario(name)
+		}
+		if sizedFamilyName(name) {
+			return SizedFamilyScenario(name)
 		}
 	}
 	if kindsLookup(name) {
 		return KindsFamilyScenario(name)
 	}
 	if _, err := BuiltinScenarioJSON(name); err != nil {
-		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s) or a held-out one (%s1..%s%d, %s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize)
+		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s) or a held-out one (%s1..%s%d, %s<S>x<L>-1..-%d, %s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize)
 	}
 	return BuiltinScenario(name)
 }
@@ -164,7 +237,12 @@ type familyMember struct {
 // The protected flow's switch is balanced within each group (in the traps
 // together with the elephant's), and the cells are shuffled, so H numbers
 // say nothing about the kind.
-func familyPlans(r *rand.Rand) []familyPlan {
+//
+// At other sizes (familyShape) the protected flow's switch runs through
+// the switches in turn over the whole design, traps included, so that
+// every switch carries it 64/switches times (within one); the traps'
+// pairs are described at trapPairs.
+func familyPlans(r *rand.Rand, shape familyShape) []familyPlan {
 	var groups [][]familyPlan
 	var g []familyPlan
 	for p := range numPatterns {
@@ -204,32 +282,25 @@ func familyPlans(r *rand.Rand) []familyPlan {
 	groups = append(groups, g)
 
 	var plans []familyPlan
+	trapFrom, traps := 0, 0
 	for _, g := range groups {
 		pos := make([]int, len(g))
 		for i := range pos {
-			pos[i] = i % familySwitches
+			pos[i] = (len(plans) + i) % shape.switches
 		}
 		r.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
 		for i := range g {
 			g[i].protected = pos[i]
+			if g[i].trap {
+				if traps == 0 {
+					trapFrom = len(plans) + i
+				}
+				traps++
+			}
 		}
 		plans = append(plans, g...)
 	}
-	// The traps' (k*, elephant) pairs: all 12 ordered pairs and the 4 of
-	// neighbours k*, k*+1, so that k* and the elephant take every switch
-	// 4 times and the elephant is below k* in 7 traps, above in 9.
-	var pairs [][2]int
-	for k := range familySwitches {
-		for e := range familySwitches {
-			if e != k {
-				pairs = append(pairs, [2]int{k, e})
-			}
-		}
-	}
-	for k := range familySwitches {
-		pairs = append(pairs, [2]int{k, (k + 1) % familySwitches})
-	}
-	r.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+	pairs := trapPairs(r, shape.switches, trapFrom, traps)
 	for i := range plans {
 		if plans[i].trap {
 			plans[i].protected, plans[i].trapAt = pairs[0][0], pairs[0][1]
@@ -240,15 +311,137 @@ func familyPlans(r *rand.Rand) []familyPlan {
 	return plans
 }
 
+// trapPairs returns n (k*, elephant) pairs of switches for the traps, the
+// (from+i)-th cells of the design. On 4 switches (n = 16) they are all 12
+// ordered pairs and the 4 of neighbours k*, k*+1, so that k* and the
+// elephant take every switch 4 times and the elephant is below k* in 7
+// traps, above in 9. On other numbers of switches (3 or more) k* continues
+// the design's turn through the switches (from+i) and the elephants are
+// the same switches shuffled, none on its own trap's k*.
+func trapPairs(r *rand.Rand, switches, from, n int) [][2]int {
+	var pairs [][2]int
+	if switches == familySwitches {
+		for k := range switches {
+			for e := range switches {
+				if e != k {
+					pairs = append(pairs, [2]int{k, e})
+				}
+			}
+		}
+		for k := range switches {
+			pairs = append(pairs, [2]int{k, (k + 1) % switches})
+		}
+		r.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+		return pairs
+	}
+	ks := make([]int, n)
+	for i := range ks {
+		ks[i] = (from + i) % switches
+	}
+	es := slices.Clone(ks)
+	r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	// A switch fills at most ceil(n/3) places of each list, so at least
+	// n - 2 ceil(n/3) > 0 places hold another switch in both: a partner j
+	// to swap with always exists.
+	for i := range es {
+		if es[i] != ks[i] {
+			continue
+		}
+		for j := range es {
+			if es[j] != ks[i] && es[i] != ks[j] {
+				es[i], es[j] = es[j], es[i]
+				break
+			}
+		}
+	}
+	for i := range ks {
+		pairs = append(pairs, [2]int{ks[i], es[i]})
+	}
+	return pairs
+}
+
 // generateFamily builds the held-out family from its fixed seed: the same
 // FamilySize members, in the same order, on every call.
-func generateFamily() []familyMember {
-	r := rand.New(rand.NewPCG(familySeed1, familySeed2))
-	plans := familyPlans(r)
+func generateFamily() []familyMember { return builtinFamily().generate() }
+
+// familyShape is the fabric a held-out family is generated for: its
+// aggregation switches, congestion leaves and congester hosts.
+type familyShape struct {
+	switches, leaves int
+	// hosts are the congester hosts: the hosts of the congestion leaves
+	// but the protected flow's and the sink (h2..h6 at the built-in size).
+	hosts []string
+}
+
+// builtinFamily returns the shape of H1..H64: agg1..agg4, congesters
+// h2..h6.
+func builtinFamily() familyShape {
+	s, _ := sizedFamily(familySwitches, familyLeaves)
+	return s
+}
+
+// sizedFamily returns the family's shape for a fabric of that size:
+// DefaultConfig resized by WithFabric (FamilyConfig).
+func sizedFamily(switches, congestionLeaves int) (familyShape, error) {
+	cfg, err := FamilyConfig(switches, congestionLeaves)
+	if err != nil {
+		return familyShape{}, err
+	}
+	s := familyShape{switches: switches, leaves: congestionLeaves}
+	for _, l := range cfg.CongestionLeaves {
+		for j := range cfg.HostsPerLeaf {
+			h := hostName(l*cfg.HostsPerLeaf + j)
+			if h != cfg.ProtectedSrc && h != cfg.ProtectedDst && h != cfg.CongestionSink {
+				s.hosts = append(s.hosts, h)
+			}
+		}
+	}
+	if switches < 3 {
+		return familyShape{}, fmt.Errorf("sim: held-out family %dx%d: %d switches, want at least 3 (a trap's congesters need a switch besides the protected flow's and the elephant's)", switches, congestionLeaves, switches)
+	}
+	if len(s.hosts) < familyMinHosts {
+		return familyShape{}, fmt.Errorf("sim: held-out family %dx%d: %d congester hosts, want at least %d (more congestion leaves)", switches, congestionLeaves, len(s.hosts), familyMinHosts)
+	}
+	return s, nil
+}
+
+// FamilyConfig returns the fabric the held-out family of that size is
+// generated and validated for: DefaultConfig().WithFabric(switches,
+// congestionLeaves). Every built-in profile has its shape.
+func FamilyConfig(switches, congestionLeaves int) (Config, error) {
+	return DefaultConfig().WithFabric(switches, congestionLeaves)
+}
+
+// builtin reports whether s is the built-in size, 4×3.
+func (s familyShape) builtin() bool { return s.switches == familySwitches && s.leaves == familyLeaves }
+
+// prefix returns the names' prefix: "H" at the built-in size, "H6x3-" at
+// others.
+func (s familyShape) prefix() string {
+	if s.builtin() {
+		return FamilyPrefix
+	}
+	return FamilyPrefix + strconv.Itoa(s.switches) + "x" + strconv.Itoa(s.leaves) + "-"
+}
+
+// seeds returns the PCG seeds: the frozen ones at the built-in size, the
+// second one mixed with the size at others.
+func (s familyShape) seeds() (uint64, uint64) {
+	if s.builtin() {
+		return familySeed1, familySeed2
+	}
+	return familySeed1, familySeed2 ^ uint64(s.switches)<<8 ^ uint64(s.leaves)
+}
+
+// generate builds the family of shape s from its seeds: the same
+// FamilySize members, in the same order, on every call.
+func (s familyShape) generate() []familyMember {
+	r := rand.New(rand.NewPCG(s.seeds()))
+	plans := familyPlans(r, s)
 	members := make([]familyMember, len(plans))
 	for i, p := range plans {
-		b := familyBuilder{r: r, plan: p}
-		members[i] = b.build(FamilyPrefix + strconv.Itoa(i+1))
+		b := familyBuilder{r: r, plan: p, shape: s}
+		members[i] = b.build(s.prefix() + strconv.Itoa(i+1))
 	}
 	return members
 }
@@ -264,9 +457,10 @@ type familySender struct {
 // familyBuilder turns one plan into a scenario, drawing the free choices
 // (hosts, streams, caps, switches, times) from r.
 type familyBuilder struct {
-	r    *rand.Rand
-	plan familyPlan
-	cgs  []Congester
+	r     *rand.Rand
+	plan  familyPlan
+	shape familyShape
+	cgs   []Congester
 	// trap is the trap elephant's switch, or -1; other avoids it.
 	trap int
 	// arrival describes the arrival pattern with its drawn times.
@@ -289,7 +483,7 @@ func secs(s int) Duration { return Duration(time.Duration(s) * time.Second) }
 // other returns a random switch other than k and the trap's.
 func (b *familyBuilder) other(k int) int {
 	var xs []int
-	for i := range familySwitches {
+	for i := range b.shape.switches {
 		if i != k && i != b.trap {
 			xs = append(xs, i)
 		}
@@ -299,10 +493,10 @@ func (b *familyBuilder) other(k int) int {
 
 func (b *familyBuilder) build(name string) familyMember {
 	p, r, k := b.plan, b.r, b.plan.protected
-	hosts := r.Perm(familyHosts)
-	host := func(i int) string { return hostName(hosts[i] + 1) }
+	hosts := r.Perm(len(b.shape.hosts))
+	host := func(i int) string { return b.shape.hosts[hosts[i]] }
 	m := familyMember{plan: p}
-	budget, avail, used := familyMaxEntries, familyHosts, 0
+	budget, avail, used := familyMaxEntries, len(hosts), 0
 	b.trap = -1
 	trapSwitch := -1
 	if p.trap {
@@ -358,13 +552,13 @@ func (b *familyBuilder) build(name string) familyMember {
 		// S12's decoys: capped hosts on the remaining switches, so that
 		// every candidate shows a flow count.
 		free := []int{}
-		for i := range familySwitches {
+		for i := range b.shape.switches {
 			if i != k && i != trapSwitch {
 				free = append(free, i)
 			}
 		}
 		for _, sw := range free {
-			if used >= familyHosts || len(b.cgs) >= familyMaxEntries {
+			if used >= len(hosts) || len(b.cgs) >= familyMaxEntries {
 				break
 			}
 			b.cgs = append(b.cgs, Congester{Host: host(used), Streams: 6, StreamCap: Rate(1e6 / 8), Arrive: secs(20), Switch: switchName(sw)})
@@ -465,7 +659,10 @@ func (b *familyBuilder) steady(senders []familySender, lone bool) {
 // switches only (none).
 func (b *familyBuilder) rolling(senders []familySender) {
 	r, k := b.r, b.plan.protected
-	ring := []int{0, 1, 2, 3}
+	ring := make([]int, b.shape.switches)
+	for i := range ring {
+		ring[i] = i
+	}
 	if b.plan.overlap == ovNone {
 		ring = slices.DeleteFunc(ring, func(i int) bool { return i == k })
 	}

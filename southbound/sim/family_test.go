@@ -209,6 +209,15 @@ func familyTable() []byte {
 	for _, m := range generateFamily() {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", m.sc.Name, m.sc.ProtectedSwitch, len(m.sc.Congesters), m.sc.Description)
 	}
+	b.WriteString("\n## Families of other sizes\n\n")
+	b.WriteString("A fabric of S aggregation switches and L congestion leaves other than 4×3 (`sim.Config.WithFabric`) has a family of its own, ")
+	b.WriteString("`H<S>x<L>-1` … `H<S>x<L>-64` (`H6x3-1`, `H16x3-64`, `H8x7-5`; `sim.SizedFamilyScenarios`): the same generator and the same 64 design cells ")
+	b.WriteString("(pattern, overlap, arrival, trap, brief visit) from a seed mixed with the size, the protected flow on every switch in turn, ")
+	b.WriteString("the traps' elephants shuffled over the same switches, congesters drawn from every host of the congestion leaves but the protected flow's source ")
+	b.WriteString("(h2–h6 at L = 3, h2–h14 at L = 7), 1 to 8 entries. A size needs 3 or more switches and 3 or more congester hosts. ")
+	b.WriteString("`proflow evaluate -scenarios heldout` runs the family of the profile's size (`-fabric 16x3` or `-profile testbed-16x3`); ")
+	b.WriteString("`-scenarios H6x3-1,H6x3-7` and the range `H6x3-1-H6x3-64` name members. ")
+	b.WriteString("They are generated, not stored; the same rule as for H1–H64 holds: no profile, reward, gate or model choice may look at them.\n")
 	return b.Bytes()
 }
 

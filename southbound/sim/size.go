@@ -106,6 +106,15 @@ func (c Config) ScaleRates(k float64) (Config, error) {
 	return d, nil
 }
 
+// RateFactor returns the rate factor ScaleRates and LoadProfile recorded
+// in c's Name ("testbed@x2": 2), or 1 when the name records none. A
+// scenario written for the unscaled fabric offers the same share of the
+// bucket rate here once Scenario.ScaleRates multiplies it by this factor.
+func (c Config) RateFactor() float64 {
+	_, _, k := splitProfileName(c.Name)
+	return k
+}
+
 // checkRateFactor checks a rate factor: positive and finite.
 func checkRateFactor(k float64) error {
 	if !(k > 0) || math.IsInf(k, 0) {
