@@ -28,12 +28,13 @@ const noTorch = "built without libtorch (-tags torch): see docs/torch.md; " +
 // (train_cmds.go; TestTrainFlagsMatchTorchBuild keeps them in step), so
 // that a bad command line is a usage error here too.
 func trainFlagsWithoutTorch(e *env) *flag.FlagSet {
-	fs := e.newFlags("train", "train -data DATASET [-config train.json] [-out model.safetensors] [flags]")
+	fs := e.newFlags("train", "train -data DATASET[,DATASET...] [-universal] [-config train.json] [-out model.safetensors] [flags]")
 	for _, name := range []string{"data", "config", "out", "dynamics", "device", "checkpoints", "commit", "gate"} {
 		fs.String(name, "", "")
 	}
 	fs.Uint64("seed", 0, "")
 	fs.Float64("beta", 0, "")
+	fs.Bool("universal", false, "")
 	return fs
 }
 

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/policy/qnet"
+	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/training"
 	"github.com/proflow-sdn/proflow/training/torchq"
 )
@@ -31,11 +34,12 @@ func trainCommands() []command {
 }
 
 func runTrain(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("train", "train -data DATASET [-config train.json] [-out model.safetensors] [flags]")
-	data := fs.String("data", "", "dataset file (training.Dataset, safetensors) (required)")
+	fs := e.newFlags("train", "train -data DATASET[,DATASET...] [-universal] [-config train.json] [-out model.safetensors] [flags]")
+	data := fs.String("data", "", "dataset file (training.Dataset, safetensors), or with -universal a comma-separated list of them, one per fabric size; the first is the reference fabric (required)")
+	universal := fs.Bool("universal", false, `train a universal Q-network (one MLP scoring each switch's candidate row, for fabrics of any size; "universal": true in the config does the same)`)
 	cfgPath := fs.String("config", "", "TrainConfig JSON file; fields it leaves out keep their defaults")
 	out := fs.String("out", "model.safetensors", "model file to write (the pure-Go Q-network that policy.LoadAgent reads)")
-	dynOut := fs.String("dynamics", "", "also write the dynamics model to this file (for analysis and probing)")
+	dynOut := fs.String("dynamics", "", "also write the dynamics model to this file (for analysis and probing); with several datasets the first's, and each other's beside it with its size before the extension (x.dynamics-6x3.safetensors)")
 	device := fs.String("device", "", `"cpu" or "cuda" (overrides the config)`)
 	seed := fs.Uint64("seed", 0, "training seed (overrides the config)")
 	beta := fs.Float64("beta", 0, "crowd-penalty coefficient β <= 0 of both rewards (overrides the config; 0 is the no-crowd ablation)")
@@ -49,6 +53,10 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return fmt.Errorf("train: -data is required: %w", errUsage)
 	}
+	paths := strings.Split(*data, ",")
+	if slices.Contains(paths, "") {
+		return badFlag("train", "data", *data, "dataset files separated by commas, none empty")
+	}
 
 	gate := policy.DefaultGateConfig()
 	if *gatePath != "" {
@@ -61,12 +69,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("train: -gate: %w", err)
 	}
-	cfg := training.DefaultTrainConfig()
-	if *cfgPath != "" {
-		var err error
-		if cfg, err = training.LoadTrainConfig(*cfgPath); err != nil {
-			return fmt.Errorf("train: %w", err)
-		}
+	cfg, err := trainConfig(*cfgPath, *universal)
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
 	}
 	var bad []error
 	fs.Visit(func(f *flag.Flag) {
@@ -93,8 +98,11 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	// Everything that can fail without the dataset fails before loading it
-	// (a corpus takes a while to read).
+	// Everything that can fail without the datasets fails before loading
+	// them (a corpus takes a while to read).
+	if len(paths) > 1 && !cfg.Universal {
+		return fmt.Errorf("train: -data names %d datasets: training across fabrics needs -universal (or \"universal\": true in the config): %w", len(paths), errUsage)
+	}
 	if *dynOut != "" && cfg.DynamicsEpochs == 0 {
 		return fmt.Errorf("train: -dynamics %s: the config trains no dynamics model (dynamics_epochs 0), want dynamics_epochs >= 1 or no -dynamics: %w", *dynOut, errUsage)
 	}
@@ -102,13 +110,19 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("train: %w", err)
 	}
 
-	ds, err := training.LoadDataset(*data)
+	dss, corpus, err := loadDatasets(e, paths)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	st := ds.Stats()
-	fmt.Fprintf(e.stdout, "dataset %s: %v\n", *data, st)
-	res, err := torchq.Train(ctx, ds, cfg, e.stdout)
+	ref := dss[0]
+	var encs []telemetry.EncoderConfig
+	for _, ds := range dss {
+		encs = append(encs, ds.Encoder)
+	}
+	if err := training.CheckFabrics(encs, cfg.Universal); err != nil {
+		return fmt.Errorf("train: -data: %w", err)
+	}
+	res, err := torchq.TrainMulti(ctx, dss, cfg, e.stdout)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
@@ -120,35 +134,93 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	corpus := fmt.Sprintf("%s (%s: %d transitions, %d episodes, %d reroutes)", ds.Corpus, *data, st.Transitions, st.Episodes, st.Reroutes)
-	meta := qnet.NewMetadata(ds.Encoder)
+	meta, kind := qnet.NewMetadata(ref.Encoder), "Q-network"
+	if cfg.Universal {
+		meta, kind = qnet.NewUniversalMetadata(ref.Encoder), "universal Q-network"
+	}
 	meta.MadeBy = "proflow train"
-	meta.Corpus = strings.TrimSpace(corpus)
+	meta.Corpus = corpus
 	meta.Seed = strconv.FormatUint(cfg.Seed, 10)
 	meta.Commit = *commit
 	meta.Created = time.Now().UTC().Format(time.RFC3339)
 	meta.Extra = map[string]string{"train_config": string(cfgJSON), eval.ModelGateKey: string(gateJSON)}
-	if ds.Profile != "" || ds.ProfileDigest != "" {
-		meta.Extra[eval.ModelProfileKey], meta.Extra[eval.ModelProfileDigestKey] = ds.Profile, ds.ProfileDigest
+	if ref.Profile != "" || ref.ProfileDigest != "" {
+		meta.Extra[eval.ModelProfileKey], meta.Extra[eval.ModelProfileDigestKey] = ref.Profile, ref.ProfileDigest
 	}
-	for k, v := range ds.ModelExtra() { // the control interval
+	for k, v := range ref.ModelExtra() { // the control interval
 		meta.Extra[k] = v
 	}
 	if err := qnet.Save(*out, res.Q, meta); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (Q-network %v, %s)\n", *out, res.Q.Sizes(), res.Report.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "wrote %s (%s %v, %s)\n", *out, kind, res.Q.Sizes(), res.Report.Elapsed.Round(time.Millisecond))
 	if *dynOut != "" {
 		if res.Dynamics == nil {
 			return errors.New("train: -dynamics given, but the config trains no dynamics model (dynamics_epochs 0)")
 		}
 		p := training.Provenance{MadeBy: meta.MadeBy, Corpus: meta.Corpus, Seed: meta.Seed, Commit: meta.Commit, Created: meta.Created}
-		if err := training.SaveDynamics(*dynOut, res.Dynamics, p); err != nil {
-			return fmt.Errorf("train: %w", err)
+		for i, d := range res.FabricDynamics {
+			path := *dynOut
+			if i > 0 {
+				path = sizedPath(path, training.FabricName(d.Encoder()))
+			}
+			if err := training.SaveDynamics(path, d, p); err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+			fmt.Fprintf(e.stdout, "wrote %s (dynamics model %s %v)\n", path, training.FabricName(d.Encoder()), d.Net().Sizes())
 		}
-		fmt.Fprintf(e.stdout, "wrote %s (dynamics model %v)\n", *dynOut, res.Dynamics.Net().Sizes())
 	}
 	return nil
+}
+
+// trainConfig returns the TrainConfig of the file at path (the defaults
+// when path is empty), read for a universal run when universal is set.
+func trainConfig(path string, universal bool) (training.TrainConfig, error) {
+	switch {
+	case path != "" && universal:
+		return training.LoadTrainConfigUniversal(path)
+	case path != "":
+		return training.LoadTrainConfig(path)
+	case universal:
+		return training.ReadTrainConfigUniversal(strings.NewReader("{}"))
+	}
+	return training.DefaultTrainConfig(), nil
+}
+
+// loadDatasets reads the datasets at paths, printing each one's figures,
+// and checks that they share a control interval (a model records one). It
+// returns them with the corpus the model records: every dataset's, one
+// after the other.
+func loadDatasets(e *env, paths []string) ([]*training.Dataset, string, error) {
+	var dss []*training.Dataset
+	var corpus []string
+	for i, path := range paths {
+		ds, err := training.LoadDataset(path)
+		if err != nil {
+			return nil, "", err
+		}
+		if i > 0 && ds.Interval != dss[0].Interval {
+			return nil, "", fmt.Errorf("-data: %s has a control interval of %v, %s %v: want datasets collected at one interval",
+				path, ds.Interval, paths[0], dss[0].Interval)
+		}
+		st := ds.Stats()
+		fmt.Fprintf(e.stdout, "dataset %s: %v\n", path, st)
+		size := ""
+		if len(paths) > 1 {
+			size = "fabric " + training.FabricName(ds.Encoder) + ", "
+		}
+		corpus = append(corpus, strings.TrimSpace(fmt.Sprintf("%s (%s: %s%d transitions, %d episodes, %d reroutes)",
+			ds.Corpus, path, size, st.Transitions, st.Episodes, st.Reroutes)))
+		dss = append(dss, ds)
+	}
+	return dss, strings.Join(corpus, "; "), nil
+}
+
+// sizedPath returns path with "-"+size before its extension:
+// x.dynamics.safetensors becomes x.dynamics-6x3.safetensors.
+func sizedPath(path, size string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + size + ext
 }
 
 // gitCommit returns the current git revision, or "" outside a repository.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/training"
 	"github.com/proflow-sdn/proflow/training/torchq"
@@ -24,6 +25,15 @@ import (
 func writeToyDataset(t *testing.T, path string) telemetry.EncoderConfig {
 	t.Helper()
 	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+	writeToyDatasetOf(t, path, enc)
+	return enc
+}
+
+// writeToyDatasetOf writes a small dataset of random in-range states
+// encoded with enc.
+func writeToyDatasetOf(t *testing.T, path string, enc telemetry.EncoderConfig) {
+	t.Helper()
+	nS := enc.NumSwitches
 	ds, err := training.NewDataset(enc, "toy", true)
 	if err != nil {
 		t.Fatal(err)
@@ -40,12 +50,12 @@ func writeToyDataset(t *testing.T, path string) telemetry.EncoderConfig {
 		return s
 	}
 	for e := range 6 {
-		cur := e % 4
+		cur := e % nS
 		s := state(cur)
 		for st := range 10 {
 			a := cur
 			if st == 5 {
-				a = (cur + 1) % 4
+				a = (cur + 1) % nS
 			}
 			next := state(a)
 			in := training.RewardInputs{ThroughputNorm: rng.Float64(), Overflow: rng.Float64(), CrowdExcess: rng.Float64()}
@@ -59,7 +69,6 @@ func writeToyDataset(t *testing.T, path string) telemetry.EncoderConfig {
 	if err := ds.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	return enc
 }
 
 func TestTrainCommand(t *testing.T) {
@@ -116,6 +125,47 @@ func TestTrainCommand(t *testing.T) {
 	}
 }
 
+// train -universal on two datasets of different sizes writes one universal
+// model that records both corpora, and a dynamics model per size.
+func TestTrainCommandUniversal(t *testing.T) {
+	dir := t.TempDir()
+	small, big := filepath.Join(dir, "small.dataset"), filepath.Join(dir, "big.dataset")
+	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+	writeToyDatasetOf(t, small, enc)
+	encBig := enc
+	encBig.NumSwitches = 6
+	writeToyDatasetOf(t, big, encBig)
+	cfgPath := filepath.Join(dir, "train.json")
+	cfg := `{"dynamics_hidden":[16],"batch_size":16,"dynamics_epochs":1,"fqi_epochs":1,"dyna_epochs":1,"dyna_rollouts":4,"held_out":0.2}`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model, dyn := filepath.Join(dir, "u.safetensors"), filepath.Join(dir, "u.dynamics.safetensors")
+	e, stdout, _ := newTestEnv()
+	err := e.dispatch(context.Background(), []string{"train", "-universal", "-data", small + "," + big, "-config", cfgPath,
+		"-out", model, "-dynamics", dyn, "-commit", "abc"})
+	if err != nil {
+		t.Fatalf("%v\nstdout:\n%s", err, stdout.String())
+	}
+	for _, want := range []string{"; by fabric: 4x3 held-out ", "wrote " + model + " (universal Q-network [34 128 128 1]",
+		"wrote " + dyn + " (dynamics model 4x3", "wrote " + filepath.Join(dir, "u.dynamics-6x3.safetensors") + " (dynamics model 6x3"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	_, meta, err := qnet.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !meta.Universal() || meta.Encoder != enc || !strings.Contains(meta.Corpus, "small.dataset: fabric 4x3, 60 transitions") ||
+		!strings.Contains(meta.Corpus, "; toy ("+big+": fabric 6x3, 60 transitions") {
+		t.Errorf("metadata %+v: want a universal model, the first dataset's encoder and both corpora", meta)
+	}
+	if d, _, err := training.LoadDynamics(filepath.Join(dir, "u.dynamics-6x3.safetensors")); err != nil || d.Encoder() != encBig {
+		t.Errorf("6x3 dynamics model: %v", err)
+	}
+}
+
 // Flag and config mistakes are reported before the dataset is read: the
 // dataset here does not exist, and the error must be about the mistake.
 func TestTrainCommandChecksBeforeLoading(t *testing.T) {
@@ -134,6 +184,8 @@ func TestTrainCommandChecksBeforeLoading(t *testing.T) {
 		{[]string{"-beta", "0.5"}, "-beta 0.5: want a finite number <= 0", true},
 		{[]string{"-device", "tpu"}, `-device tpu: want "cpu" or "cuda"`, true},
 		{[]string{"stray", "-seed", "2"}, "unexpected arguments", true},
+		{[]string{"-data", missing + "," + missing}, "-data names 2 datasets: training across fabrics needs -universal", true},
+		{[]string{"-universal", "-data", "a.dataset,,b.dataset"}, "want dataset files separated by commas, none empty", true},
 	}
 	if _, err := torchq.Device(training.DeviceCUDA); err != nil {
 		cases = append(cases, struct {

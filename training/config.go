@@ -22,8 +22,17 @@ const (
 // a JSON file over the defaults. The package documentation gives the
 // reasoning behind each default.
 type TrainConfig struct {
+	// Universal selects the universal Q-network (package documentation,
+	// "Universal models"): one MLP with shared weights scores each
+	// aggregation switch's candidate row (telemetry.CandidateLayout),
+	// Q(s, k) = MLP(row_k), so the model runs on fabrics of any size and one
+	// training run may take datasets of several sizes. Without it the
+	// Q-network maps the whole state to |S| values and fits one fabric size.
+	Universal bool `json:"universal"`
 	// Hidden are the Q-network's hidden-layer widths. The default, [256,
-	// 256], is qnet's default architecture.
+	// 256], is qnet's default architecture; a universal Q-network, whose
+	// input is one 41-value candidate row, defaults to UniversalHidden
+	// ([128, 128]) when the config does not set hidden.
 	Hidden []int `json:"hidden"`
 	// DynamicsHidden are the dynamics model's hidden-layer widths.
 	DynamicsHidden []int `json:"dynamics_hidden"`
@@ -76,7 +85,9 @@ type TrainConfig struct {
 	// with a random permutation of the aggregation switches (PermuteState):
 	// the fabric is symmetric in its switches, the corpus is not, and
 	// without it the networks learn its accidental preferences for one
-	// switch.
+	// switch. A universal Q-network is equivariant in the switches by
+	// construction, so its Q stages skip the relabelling; the dynamics
+	// models, full-state networks, still get it.
 	PermuteSwitches bool `json:"permute_switches"`
 
 	// HeldOut is the fraction of episodes held out for evaluation (one-step
@@ -89,12 +100,18 @@ type TrainConfig struct {
 	Device string `json:"device"`
 	// CheckpointDir, when set, receives gotch checkpoints (VarStore files):
 	// dynamics.ot and q.ot after every epoch, and q-fqi.ot and q-dyna.ot at
-	// the end of Stages 2 and 3.
+	// the end of Stages 2 and 3. Training on several datasets writes one
+	// dynamics checkpoint per fabric, dynamics-SxL.ot (S switches, L
+	// congestion leaves).
 	CheckpointDir string `json:"checkpoint_dir"`
 
 	// Reward holds the reward coefficients.
 	Reward RewardConfig `json:"reward"`
 }
+
+// UniversalHidden returns the hidden-layer widths of a universal Q-network
+// whose config does not set them: [128, 128].
+func UniversalHidden() []int { return []int{128, 128} }
 
 // DefaultTrainConfig returns the settings proflow trains with.
 func DefaultTrainConfig() TrainConfig {
@@ -196,9 +213,21 @@ func (c TrainConfig) Validate() error {
 
 // ReadTrainConfig decodes a JSON TrainConfig from r over the defaults:
 // fields the JSON leaves out keep their DefaultTrainConfig values (in
-// "reward" too). Unknown fields are an error, so a misspelt setting is not
-// silently ignored. The result is validated.
+// "reward" too), except that a universal config ("universal": true) without
+// "hidden" gets UniversalHidden. Unknown fields are an error, so a misspelt
+// setting is not silently ignored. The result is validated.
 func ReadTrainConfig(r io.Reader) (TrainConfig, error) {
+	return readTrainConfig(r, false)
+}
+
+// ReadTrainConfigUniversal is ReadTrainConfig for a universal run, as
+// proflow train -universal reads its config: Universal is on whatever the
+// JSON says, and hidden defaults to UniversalHidden.
+func ReadTrainConfigUniversal(r io.Reader) (TrainConfig, error) {
+	return readTrainConfig(r, true)
+}
+
+func readTrainConfig(r io.Reader, universal bool) (TrainConfig, error) {
 	c := DefaultTrainConfig()
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -212,6 +241,15 @@ func ReadTrainConfig(r io.Reader) (TrainConfig, error) {
 	if dec.More() {
 		return TrainConfig{}, errors.New("training: read train config: trailing data after the JSON object")
 	}
+	c.Universal = c.Universal || universal
+	if c.Universal {
+		// The decoding succeeded, so data is one JSON object.
+		var keys map[string]json.RawMessage
+		_ = json.Unmarshal(data, &keys)
+		if _, set := keys["hidden"]; !set {
+			c.Hidden = UniversalHidden()
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return TrainConfig{}, err
 	}
@@ -220,12 +258,22 @@ func ReadTrainConfig(r io.Reader) (TrainConfig, error) {
 
 // LoadTrainConfig reads the JSON TrainConfig file at path (see ReadTrainConfig).
 func LoadTrainConfig(path string) (TrainConfig, error) {
+	return loadTrainConfig(path, false)
+}
+
+// LoadTrainConfigUniversal reads the JSON TrainConfig file at path for a
+// universal run (see ReadTrainConfigUniversal).
+func LoadTrainConfigUniversal(path string) (TrainConfig, error) {
+	return loadTrainConfig(path, true)
+}
+
+func loadTrainConfig(path string, universal bool) (TrainConfig, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return TrainConfig{}, fmt.Errorf("training: load train config: %w", err)
 	}
 	defer f.Close()
-	c, err := ReadTrainConfig(f)
+	c, err := readTrainConfig(f, universal)
 	if err != nil {
 		return TrainConfig{}, fmt.Errorf("%w (file %s)", err, path)
 	}

@@ -52,6 +52,37 @@ func TestReadTrainConfigOverDefaults(t *testing.T) {
 	}
 }
 
+// A universal config without "hidden" gets UniversalHidden, whether
+// "universal" is in the JSON or forced by ReadTrainConfigUniversal; one
+// that sets hidden keeps it.
+func TestUniversalHiddenDefault(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		js        string
+		universal bool
+		want      []int
+	}{
+		{"plain", `{}`, false, []int{256, 256}},
+		{"universal in the JSON", `{"universal": true}`, false, []int{128, 128}},
+		{"forced", `{"gamma": 0.9}`, true, []int{128, 128}},
+		{"forced over false", `{"universal": false}`, true, []int{128, 128}},
+		{"hidden set", `{"universal": true, "hidden": [32]}`, false, []int{32}},
+		{"hidden set, forced", `{"hidden": [32]}`, true, []int{32}},
+	} {
+		read := ReadTrainConfig
+		if c.universal {
+			read = ReadTrainConfigUniversal
+		}
+		got, err := read(strings.NewReader(c.js))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if wantU := c.universal || strings.Contains(c.js, "true"); got.Universal != wantU || !cmp.Equal(got.Hidden, c.want) {
+			t.Errorf("%s (%s): universal %v, hidden %v; want %v, %v", c.name, c.js, got.Universal, got.Hidden, wantU, c.want)
+		}
+	}
+}
+
 func TestTrainConfigRefuses(t *testing.T) {
 	for name, js := range map[string]string{
 		"unknown field":     `{"gama": 0.9}`,

@@ -167,6 +167,24 @@
 //	                           learned margins differ from switch to switch
 //	                           (the probe's crowd flip moved between 4 and 6
 //	                           flows with k*).
+//	universal false            a per-fabric Q-network; see "Universal models".
+//
+// # Universal models
+//
+// TrainConfig.Universal (proflow train -universal) trains the Q-network as
+// one MLP with shared weights over the candidate rows of the switches
+// (telemetry.CandidateLayout, 41 values in layout v2): Q(s, k) =
+// MLP(row_k). It runs on any |S| >= 2, |L| >= 0 and bucket rate, so one run
+// may take several datasets, one per fabric size (proflow train -universal
+// -data a.dataset,b.dataset; CheckFabrics says which can go together). Its
+// input is one row, not a whole state, so its hidden layers default to
+// UniversalHidden, [128, 128], unless the config sets hidden. The
+// dynamics models stay full-state networks, one per size. The model file
+// records the first dataset's encoder as the reference scaling
+// (qnet.NewUniversalMetadata) and every dataset in its corpus; make
+// model-universal (mk/model.mk) builds one from corpora of several sizes of
+// the testbed profile. Package torchq's documentation describes the
+// training.
 //
 // # Collection
 //

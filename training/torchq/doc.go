@@ -17,6 +17,38 @@
 //	meta := qnet.NewMetadata(ds.Encoder) // fill in the provenance
 //	err = qnet.Save("model.safetensors", res.Q, meta)
 //
+// # Universal models
+//
+// With TrainConfig.Universal the Q-network is one MLP from a candidate
+// row (telemetry.CandidateLayout, CandidateDim values) to one value, shared
+// by every switch: Q(s, k) = MLP(row_k), the rows made in Go by
+// telemetry.EncoderConfig.EncodeCandidates. A batch of n states of one size
+// becomes n·|S| rows, the forward pass gives [n·|S|, 1], viewed as [n, |S|],
+// and the Bellman step (gather, row maximum, Huber loss, weights) is the
+// per-fabric one. Dyna's greedy rollout actions, QValues, BellmanLoss,
+// RerouteRate and the per-epoch evaluation go through the same rows. The
+// switch relabelling of TrainConfig.PermuteSwitches is skipped in the Q
+// stages (the network is equivariant by construction) and kept for the
+// dynamics models.
+//
+// Such a network runs on any fabric, so one run may train on several
+// datasets, one per fabric size (NewMultiTrainer, RunMulti, TrainMulti):
+// every dataset is split and relabelled on its own; each size has its own
+// dynamics model (a full-state network), trained on its dataset in Stage 1
+// and synthesising its batches in Stage 3; every Q minibatch comes from one
+// dataset, and each epoch visits every training transition of every
+// dataset once, the batches of all datasets in an order drawn from the
+// seed, so each dataset weighs in proportion to its size. The progress
+// lines and FabricReport are per dataset, QEpoch is pooled over them with
+// each dataset's held-out figures beside. The datasets must pass
+// training.CheckFabrics: one layout and one scaling with size and bucket
+// rate factored out, no size twice. The first dataset is the reference
+// whose encoder the model records:
+//
+//	res, err := torchq.TrainMulti(ctx, []*training.Dataset{ds4x3, ds2x3, ds8x3}, cfg, os.Stdout)
+//	meta := qnet.NewUniversalMetadata(ds4x3.Encoder) // fill in the provenance
+//	err = qnet.Save("universal.safetensors", res.Q, meta)
+//
 // # Weights
 //
 // An MLP keeps its layers in a gotch VarStore as "layers.l.weight", shape
@@ -34,7 +66,11 @@
 // with TrainConfig.Seed (one stream per purpose: initialisation, split,
 // dynamics batches, FQI batches, Dyna batches and rollouts), and no
 // operation used is random. On the CPU, with the same libtorch and thread
-// count, a seed therefore gives bit-identical weights.
+// count, a seed therefore gives bit-identical weights: with several
+// datasets, for the same datasets in the same order (the networks are
+// initialised, the datasets split and the dynamics models trained in that
+// order). A single dataset draws exactly what it drew before multi-fabric
+// training existed.
 //
 // # Threads
 //

@@ -231,3 +231,11 @@ func enableGrad() error {
 	_, err := ts.GradSetEnabled(true)
 	return err
 }
+
+// view returns x reshaped to shape (same values, row-major).
+func (t *tape) view(x *ts.Tensor, shape ...int64) *ts.Tensor {
+	if t.err != nil {
+		return nil
+	}
+	return t.keep(x.View(shape, false))
+}

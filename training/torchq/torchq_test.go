@@ -34,8 +34,8 @@ func paperEncoder() telemetry.EncoderConfig {
 // behaviour policy stays half of the time and otherwise moves at random.
 const toyPhi0 = 0.92
 
-func toyOverflow(rng *rand.Rand, clean int) []float64 {
-	u := make([]float64, 4)
+func toyOverflow(rng *rand.Rand, clean, switches int) []float64 {
+	u := make([]float64, switches)
 	for k := range u {
 		if k == clean {
 			u[k] = 0.04 + 0.02*rng.Float64()
@@ -62,7 +62,13 @@ func toyState(enc telemetry.EncoderConfig, u []float64, cur int) []float32 {
 
 func toyDataset(t testing.TB, episodes, steps int, seed uint64) *training.Dataset {
 	t.Helper()
-	enc := paperEncoder()
+	return toyDatasetOf(t, paperEncoder(), episodes, steps, seed)
+}
+
+// toyDatasetOf is toyDataset on the fabric of enc.
+func toyDatasetOf(t testing.TB, enc telemetry.EncoderConfig, episodes, steps int, seed uint64) *training.Dataset {
+	t.Helper()
+	nS := enc.NumSwitches
 	ds, err := training.NewDataset(enc, "toy", true)
 	if err != nil {
 		t.Fatal(err)
@@ -70,14 +76,14 @@ func toyDataset(t testing.TB, episodes, steps int, seed uint64) *training.Datase
 	rc := training.DefaultRewardConfig()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	for e := range episodes {
-		clean, cur := rng.IntN(4), rng.IntN(4)
-		s := toyState(enc, toyOverflow(rng, clean), cur)
+		clean, cur := rng.IntN(nS), rng.IntN(nS)
+		s := toyState(enc, toyOverflow(rng, clean, nS), cur)
 		for st := range steps {
 			a := cur
 			if rng.IntN(2) == 0 {
-				a = rng.IntN(4)
+				a = rng.IntN(nS)
 			}
-			u := toyOverflow(rng, clean)
+			u := toyOverflow(rng, clean, nS)
 			next := toyState(enc, u, a)
 			in := training.RewardInputs{ThroughputNorm: 1 - 0.8*u[a], Overflow: u[a]}
 			tr := training.Transition{State: s, Action: a, Reward: float32(rc.Real(in)), Next: next, Done: st == steps-1,
@@ -89,6 +95,27 @@ func toyDataset(t testing.TB, episodes, steps int, seed uint64) *training.Datase
 		}
 	}
 	return ds
+}
+
+// checkGreedyClean checks that the greedy action of Q-values qValues is
+// the clean switch in at least a fraction want of 400 fresh toy states of
+// enc's fabric.
+func checkGreedyClean(t *testing.T, enc telemetry.EncoderConfig, want float64, qValues func(s []float32) []float32) {
+	t.Helper()
+	nS := enc.NumSwitches
+	rng := rand.New(rand.NewPCG(1234, 5))
+	var right, n int
+	for range 400 {
+		clean, cur := rng.IntN(nS), rng.IntN(nS)
+		if argmax(qValues(toyState(enc, toyOverflow(rng, clean, nS), cur))) == clean {
+			right++
+		}
+		n++
+	}
+	t.Logf("%d switches: greedy action is the clean switch in %d of %d fresh states", nS, right, n)
+	if float64(right) < want*float64(n) {
+		t.Errorf("%d switches: greedy action is the clean switch in %d of %d fresh states, want at least %.0f%%", nS, right, n, 100*want)
+	}
 }
 
 // smokeConfig is a small, fast configuration for the toy fabric.
@@ -140,25 +167,13 @@ func TestTrainSmoke(t *testing.T) {
 
 	// The greedy action of the exported pure-Go network on fresh states is
 	// the clean switch.
-	enc := ds.Encoder
-	rng := rand.New(rand.NewPCG(1234, 5))
 	q := make([]float32, 4)
-	var right, n int
-	for range 400 {
-		clean, cur := rng.IntN(4), rng.IntN(4)
-		s := toyState(enc, toyOverflow(rng, clean), cur)
+	checkGreedyClean(t, ds.Encoder, 0.9, func(s []float32) []float32 {
 		if err := res.Q.Forward(q, s); err != nil {
 			t.Fatal(err)
 		}
-		if argmax(q) == clean {
-			right++
-		}
-		n++
-	}
-	t.Logf("greedy action is the clean switch in %d of %d fresh states", right, n)
-	if right < n*9/10 {
-		t.Errorf("greedy action is the clean switch in %d of %d fresh states, want at least 90%%", right, n)
-	}
+		return q
+	})
 	if res.Dynamics == nil {
 		t.Fatal("no dynamics model")
 	}
@@ -196,7 +211,7 @@ func TestDynamicsBeatsNaive(t *testing.T) {
 		t.Fatal(err)
 	}
 	dim := ds.Dim()
-	want, err := tr.PredictNext(held.S, held.A)
+	want, err := tr.PredictNext(held.Encoder, held.S, held.A)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +438,7 @@ func TestBellmanLossBootstrapsUnlessDone(t *testing.T) {
 	}
 	defer tr.Close()
 	nS := ds.NumSwitches()
-	q, err := tr.QValues(ds.S)
+	q, err := tr.QValues(ds.Encoder, ds.S)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +497,7 @@ func TestEvaluateMatchesBellmanLossAndRerouteRate(t *testing.T) {
 		name        string
 		held, rated *training.Dataset
 	}{{"held out", held, held}, {"no held out", empty, train}} {
-		loss, rate, err := tr.evaluate(train, c.held)
+		loss, rate, _, err := tr.evaluate([]part{{tr.fabrics[0], train, c.held}})
 		if err != nil {
 			t.Fatalf("%s: evaluate: %v", c.name, err)
 		}
@@ -498,7 +513,7 @@ func TestEvaluateMatchesBellmanLossAndRerouteRate(t *testing.T) {
 			t.Errorf("%s: evaluate = %v, %v, want %v, %v", c.name, loss, rate, wantLoss, wantRate)
 		}
 	}
-	if loss, _, _ := tr.evaluate(train, empty); !math.IsNaN(loss) {
+	if loss, _, _, _ := tr.evaluate([]part{{tr.fabrics[0], train, empty}}); !math.IsNaN(loss) {
 		t.Errorf("evaluate without held-out data: loss %v, want NaN", loss)
 	}
 }

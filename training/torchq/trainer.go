@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/proflow-sdn/proflow/policy/qnet"
@@ -61,22 +62,39 @@ func Device(name string) (gotch.Device, error) {
 
 // Trainer runs the three offline training stages of the paper's §IV-E on
 // one device: TrainDynamics (Stage 1), FitQ (Stage 2, fitted Q-iteration)
-// and Dyna (Stage 3). Run does all three on a dataset. A Trainer is not
-// safe for concurrent use; Close frees its libtorch memory.
+// and Dyna (Stage 3). Run does all three on a dataset, RunMulti on
+// datasets of several fabric sizes (a universal Q-network, one dynamics
+// model per size). A Trainer is not safe for concurrent use; Close frees
+// its libtorch memory.
 type Trainer struct {
 	cfg training.TrainConfig
-	enc telemetry.EncoderConfig
 	dev gotch.Device
 	out io.Writer
 
-	q, target, dyn *MLP
-	qOpt, dynOpt   *nn.Optimizer
-	steps          int // Q-network gradient steps so far, over both Q stages
-	rngSplit       *rand.Rand
-	rngDyn         *rand.Rand
-	rngFQI         *rand.Rand
-	rngDyna        *rand.Rand
-	// perm relabels training rows when TrainConfig.PermuteSwitches is set.
+	// fabrics holds one entry per dataset, the reference (the first
+	// dataset's) first.
+	fabrics   []*fabric
+	q, target *MLP
+	qOpt      *nn.Optimizer
+	steps     int // Q-network gradient steps so far, over both Q stages
+	rngSplit  *rand.Rand
+	rngDyn    *rand.Rand
+	rngFQI    *rand.Rand
+	rngDyna   *rand.Rand
+	// rows is the scratch of the candidate rows of one universal forward
+	// pass (libtorch copies it into a tensor).
+	rows []float32
+}
+
+// fabric is one fabric size the trainer learns on: the encoder of its
+// states, its dynamics network, and the relabelling of its training rows.
+type fabric struct {
+	enc    telemetry.EncoderConfig
+	dyn    *MLP
+	dynOpt *nn.Optimizer
+	// perm relabels the fabric's training rows when
+	// TrainConfig.PermuteSwitches is set (every fabric draws from one
+	// generator).
 	perm *permuter
 }
 
@@ -84,11 +102,22 @@ type Trainer struct {
 // progress line per epoch to progress (nil discards them). The networks are
 // initialised from cfg.Seed.
 func NewTrainer(cfg training.TrainConfig, enc telemetry.EncoderConfig, progress io.Writer) (*Trainer, error) {
+	return NewMultiTrainer(cfg, []telemetry.EncoderConfig{enc}, progress)
+}
+
+// NewMultiTrainer returns a trainer for datasets encoded with encs, one
+// per fabric size, in the order RunMulti takes them: a universal
+// Q-network (cfg.Universal; required for more than one) shared by all, and
+// one dynamics network per fabric. The encoders must pass
+// training.CheckFabrics; the first is the reference whose scaling the
+// model records. Networks are initialised from cfg.Seed in that order, the
+// Q-network first.
+func NewMultiTrainer(cfg training.TrainConfig, encs []telemetry.EncoderConfig, progress io.Writer) (*Trainer, error) {
 	defer lockThread()()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("torchq: %w", err)
 	}
-	if err := enc.Validate(); err != nil {
+	if err := training.CheckFabrics(encs, cfg.Universal); err != nil {
 		return nil, fmt.Errorf("torchq: %w", err)
 	}
 	dev, err := Device(cfg.Device)
@@ -104,15 +133,22 @@ func NewTrainer(cfg training.TrainConfig, enc telemetry.EncoderConfig, progress 
 		}
 	}
 	pcg := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
-	t := &Trainer{cfg: cfg, enc: enc, dev: dev, out: progress,
+	t := &Trainer{cfg: cfg, dev: dev, out: progress,
 		rngSplit: pcg(streamSplit), rngDyn: pcg(streamDynamics), rngFQI: pcg(streamFQI), rngDyna: pcg(streamDyna)}
-	if cfg.PermuteSwitches {
-		t.perm = newPermuter(enc, pcg(streamPermute))
+	rngPerm := pcg(streamPermute)
+	for _, enc := range encs {
+		f := &fabric{enc: enc}
+		if cfg.PermuteSwitches {
+			f.perm = newPermuter(enc, rngPerm)
+		}
+		t.fabrics = append(t.fabrics, f)
 	}
 	init := pcg(streamInit)
-	dim, nS := enc.Dim(), enc.NumSwitches
-
-	if t.q, err = NewMLP(sizes(dim, cfg.Hidden, nS), dev, init); err != nil {
+	in, out := encs[0].Dim(), encs[0].NumSwitches
+	if cfg.Universal {
+		in, out = encs[0].CandidateDim(), 1
+	}
+	if t.q, err = NewMLP(sizes(in, cfg.Hidden, out), dev, init); err != nil {
 		return nil, err
 	}
 	m, err := t.q.Model()
@@ -122,10 +158,14 @@ func NewTrainer(cfg training.TrainConfig, enc telemetry.EncoderConfig, progress 
 	if err == nil {
 		t.qOpt, err = nn.DefaultAdamConfig().Build(t.q.VarStore(), cfg.QLearningRate)
 	}
-	if err == nil && cfg.DynamicsEpochs > 0 {
-		t.dyn, err = NewMLP(sizes(dim+nS, cfg.DynamicsHidden, dim), dev, init)
+	for _, f := range t.fabrics {
+		if err != nil || cfg.DynamicsEpochs == 0 {
+			break
+		}
+		dim, nS := f.enc.Dim(), f.enc.NumSwitches
+		f.dyn, err = NewMLP(sizes(dim+nS, cfg.DynamicsHidden, dim), dev, init)
 		if err == nil {
-			t.dynOpt, err = nn.DefaultAdamConfig().Build(t.dyn.VarStore(), cfg.DynamicsLearningRate)
+			f.dynOpt, err = nn.DefaultAdamConfig().Build(f.dyn.VarStore(), cfg.DynamicsLearningRate)
 		}
 	}
 	if err != nil {
@@ -139,30 +179,82 @@ func sizes(in int, hidden []int, out int) []int {
 	return append(append([]int{in}, hidden...), out)
 }
 
+// fabricOf returns the fabric whose states are encoded with enc.
+func (t *Trainer) fabricOf(enc telemetry.EncoderConfig) (*fabric, error) {
+	for _, f := range t.fabrics {
+		if f.enc == enc {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("torchq: states encoded with %+v, but the trainer is built for %s", enc, t.fabricList())
+}
+
+// fabricList describes the trainer's fabrics for error messages.
+func (t *Trainer) fabricList() string {
+	if len(t.fabrics) == 1 {
+		return fmt.Sprintf("%+v", t.fabrics[0].enc)
+	}
+	var names []string
+	for _, f := range t.fabrics {
+		names = append(names, training.FabricName(f.enc))
+	}
+	return "fabrics " + strings.Join(names, ", ")
+}
+
+// name labels a fabric's progress lines and checkpoints when the trainer
+// has several: " 4x3" (empty with one fabric).
+func (t *Trainer) name(f *fabric) string {
+	if len(t.fabrics) == 1 {
+		return ""
+	}
+	return " " + training.FabricName(f.enc)
+}
+
 // Device returns the device the trainer runs on.
 func (t *Trainer) Device() gotch.Device { return t.dev }
 
-// QNetwork returns the Q-network being trained.
+// QNetwork returns the Q-network being trained: CandidateDim inputs and
+// one output when TrainConfig.Universal is set, else Dim inputs and |S|
+// outputs.
 func (t *Trainer) QNetwork() *MLP { return t.q }
 
-// DynamicsNetwork returns the dynamics network (nil when
+// DynamicsNetwork returns the first fabric's dynamics network (nil when
 // TrainConfig.DynamicsEpochs is 0). It predicts the state change; see
 // training.DynamicsModel.
-func (t *Trainer) DynamicsNetwork() *MLP { return t.dyn }
+func (t *Trainer) DynamicsNetwork() *MLP { return t.fabrics[0].dyn }
 
 // Close frees the networks.
 func (t *Trainer) Close() {
 	defer lockThread()()
-	for _, m := range []*MLP{t.q, t.target, t.dyn} {
+	nets := []*MLP{t.q, t.target}
+	for _, f := range t.fabrics {
+		nets = append(nets, f.dyn)
+		f.dyn = nil
+	}
+	for _, m := range nets {
 		if m != nil {
 			m.Close()
 		}
 	}
-	t.q, t.target, t.dyn = nil, nil, nil
+	t.q, t.target = nil, nil
 }
 
 // Report is what training measured.
 type Report struct {
+	// Fabrics describes each dataset's split and dynamics model, in the
+	// order of the datasets.
+	Fabrics []FabricReport
+	// FQI and Dyna hold one entry per epoch of each Q stage.
+	FQI  []QEpoch
+	Dyna []QEpoch
+	// Elapsed is the wall-clock time of the run.
+	Elapsed time.Duration
+}
+
+// FabricReport is what training measured on one dataset.
+type FabricReport struct {
+	// Encoder is the dataset's encoder configuration (its fabric size).
+	Encoder telemetry.EncoderConfig
 	// Train and HeldOut describe the two parts of the split.
 	Train, HeldOut training.Stats
 	// DynamicsTransitions is the size of the dynamics training set;
@@ -170,12 +262,8 @@ type Report struct {
 	// all training transitions, the window held too few).
 	DynamicsTransitions    int
 	DynamicsAroundReroutes bool
-	// Dynamics, FQI and Dyna hold one entry per epoch of each stage.
+	// Dynamics holds one entry per epoch of Stage 1.
 	Dynamics []DynamicsEpoch
-	FQI      []QEpoch
-	Dyna     []QEpoch
-	// Elapsed is the wall-clock time of Run.
-	Elapsed time.Duration
 }
 
 // DynamicsEpoch reports one epoch of Stage 1. The held-out figures are the
@@ -197,7 +285,9 @@ type DynamicsEpoch struct {
 	HeldRerouteMSE, NaiveRerouteMSE float64
 }
 
-// QEpoch reports one epoch of Stage 2 ("fqi") or Stage 3 ("dyna").
+// QEpoch reports one epoch of Stage 2 ("fqi") or Stage 3 ("dyna"). With
+// several datasets its figures are pooled over them, every transition
+// (every state, for RerouteRate) weighing the same.
 type QEpoch struct {
 	// Stage is "fqi" or "dyna"; Epoch counts from 1 within it.
 	Stage string
@@ -217,6 +307,15 @@ type QEpoch struct {
 	// RerouteRate is the fraction of held-out states (training states
 	// without held-out data) whose greedy action is not the current switch.
 	RerouteRate float64
+	// Fabrics holds HeldLoss and RerouteRate of each dataset, in order,
+	// when there are several (nil with one).
+	Fabrics []FabricEval
+}
+
+// FabricEval is the held-out figures of one dataset after a Q epoch (see
+// QEpoch).
+type FabricEval struct {
+	HeldLoss, RerouteRate float64
 }
 
 // Run trains on ds: it splits off TrainConfig.HeldOut of the episodes,
@@ -224,53 +323,87 @@ type QEpoch struct {
 // (ds itself is not modified), and runs the three stages. It stops between
 // gradient steps when ctx is done, returning ctx's error.
 func (t *Trainer) Run(ctx context.Context, ds *training.Dataset) (Report, error) {
+	return t.RunMulti(ctx, []*training.Dataset{ds})
+}
+
+// RunMulti trains on datasets, one per fabric of the trainer and in the
+// same order, as Run trains on one: each is split and relabelled on its
+// own; Stage 1 fits each fabric's dynamics model on its dataset; the Q
+// stages draw every minibatch from one dataset (one fabric size), each
+// epoch visiting every training transition of every dataset once in an
+// order drawn from the seed, so the datasets weigh in proportion to their
+// sizes; Dyna synthesises each batch with its fabric's dynamics model.
+func (t *Trainer) RunMulti(ctx context.Context, datasets []*training.Dataset) (Report, error) {
 	defer lockThread()()
 	start := time.Now()
 	var rep Report
-	if ds == nil {
-		return rep, errors.New("torchq: run: nil dataset")
+	if len(datasets) != len(t.fabrics) {
+		return rep, fmt.Errorf("torchq: run: %d datasets, trainer built for %d (%s)", len(datasets), len(t.fabrics), t.fabricList())
 	}
-	if ds.Encoder != t.enc {
-		return rep, fmt.Errorf("torchq: run: dataset encoded with %+v, trainer built for %+v", ds.Encoder, t.enc)
-	}
-	train, held, err := ds.Split(t.cfg.HeldOut, t.rngSplit)
-	if err != nil {
-		return rep, fmt.Errorf("torchq: run: %w", err)
-	}
-	if train.Len() == 0 {
-		return rep, errors.New("torchq: run: no training transitions")
-	}
-	if ds.HasRewardInputs() {
-		for _, part := range []*training.Dataset{train, held} {
-			if err := part.Relabel(t.cfg.Reward); err != nil {
-				return rep, fmt.Errorf("torchq: run: %w", err)
+	parts := make([]part, len(datasets))
+	for i, ds := range datasets {
+		f := t.fabrics[i]
+		where := "torchq: run"
+		if len(datasets) > 1 {
+			where = fmt.Sprintf("torchq: run: dataset %d (fabric %s)", i+1, training.FabricName(f.enc))
+		}
+		if ds == nil {
+			return rep, fmt.Errorf("%s: nil dataset", where)
+		}
+		if ds.Encoder != f.enc {
+			return rep, fmt.Errorf("%s: dataset encoded with %+v, trainer built for %+v", where, ds.Encoder, f.enc)
+		}
+		train, held, err := ds.Split(t.cfg.HeldOut, t.rngSplit)
+		if err != nil {
+			return rep, fmt.Errorf("%s: %w", where, err)
+		}
+		if train.Len() == 0 {
+			return rep, fmt.Errorf("%s: no training transitions", where)
+		}
+		label := ""
+		if len(datasets) > 1 {
+			label = training.FabricName(f.enc) + ": "
+		}
+		if ds.HasRewardInputs() {
+			for _, p := range []*training.Dataset{train, held} {
+				if err := p.Relabel(t.cfg.Reward); err != nil {
+					return rep, fmt.Errorf("%s: %w", where, err)
+				}
 			}
-		}
-		fmt.Fprintf(t.out, "rewards relabelled with beta %g\n", t.cfg.Reward.Beta)
-	} else {
-		fmt.Fprintln(t.out, "dataset keeps no reward inputs: training on its stored rewards")
-	}
-	rep.Train, rep.HeldOut = train.Stats(), held.Stats()
-	fmt.Fprintf(t.out, "train: %v\nheld out: %v\n", rep.Train, rep.HeldOut)
-
-	if t.dyn != nil {
-		idx, around := DynamicsSelection(train, t.cfg.RerouteWindow, t.cfg.MinDynamicsTransitions)
-		rep.DynamicsTransitions, rep.DynamicsAroundReroutes = len(idx), around
-		if around {
-			fmt.Fprintf(t.out, "dynamics training set: %d transitions within %d steps of a reroute\n", len(idx), t.cfg.RerouteWindow)
+			fmt.Fprintf(t.out, "%srewards relabelled with beta %g\n", label, t.cfg.Reward.Beta)
 		} else {
-			fmt.Fprintf(t.out, "dynamics training set: all %d transitions (fewer than %d lie within %d steps of a reroute)\n",
-				len(idx), t.cfg.MinDynamicsTransitions, t.cfg.RerouteWindow)
+			fmt.Fprintf(t.out, "%sdataset keeps no reward inputs: training on its stored rewards\n", label)
 		}
-		if rep.Dynamics, err = t.TrainDynamics(ctx, train.Subset(idx), held); err != nil {
+		fr := FabricReport{Encoder: f.enc, Train: train.Stats(), HeldOut: held.Stats()}
+		fmt.Fprintf(t.out, "%strain: %v\n%sheld out: %v\n", label, fr.Train, label, fr.HeldOut)
+		rep.Fabrics = append(rep.Fabrics, fr)
+		parts[i] = part{f: f, train: train, held: held}
+	}
+
+	for i, p := range parts {
+		if p.f.dyn == nil {
+			break
+		}
+		fr := &rep.Fabrics[i]
+		idx, around := DynamicsSelection(p.train, t.cfg.RerouteWindow, t.cfg.MinDynamicsTransitions)
+		fr.DynamicsTransitions, fr.DynamicsAroundReroutes = len(idx), around
+		if around {
+			fmt.Fprintf(t.out, "dynamics%s training set: %d transitions within %d steps of a reroute\n", t.name(p.f), len(idx), t.cfg.RerouteWindow)
+		} else {
+			fmt.Fprintf(t.out, "dynamics%s training set: all %d transitions (fewer than %d lie within %d steps of a reroute)\n",
+				t.name(p.f), len(idx), t.cfg.MinDynamicsTransitions, t.cfg.RerouteWindow)
+		}
+		var err error
+		if fr.Dynamics, err = t.TrainDynamics(ctx, p.train.Subset(idx), p.held); err != nil {
 			return rep, err
 		}
 	}
-	if rep.FQI, err = t.FitQ(ctx, train, held); err != nil {
+	var err error
+	if rep.FQI, err = t.fitQ(ctx, parts); err != nil {
 		return rep, err
 	}
 	if t.cfg.DynaEpochs > 0 {
-		if rep.Dyna, err = t.Dyna(ctx, train, held); err != nil {
+		if rep.Dyna, err = t.dyna(ctx, parts); err != nil {
 			return rep, err
 		}
 	}
@@ -308,20 +441,24 @@ func DynamicsSelection(ds *training.Dataset, window, minCount int) ([]int, bool)
 	return idx, true
 }
 
-// TrainDynamics runs Stage 1: it fits the dynamics network to predict
-// s_{t+1} − s_t from [s_t, onehot(a_t)] on every transition of train
-// (squared error, Adam), and after each epoch measures one-step errors on
-// held (see DynamicsEpoch).
+// TrainDynamics runs Stage 1 for the fabric of train's encoder: it fits
+// that fabric's dynamics network to predict s_{t+1} − s_t from [s_t,
+// onehot(a_t)] on every transition of train (squared error, Adam), and
+// after each epoch measures one-step errors on held (see DynamicsEpoch).
 func (t *Trainer) TrainDynamics(ctx context.Context, train, held *training.Dataset) ([]DynamicsEpoch, error) {
 	defer lockThread()()
-	if t.dyn == nil {
+	f, err := t.fabricOf(train.Encoder)
+	if err != nil {
+		return nil, fmt.Errorf("torchq: train dynamics: %w", err)
+	}
+	if f.dyn == nil {
 		return nil, errors.New("torchq: train dynamics: no dynamics network (dynamics_epochs is 0)")
 	}
 	if train.Len() == 0 {
 		return nil, errors.New("torchq: train dynamics: no transitions")
 	}
-	dim, nS, bs := t.enc.Dim(), t.enc.NumSwitches, t.cfg.BatchSize
-	fmt.Fprintf(t.out, "stage 1: dynamics model %v on %d transitions\n", t.dyn.Sizes(), train.Len())
+	dim, nS, bs := f.enc.Dim(), f.enc.NumSwitches, t.cfg.BatchSize
+	fmt.Fprintf(t.out, "stage 1: dynamics model%s %v on %d transitions\n", t.name(f), f.dyn.Sizes(), train.Len())
 	var reports []DynamicsEpoch
 	perm := make([]int, train.Len())
 	for i := range perm {
@@ -341,16 +478,16 @@ func (t *Trainer) TrainDynamics(ctx context.Context, train, held *training.Datas
 			rows := perm[b:min(b+bs, len(perm))]
 			x, y = x[:0], y[:0]
 			for _, i := range rows {
-				s, a, _, s2 := t.perm.row(train.S[i*dim:(i+1)*dim], int(train.A[i]), 0, train.S2[i*dim:(i+1)*dim])
+				s, a, _, s2 := f.perm.row(train.S[i*dim:(i+1)*dim], int(train.A[i]), 0, train.S2[i*dim:(i+1)*dim])
 				x = appendInput(x, s, a, nS)
-				for f := range s {
-					y = append(y, s2[f]-s[f])
+				for j := range s {
+					y = append(y, s2[j]-s[j])
 				}
 			}
 			tp := newTape(t.dev)
-			pred := t.dyn.forward(tp, tp.floats(x, int64(len(rows)), int64(dim+nS)))
+			pred := f.dyn.forward(tp, tp.floats(x, int64(len(rows)), int64(dim+nS)))
 			loss := tp.mse(pred, tp.floats(y, int64(len(rows)), int64(dim)))
-			err := t.optimise(tp, t.dynOpt, loss)
+			err := t.optimise(tp, f.dynOpt, loss)
 			v := tp.values(loss)
 			tp.free()
 			if err == nil {
@@ -367,14 +504,14 @@ func (t *Trainer) TrainDynamics(ctx context.Context, train, held *training.Datas
 			return reports, fmt.Errorf("torchq: train dynamics: epoch %d: loss %v: training diverged (lower dynamics_learning_rate)", epoch, r.TrainMSE)
 		}
 		var err error
-		if r.HeldMSE, r.NaiveMSE, r.HeldRerouteMSE, r.NaiveRerouteMSE, err = t.DynamicsError(held); err != nil {
+		if r.HeldMSE, r.NaiveMSE, r.HeldRerouteMSE, r.NaiveRerouteMSE, err = t.dynamicsError(f, held); err != nil {
 			return reports, err
 		}
 		reports = append(reports, r)
-		fmt.Fprintf(t.out, "dynamics epoch %d/%d: train mse %.5f, held-out mse %s (naive %s), held-out reroutes %s (naive %s) [%s]\n",
-			epoch, t.cfg.DynamicsEpochs, r.TrainMSE, num(r.HeldMSE), num(r.NaiveMSE), num(r.HeldRerouteMSE), num(r.NaiveRerouteMSE),
+		fmt.Fprintf(t.out, "dynamics%s epoch %d/%d: train mse %.5f, held-out mse %s (naive %s), held-out reroutes %s (naive %s) [%s]\n",
+			t.name(f), epoch, t.cfg.DynamicsEpochs, r.TrainMSE, num(r.HeldMSE), num(r.NaiveMSE), num(r.HeldRerouteMSE), num(r.NaiveRerouteMSE),
 			time.Since(start).Round(time.Millisecond))
-		if err := t.checkpoint(t.dyn, "dynamics.ot"); err != nil {
+		if err := t.checkpoint(f.dyn, "dynamics"+strings.ReplaceAll(t.name(f), " ", "-")+".ot"); err != nil {
 			return reports, err
 		}
 	}
@@ -403,26 +540,35 @@ func num(v float64) string {
 }
 
 // DynamicsError returns the one-step mean squared error per feature on ds
-// of the dynamics model (as training.DynamicsModel.Predict predicts) and of
-// the naive predictor s_{t+1} = s_t, over all transitions and over the
-// reroutes only; NaN where there are none.
+// of the dynamics model of ds's fabric (as training.DynamicsModel.Predict
+// predicts) and of the naive predictor s_{t+1} = s_t, over all transitions
+// and over the reroutes only; NaN where there are none.
 func (t *Trainer) DynamicsError(ds *training.Dataset) (model, naive, modelReroute, naiveReroute float64, err error) {
 	nan := math.NaN()
-	if t.dyn == nil {
+	f, err := t.fabricOf(ds.Encoder)
+	if err != nil {
+		return nan, nan, nan, nan, fmt.Errorf("torchq: dynamics error: %w", err)
+	}
+	return t.dynamicsError(f, ds)
+}
+
+func (t *Trainer) dynamicsError(f *fabric, ds *training.Dataset) (model, naive, modelReroute, naiveReroute float64, err error) {
+	nan := math.NaN()
+	if f.dyn == nil {
 		return nan, nan, nan, nan, errors.New("torchq: dynamics error: no dynamics network")
 	}
-	pred, err := t.PredictNext(ds.S, ds.A)
+	pred, err := t.predictNext(f, ds.S, ds.A)
 	if err != nil {
 		return nan, nan, nan, nan, err
 	}
-	dim := t.enc.Dim()
+	dim := f.enc.Dim()
 	var sm, sn, rm, rn float64
 	var reroutes int
 	for i := range ds.Len() {
 		var em, en float64
-		for f := range dim {
-			s2 := float64(ds.S2[i*dim+f])
-			dm, dn := float64(pred[i*dim+f])-s2, float64(ds.S[i*dim+f])-s2
+		for j := range dim {
+			s2 := float64(ds.S2[i*dim+j])
+			dm, dn := float64(pred[i*dim+j])-s2, float64(ds.S[i*dim+j])-s2
 			em += dm * dm
 			en += dn * dn
 		}
@@ -443,15 +589,23 @@ func (t *Trainer) DynamicsError(ds *training.Dataset) (model, naive, modelRerout
 	return div(sm, ds.Len()), div(sn, ds.Len()), div(rm, reroutes), div(rn, reroutes), nil
 }
 
-// PredictNext returns the dynamics model's prediction for each state of s
-// (row-major, Dim() per state) and action: s + f_ψ(s, onehot(a)), projected
-// with training.ClampState, exactly as training.DynamicsModel.Predict
-// computes it.
-func (t *Trainer) PredictNext(s []float32, actions []int32) ([]float32, error) {
-	if t.dyn == nil {
+// PredictNext returns the prediction of the dynamics model of enc's fabric
+// for each state of s (row-major, enc.Dim() per state) and action: s +
+// f_ψ(s, onehot(a)), projected with training.ClampState, exactly as
+// training.DynamicsModel.Predict computes it.
+func (t *Trainer) PredictNext(enc telemetry.EncoderConfig, s []float32, actions []int32) ([]float32, error) {
+	f, err := t.fabricOf(enc)
+	if err != nil {
+		return nil, fmt.Errorf("torchq: predict: %w", err)
+	}
+	return t.predictNext(f, s, actions)
+}
+
+func (t *Trainer) predictNext(f *fabric, s []float32, actions []int32) ([]float32, error) {
+	if f.dyn == nil {
 		return nil, errors.New("torchq: predict: no dynamics network")
 	}
-	dim, nS := t.enc.Dim(), t.enc.NumSwitches
+	dim, nS := f.enc.Dim(), f.enc.NumSwitches
 	if len(s) != len(actions)*dim {
 		return nil, fmt.Errorf("torchq: predict: %d values for %d states of %d", len(s), len(actions), dim)
 	}
@@ -463,22 +617,40 @@ func (t *Trainer) PredictNext(s []float32, actions []int32) ([]float32, error) {
 		for i := b; i < e; i++ {
 			x = appendInput(x, s[i*dim:(i+1)*dim], int(actions[i]), nS)
 		}
-		delta, err := t.dyn.Forward(x, e-b)
+		delta, err := f.dyn.Forward(x, e-b)
 		if err != nil {
 			return nil, fmt.Errorf("torchq: predict: %w", err)
 		}
 		for i := b; i < e; i++ {
 			row := delta[(i-b)*dim : (i-b+1)*dim]
-			for f := range row {
-				row[f] += s[i*dim+f]
+			for j := range row {
+				row[j] += s[i*dim+j]
 			}
-			if err := training.ClampState(t.enc, row, int(actions[i])); err != nil {
+			if err := training.ClampState(f.enc, row, int(actions[i])); err != nil {
 				return nil, err
 			}
 		}
 		out = append(out, delta...)
 	}
 	return out, nil
+}
+
+// part is one fabric's data in a Q stage.
+type part struct {
+	f           *fabric
+	train, held *training.Dataset
+}
+
+// onePart returns the part of train's fabric.
+func (t *Trainer) onePart(train, held *training.Dataset) ([]part, error) {
+	f, err := t.fabricOf(train.Encoder)
+	if err != nil {
+		return nil, err
+	}
+	if held.Encoder != f.enc {
+		return nil, fmt.Errorf("torchq: held-out data encoded with %+v, training data with %+v", held.Encoder, f.enc)
+	}
+	return []part{{f: f, train: train, held: held}}, nil
 }
 
 // FitQ runs Stage 2, fitted Q-iteration on the real transitions of train:
@@ -488,8 +660,16 @@ func (t *Trainer) PredictNext(s []float32, actions []int32) ([]float32, error) {
 // epoch it reports the held-out Bellman loss.
 func (t *Trainer) FitQ(ctx context.Context, train, held *training.Dataset) ([]QEpoch, error) {
 	defer lockThread()()
+	parts, err := t.onePart(train, held)
+	if err != nil {
+		return nil, fmt.Errorf("torchq: fqi: %w", err)
+	}
+	return t.fitQ(ctx, parts)
+}
+
+func (t *Trainer) fitQ(ctx context.Context, parts []part) ([]QEpoch, error) {
 	fmt.Fprintf(t.out, "stage 2: fitted Q-iteration, Q-network %v, %d epochs\n", t.q.Sizes(), t.cfg.FQIEpochs)
-	return t.qStage(ctx, "fqi", t.cfg.FQIEpochs, train, held, t.rngFQI, false)
+	return t.qStage(ctx, "fqi", t.cfg.FQIEpochs, parts, t.rngFQI, false)
 }
 
 // Dyna runs Stage 3: like FitQ, but every batch of real transitions is
@@ -497,12 +677,22 @@ func (t *Trainer) FitQ(ctx context.Context, train, held *training.Dataset) ([]QE
 // loss is weighted by SyntheticWeight.
 func (t *Trainer) Dyna(ctx context.Context, train, held *training.Dataset) ([]QEpoch, error) {
 	defer lockThread()()
-	if t.dyn == nil {
-		return nil, errors.New("torchq: dyna: no dynamics network (dynamics_epochs is 0)")
+	parts, err := t.onePart(train, held)
+	if err != nil {
+		return nil, fmt.Errorf("torchq: dyna: %w", err)
+	}
+	return t.dyna(ctx, parts)
+}
+
+func (t *Trainer) dyna(ctx context.Context, parts []part) ([]QEpoch, error) {
+	for _, p := range parts {
+		if p.f.dyn == nil {
+			return nil, errors.New("torchq: dyna: no dynamics network (dynamics_epochs is 0)")
+		}
 	}
 	fmt.Fprintf(t.out, "stage 3: Dyna refinement, %d epochs, %d rollouts of %d steps per batch\n",
 		t.cfg.DynaEpochs, t.cfg.DynaRollouts, t.cfg.DynaHorizon)
-	return t.qStage(ctx, "dyna", t.cfg.DynaEpochs, train, held, t.rngDyna, true)
+	return t.qStage(ctx, "dyna", t.cfg.DynaEpochs, parts, t.rngDyna, true)
 }
 
 // batch holds the rows of one Q-learning step, real rows first.
@@ -532,23 +722,42 @@ func (b *batch) add(s []float32, a int, r float32, s2 []float32, gamma float32, 
 	b.phi0 = append(b.phi0, phi0)
 }
 
-func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, held *training.Dataset, rng *rand.Rand, dyna bool) ([]QEpoch, error) {
-	if train.Len() == 0 {
+// slot is one minibatch of a Q epoch: rows off.. of part p's order.
+type slot struct{ p, off int }
+
+func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, parts []part, rng *rand.Rand, dyna bool) ([]QEpoch, error) {
+	var total int
+	for _, p := range parts {
+		total += p.train.Len()
+	}
+	if total == 0 {
 		return nil, fmt.Errorf("torchq: %s: no transitions", stage)
 	}
 	if err := t.target.CopyFrom(t.q); err != nil {
 		return nil, err
 	}
-	dim, bs := t.enc.Dim(), t.cfg.BatchSize
+	bs := t.cfg.BatchSize
 	gamma := float32(t.cfg.Gamma)
 	var reports []QEpoch
 	var b batch
+	orders := make([][]int, len(parts))
 	for epoch := 1; epoch <= epochs; epoch++ {
 		start := time.Now()
-		perm := rng.Perm(train.Len())
+		// Every part's order, then its minibatches interleaved in a random
+		// order (one part: in turn, drawing nothing more).
+		var slots []slot
+		for i, p := range parts {
+			orders[i] = rng.Perm(p.train.Len())
+			for off := 0; off < len(orders[i]); off += bs {
+				slots = append(slots, slot{i, off})
+			}
+		}
+		if len(parts) > 1 {
+			rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
+		}
 		rep := QEpoch{Stage: stage, Epoch: epoch}
 		var realLoss, synthLoss, synthReward, meanQ float64
-		for off := 0; off < len(perm); off += bs {
+		for _, sl := range slots {
 			if err := ctx.Err(); err != nil {
 				return reports, fmt.Errorf("torchq: %s: %w", stage, err)
 			}
@@ -557,19 +766,28 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 					return reports, err
 				}
 			}
-			rows := perm[off:min(off+bs, len(perm))]
+			p, order := parts[sl.p], orders[sl.p]
+			rows := order[sl.off:min(sl.off+bs, len(order))]
+			dim := p.f.enc.Dim()
+			// A universal network scores every switch with the same
+			// weights on rows that permute with the switches: relabelling
+			// the switches would change nothing but the order of sums.
+			perm := p.f.perm
+			if t.cfg.Universal {
+				perm = nil
+			}
 			b.reset()
 			for _, i := range rows {
 				g := gamma
-				if train.Done[i] {
+				if p.train.Done[i] {
 					g = 0
 				}
-				s, a, cur, s2 := t.perm.row(train.S[i*dim:(i+1)*dim], int(train.A[i]), int(train.Current[i]), train.S2[i*dim:(i+1)*dim])
-				b.add(s, a, train.R[i], s2, g, cur, float64(train.Phi0[i]))
+				s, a, cur, s2 := perm.row(p.train.S[i*dim:(i+1)*dim], int(p.train.A[i]), int(p.train.Current[i]), p.train.S2[i*dim:(i+1)*dim])
+				b.add(s, a, p.train.R[i], s2, g, cur, float64(p.train.Phi0[i]))
 			}
 			b.real = len(rows)
 			if dyna {
-				sr, err := t.synthesize(&b, rng)
+				sr, err := t.synthesize(p.f, &b, rng)
 				if err != nil {
 					return reports, fmt.Errorf("torchq: %s: epoch %d: %w", stage, epoch, err)
 				}
@@ -582,7 +800,7 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 			for range b.synt {
 				b.weight = append(b.weight, float32(t.cfg.SyntheticWeight)/float32(b.synt))
 			}
-			el, q, err := t.qStep(&b)
+			el, q, err := t.qStep(p.f.enc, &b)
 			if err != nil {
 				return reports, fmt.Errorf("torchq: %s: epoch %d: %w", stage, epoch, err)
 			}
@@ -597,8 +815,8 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 			rep.Synthetic += b.synt
 		}
 		rep.Steps = t.steps
-		rep.Loss = realLoss / float64(len(perm))
-		rep.MeanQ = meanQ / float64(len(perm))
+		rep.Loss = realLoss / float64(total)
+		rep.MeanQ = meanQ / float64(total)
 		if rep.Synthetic > 0 {
 			rep.SyntheticLoss = synthLoss / float64(rep.Synthetic)
 			rep.SyntheticReward = synthReward / float64(rep.Synthetic)
@@ -610,7 +828,7 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 			}
 		}
 		var err error
-		if rep.HeldLoss, rep.RerouteRate, err = t.evaluate(train, held); err != nil {
+		if rep.HeldLoss, rep.RerouteRate, rep.Fabrics, err = t.evaluate(parts); err != nil {
 			return reports, err
 		}
 		reports = append(reports, rep)
@@ -618,6 +836,13 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 			stage, epoch, epochs, rep.Loss, num(rep.HeldLoss), rep.MeanQ, rep.RerouteRate)
 		if dyna {
 			line += fmt.Sprintf(", synthetic loss %.5f on %d (mean reward %.3f)", rep.SyntheticLoss, rep.Synthetic, rep.SyntheticReward)
+		}
+		for i, fe := range rep.Fabrics {
+			sep := "; "
+			if i == 0 {
+				sep = "; by fabric: "
+			}
+			line += fmt.Sprintf("%s%s held-out %s reroute %.3f", sep, training.FabricName(parts[i].f.enc), num(fe.HeldLoss), fe.RerouteRate)
 		}
 		fmt.Fprintf(t.out, "%s, steps %d [%s]\n", line, t.steps, time.Since(start).Round(time.Millisecond))
 		if err := t.checkpoint(t.q, "q.ot"); err != nil {
@@ -632,19 +857,19 @@ func (t *Trainer) qStage(ctx context.Context, stage string, epochs int, train, h
 	return reports, nil
 }
 
-// qStep takes one gradient step on the rows of b and returns every row's
-// loss and Q(s, a) before the step.
-func (t *Trainer) qStep(b *batch) (loss, q []float32, err error) {
-	n, dim := int64(len(b.a)), int64(t.enc.Dim())
+// qStep takes one gradient step on the rows of b, states encoded with enc,
+// and returns every row's loss and Q(s, a) before the step.
+func (t *Trainer) qStep(enc telemetry.EncoderConfig, b *batch) (loss, q []float32, err error) {
+	n := len(b.a)
 	tp := newTape(t.dev)
 	defer tp.free()
 	// The target network's variables do not require gradients, so the
 	// target carries no graph.
-	next := tp.rowMax(t.target.forward(tp, tp.floats(b.s2, n, dim)))
-	target := tp.add(tp.floats(b.r, n), tp.mul(tp.floats(b.gamma, n), next))
-	pred := tp.gather(t.q.forward(tp, tp.floats(b.s, n, dim)), tp.ints(b.a))
+	next := tp.rowMax(t.qTensor(tp, t.target, enc, b.s2, n))
+	target := tp.add(tp.floats(b.r, int64(n)), tp.mul(tp.floats(b.gamma, int64(n)), next))
+	pred := tp.gather(t.qTensor(tp, t.q, enc, b.s, n), tp.ints(b.a))
 	el := tp.elementLoss(pred, target, t.cfg.HuberDelta)
-	total := tp.sum(tp.mul(el, tp.floats(b.weight, n)))
+	total := tp.sum(tp.mul(el, tp.floats(b.weight, int64(n))))
 	if err := t.optimise(tp, t.qOpt, total); err != nil {
 		return nil, nil, err
 	}
@@ -654,6 +879,43 @@ func (t *Trainer) qStep(b *batch) (loss, q []float32, err error) {
 	}
 	t.steps++
 	return loss, q, nil
+}
+
+// qTensor records on tp the Q-values Q(s, ·) of network m (the Q-network
+// or the target) for the n states s encoded with enc: a [n, |S|] tensor.
+// A universal network scores the n·|S| candidate rows, [n·|S|, F] → [n·|S|,
+// 1], viewed as [n, |S|].
+func (t *Trainer) qTensor(tp *tape, m *MLP, enc telemetry.EncoderConfig, s []float32, n int) *ts.Tensor {
+	if !t.cfg.Universal {
+		return m.forward(tp, tp.floats(s, int64(n), int64(enc.Dim())))
+	}
+	rows, err := t.candidates(enc, s, n)
+	if err != nil {
+		return tp.keep(nil, err)
+	}
+	nS := int64(enc.NumSwitches)
+	y := m.forward(tp, tp.floats(rows, int64(n)*nS, int64(enc.CandidateDim())))
+	return tp.view(y, int64(n), nS)
+}
+
+// candidates returns the candidate rows of the n states s encoded with enc
+// (telemetry.EncoderConfig.EncodeCandidates), n·|S| rows of CandidateDim
+// values, in the trainer's scratch: valid until the next call.
+func (t *Trainer) candidates(enc telemetry.EncoderConfig, s []float32, n int) ([]float32, error) {
+	dim, width := enc.Dim(), enc.NumSwitches*enc.CandidateDim()
+	if len(s) != n*dim {
+		return nil, fmt.Errorf("torchq: candidate rows: %d values for %d states of %d", len(s), n, dim)
+	}
+	if cap(t.rows) < n*width {
+		t.rows = make([]float32, n*width)
+	}
+	rows := t.rows[:n*width]
+	for i := range n {
+		if err := enc.EncodeCandidates(rows[i*width:(i+1)*width], s[i*dim:(i+1)*dim]); err != nil {
+			return nil, fmt.Errorf("torchq: state %d: %w", i, err)
+		}
+	}
+	return rows, nil
 }
 
 // optimise back-propagates loss and takes an optimiser step.
@@ -670,7 +932,8 @@ func (t *Trainer) optimise(tp *tape, opt *nn.Optimizer, loss *ts.Tensor) error {
 	return opt.Step()
 }
 
-// synthesize appends to b the synthetic transitions of its real rows and
+// synthesize appends to b, whose states are of fabric f, the synthetic
+// transitions of its real rows, predicted by f's dynamics model, and
 // returns the sum of their rewards. For every real row it predicts the
 // outcome of every action other than the logged one (branching); then
 // DynaRollouts of those branches, drawn with rng, continue for
@@ -678,8 +941,8 @@ func (t *Trainer) optimise(tp *tape, opt *nn.Optimizer, loss *ts.Tensor) error {
 // or, with probability RolloutEpsilon, a random one. Rewards are the
 // synthetic reward (training.RewardConfig.Synthetic); synthetic
 // transitions are never terminal.
-func (t *Trainer) synthesize(b *batch, rng *rand.Rand) (float64, error) {
-	dim, nS := t.enc.Dim(), t.enc.NumSwitches
+func (t *Trainer) synthesize(f *fabric, b *batch, rng *rand.Rand) (float64, error) {
+	dim, nS := f.enc.Dim(), f.enc.NumSwitches
 	gamma := float32(t.cfg.Gamma)
 	var states []float32
 	var actions []int32
@@ -699,7 +962,7 @@ func (t *Trainer) synthesize(b *batch, rng *rand.Rand) (float64, error) {
 	var sum float64
 	// add records the synthetic transition s --a--> next and returns its reward.
 	add := func(s []float32, cur, a int, next []float32, phi0 float64) error {
-		r, err := t.cfg.Reward.Synthetic(t.enc, training.SyntheticStep{State: s, Next: next, Current: cur, Action: a, ThroughputBaseline: phi0})
+		r, err := t.cfg.Reward.Synthetic(f.enc, training.SyntheticStep{State: s, Next: next, Current: cur, Action: a, ThroughputBaseline: phi0})
 		if err != nil {
 			return err
 		}
@@ -708,7 +971,7 @@ func (t *Trainer) synthesize(b *batch, rng *rand.Rand) (float64, error) {
 		sum += r
 		return nil
 	}
-	next, err := t.PredictNext(states, actions)
+	next, err := t.predictNext(f, states, actions)
 	if err != nil {
 		return 0, err
 	}
@@ -735,7 +998,7 @@ func (t *Trainer) synthesize(b *batch, rng *rand.Rand) (float64, error) {
 	}
 	acts := make([]int32, n)
 	for h := 2; h <= t.cfg.DynaHorizon; h++ {
-		q, err := t.q.Forward(cur, n)
+		q, err := t.qValues(t.q, f.enc, cur)
 		if err != nil {
 			return 0, err
 		}
@@ -746,7 +1009,7 @@ func (t *Trainer) synthesize(b *batch, rng *rand.Rand) (float64, error) {
 				acts[r] = int32(argmax(q[r*nS : (r+1)*nS]))
 			}
 		}
-		nx, err := t.PredictNext(cur, acts)
+		nx, err := t.predictNext(f, cur, acts)
 		if err != nil {
 			return 0, err
 		}
@@ -772,14 +1035,47 @@ func argmax(v []float32) int {
 	return best
 }
 
-// QValues returns Q(s, ·) for states s (row-major, Dim() per state), |S|
-// values per state.
-func (t *Trainer) QValues(s []float32) ([]float32, error) {
-	dim := t.enc.Dim()
+// QValues returns Q(s, ·) for states s encoded with enc (row-major,
+// enc.Dim() per state), enc.NumSwitches values per state. A per-fabric
+// Q-network takes only its fabric's encoder; a universal one any encoder
+// scaled like the trainer's (telemetry.EncoderConfig.ScalingMismatch),
+// whatever its size.
+func (t *Trainer) QValues(enc telemetry.EncoderConfig, s []float32) ([]float32, error) {
+	ref := t.fabrics[0].enc
+	if !t.cfg.Universal && enc != ref {
+		return nil, fmt.Errorf("torchq: Q-values: states encoded with %+v, Q-network built for %+v", enc, ref)
+	}
+	if field, theirs, mine, ok := enc.ScalingMismatch(ref); !ok {
+		return nil, fmt.Errorf("torchq: Q-values: states encoded with %s %s, the Q-network trained with %s: %w", field, theirs, mine, training.ErrScalingMismatch)
+	}
+	return t.qValues(t.q, enc, s)
+}
+
+// qValues returns network m's Q(s, ·) for states s encoded with enc,
+// |S| values per state, in chunks of at most evalChunk states.
+func (t *Trainer) qValues(m *MLP, enc telemetry.EncoderConfig, s []float32) ([]float32, error) {
+	dim, nS := enc.Dim(), enc.NumSwitches
 	if len(s)%dim != 0 {
 		return nil, fmt.Errorf("torchq: Q-values: %d values are not whole states of %d", len(s), dim)
 	}
-	return forwardChunked(t.q, s, len(s)/dim)
+	n := len(s) / dim
+	if !t.cfg.Universal {
+		return forwardChunked(m, s, n)
+	}
+	out := make([]float32, 0, n*nS)
+	for b := 0; b < n; b += evalChunk {
+		e := min(b+evalChunk, n)
+		rows, err := t.candidates(enc, s[b*dim:e*dim], e-b)
+		if err != nil {
+			return nil, err
+		}
+		y, err := m.Forward(rows, (e-b)*nS)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, y...)
+	}
+	return out, nil
 }
 
 func forwardChunked(m *MLP, x []float32, rows int) ([]float32, error) {
@@ -796,27 +1092,47 @@ func forwardChunked(m *MLP, x []float32, rows int) ([]float32, error) {
 	return out, nil
 }
 
-// evaluate returns the epoch's held-out figures (see QEpoch): the Bellman
-// loss on held (NaN when it is empty) and the greedy reroute rate on held,
-// or on train when held is empty. The Q-values of the states are computed
-// once for both.
-func (t *Trainer) evaluate(train, held *training.Dataset) (loss, rate float64, err error) {
-	eval := held
-	if held.Len() == 0 {
-		eval = train
-	}
-	q, err := t.QValues(eval.S)
-	if err != nil {
-		return 0, 0, err
+// evaluate returns the epoch's held-out figures (see QEpoch), pooled over
+// parts and, with several parts, each part's: the Bellman loss on the
+// held-out transitions (NaN when there are none) and the greedy reroute
+// rate on the held-out states, or on the training states of a part
+// without held-out data. Each state's Q-values are computed once for both.
+func (t *Trainer) evaluate(parts []part) (loss, rate float64, each []FabricEval, err error) {
+	var lossSum, rerouted float64
+	var held, rated int
+	for _, p := range parts {
+		eval := p.held
+		if p.held.Len() == 0 {
+			eval = p.train
+		}
+		q, err := t.qValues(t.q, p.f.enc, eval.S)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		fe := FabricEval{HeldLoss: math.NaN()}
+		if p.held.Len() > 0 {
+			sum, err := t.bellmanSum(p.held, q)
+			if err != nil {
+				return 0, 0, nil, err
+			}
+			fe.HeldLoss = sum / float64(p.held.Len())
+			lossSum += sum
+			held += p.held.Len()
+		}
+		n := t.reroutes(eval, q)
+		fe.RerouteRate = n / float64(eval.Len())
+		rerouted += n
+		rated += eval.Len()
+		each = append(each, fe)
 	}
 	loss = math.NaN()
-	if held.Len() > 0 {
-		if loss, err = t.bellmanLoss(held, q); err != nil {
-			return 0, 0, err
-		}
+	if held > 0 {
+		loss = lossSum / float64(held)
 	}
-	rate, err = t.rerouteRate(eval, q)
-	return loss, rate, err
+	if len(parts) == 1 {
+		each = nil
+	}
+	return loss, rerouted / float64(rated), each, nil
 }
 
 // withQ returns f(ds, Q(s, ·) of ds's states), NaN for an empty dataset.
@@ -824,7 +1140,7 @@ func (t *Trainer) withQ(ds *training.Dataset, f func(ds *training.Dataset, q []f
 	if ds.Len() == 0 {
 		return math.NaN(), nil
 	}
-	q, err := t.QValues(ds.S)
+	q, err := t.QValues(ds.Encoder, ds.S)
 	if err != nil {
 		return 0, err
 	}
@@ -835,13 +1151,17 @@ func (t *Trainer) withQ(ds *training.Dataset, f func(ds *training.Dataset, q []f
 // squared) of ds's transitions against the current target network; NaN for
 // an empty dataset.
 func (t *Trainer) BellmanLoss(ds *training.Dataset) (float64, error) {
-	return t.withQ(ds, t.bellmanLoss)
+	return t.withQ(ds, func(ds *training.Dataset, q []float32) (float64, error) {
+		sum, err := t.bellmanSum(ds, q)
+		return sum / float64(ds.Len()), err
+	})
 }
 
-// bellmanLoss is BellmanLoss of a non-empty ds whose Q-values are q.
-func (t *Trainer) bellmanLoss(ds *training.Dataset, q []float32) (float64, error) {
-	nS := t.enc.NumSwitches
-	qt, err := forwardChunked(t.target, ds.S2, ds.Len())
+// bellmanSum is the summed Bellman loss of a non-empty ds whose Q-values
+// are q.
+func (t *Trainer) bellmanSum(ds *training.Dataset, q []float32) (float64, error) {
+	nS := ds.Encoder.NumSwitches
+	qt, err := t.qValues(t.target, ds.Encoder, ds.S2)
 	if err != nil {
 		return 0, err
 	}
@@ -853,7 +1173,7 @@ func (t *Trainer) bellmanLoss(ds *training.Dataset, q []float32) (float64, error
 		}
 		sum += lossOf(float64(q[i*nS+int(ds.A[i])])-y, t.cfg.HuberDelta)
 	}
-	return sum / float64(ds.Len()), nil
+	return sum, nil
 }
 
 // lossOf is the Huber loss of an error (squared error for delta 0), as
@@ -872,19 +1192,22 @@ func lossOf(e, delta float64) float64 {
 // RerouteRate returns the fraction of ds's states whose greedy action is
 // not the current switch; NaN for an empty dataset.
 func (t *Trainer) RerouteRate(ds *training.Dataset) (float64, error) {
-	return t.withQ(ds, t.rerouteRate)
+	return t.withQ(ds, func(ds *training.Dataset, q []float32) (float64, error) {
+		return t.reroutes(ds, q) / float64(ds.Len()), nil
+	})
 }
 
-// rerouteRate is RerouteRate of a non-empty ds whose Q-values are q.
-func (t *Trainer) rerouteRate(ds *training.Dataset, q []float32) (float64, error) {
-	nS := t.enc.NumSwitches
+// reroutes counts ds's states whose greedy action under Q-values q is not
+// the current switch.
+func (t *Trainer) reroutes(ds *training.Dataset, q []float32) float64 {
+	nS := ds.Encoder.NumSwitches
 	var n int
 	for i := range ds.Len() {
 		if argmax(q[i*nS:(i+1)*nS]) != int(ds.Current[i]) {
 			n++
 		}
 	}
-	return float64(n) / float64(ds.Len()), nil
+	return float64(n)
 }
 
 // checkpoint saves m as name in the checkpoint directory, if one is set.
@@ -895,43 +1218,79 @@ func (t *Trainer) checkpoint(m *MLP, name string) error {
 	return m.Save(filepath.Join(t.cfg.CheckpointDir, name))
 }
 
-// QModel exports the Q-network as a pure-Go model.
+// QModel exports the Q-network as a pure-Go model: a universal one
+// (TrainConfig.Universal) takes one candidate row and gives one Q-value;
+// save it with qnet.NewUniversalMetadata.
 func (t *Trainer) QModel() (*qnet.Model, error) { return t.q.Model() }
 
-// DynamicsModel exports the dynamics network as a pure-Go
+// DynamicsModel exports the first fabric's dynamics network as a pure-Go
 // training.DynamicsModel (nil, nil without one).
 func (t *Trainer) DynamicsModel() (*training.DynamicsModel, error) {
-	if t.dyn == nil {
-		return nil, nil
-	}
-	m, err := t.dyn.Model()
-	if err != nil {
+	ms, err := t.DynamicsModels()
+	if err != nil || ms == nil {
 		return nil, err
 	}
-	return training.NewDynamicsModel(t.enc, m)
+	return ms[0], nil
+}
+
+// DynamicsModels exports every fabric's dynamics network, in the order of
+// the fabrics (nil, nil without dynamics networks).
+func (t *Trainer) DynamicsModels() ([]*training.DynamicsModel, error) {
+	var ms []*training.DynamicsModel
+	for _, f := range t.fabrics {
+		if f.dyn == nil {
+			return nil, nil
+		}
+		m, err := f.dyn.Model()
+		if err != nil {
+			return nil, err
+		}
+		d, err := training.NewDynamicsModel(f.enc, m)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, d)
+	}
+	return ms, nil
 }
 
 // Result is a trained policy and what training reported.
 type Result struct {
-	// Q is the trained Q-network, ready for qnet.Save.
+	// Q is the trained Q-network, ready for qnet.Save (with
+	// qnet.NewUniversalMetadata when TrainConfig.Universal is set).
 	Q *qnet.Model
-	// Dynamics is the dynamics model (nil when DynamicsEpochs is 0).
+	// Dynamics is the first dataset's dynamics model (nil when
+	// DynamicsEpochs is 0).
 	Dynamics *training.DynamicsModel
-	Report   Report
+	// FabricDynamics holds every dataset's dynamics model, in the order of
+	// the datasets (nil when DynamicsEpochs is 0); the first is Dynamics.
+	FabricDynamics []*training.DynamicsModel
+	Report         Report
 }
 
 // Train runs every stage on ds with cfg (see Trainer.Run) and exports the
 // networks. Progress lines go to progress (nil discards them).
 func Train(ctx context.Context, ds *training.Dataset, cfg training.TrainConfig, progress io.Writer) (*Result, error) {
-	if ds == nil {
-		return nil, errors.New("torchq: train: nil dataset")
+	return TrainMulti(ctx, []*training.Dataset{ds}, cfg, progress)
+}
+
+// TrainMulti runs every stage on datasets, one per fabric size, with cfg
+// (see Trainer.RunMulti; several datasets need cfg.Universal) and exports
+// the networks. Progress lines go to progress (nil discards them).
+func TrainMulti(ctx context.Context, datasets []*training.Dataset, cfg training.TrainConfig, progress io.Writer) (*Result, error) {
+	var encs []telemetry.EncoderConfig
+	for i, ds := range datasets {
+		if ds == nil {
+			return nil, fmt.Errorf("torchq: train: dataset %d is nil", i+1)
+		}
+		encs = append(encs, ds.Encoder)
 	}
-	t, err := NewTrainer(cfg, ds.Encoder, progress)
+	t, err := NewMultiTrainer(cfg, encs, progress)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	rep, err := t.Run(ctx, ds)
+	rep, err := t.RunMulti(ctx, datasets)
 	if err != nil {
 		return nil, err
 	}
@@ -939,8 +1298,11 @@ func Train(ctx context.Context, ds *training.Dataset, cfg training.TrainConfig, 
 	if res.Q, err = t.QModel(); err != nil {
 		return nil, err
 	}
-	if res.Dynamics, err = t.DynamicsModel(); err != nil {
+	if res.FabricDynamics, err = t.DynamicsModels(); err != nil {
 		return nil, err
+	}
+	if res.FabricDynamics != nil {
+		res.Dynamics = res.FabricDynamics[0]
 	}
 	return res, nil
 }
