@@ -9,6 +9,15 @@
 #                         Q-network) and $(MODEL_DIR)/default.dynamics.safetensors
 #                         (the dynamics model), provenance in their metadata;
 #                         prints the time of each stage.
+#   make model-universal  collect a corpus on each fabric size of
+#                         UNIVERSAL_FABRICS (profile PROFILE, -fabric SxL) and
+#                         train one universal Q-network on all of them
+#                         (proflow train -universal) into
+#                         $(MODEL_DIR)/universal.safetensors, each size's
+#                         dynamics model beside it
+#                         (universal.dynamics.safetensors for the first,
+#                         universal.dynamics-SxL.safetensors for the others);
+#                         prints the time of each stage.
 #   make model-ablation   the no-crowd ablation (β = 0) on the same corpus,
 #                         into $(MODEL_BUILD)/ablation-beta0.safetensors.
 #   make model-probe      the Q-network signal analysis of the default model
@@ -21,11 +30,15 @@
 #                      testbed); the testbed model is models/default.*, any
 #                      other profile's models/$(PROFILE).*
 #   MODEL_DIR          where the model files go (default models)
+#   MODEL_CONFIG_DIR   where the committed recipe files (shares-, train-,
+#                      gate-$(PROFILE).json) are read from (default models,
+#                      so that a model written elsewhere, MODEL_DIR=build/x,
+#                      is still built with them)
 #   MODEL_EPISODES     corpus size (default 779, the paper's; 1400 for testbed,
 #                      whose corpus also protects flows of other kinds)
 #   MODEL_SEED         collection and training seed (default 1)
 #   MODEL_SHARES       JSON file of strategy shares for collect (default
-#                      models/shares-$(PROFILE).json when present, else the
+#                      $(MODEL_CONFIG_DIR)/shares-$(PROFILE).json when present, else the
 #                      built-in shares)
 #   MODEL_KINDS        shares of the protected flow's kinds for collect (default
 #                      bulk=0.5,rr=0.2,rate=0.15,onoff=0.15 for testbed, bulk
@@ -34,10 +47,22 @@
 #                      proflow-state-v2 for testbed, which adds uplink
 #                      backlogs and the flow's latency and app-limited share;
 #                      proflow-state-v1, the paper's, for the others)
-#   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default models/train-$(PROFILE).json when present)
+#   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default
+#                      $(MODEL_CONFIG_DIR)/train-$(PROFILE).json when present)
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
-#                      behind (default models/gate-$(PROFILE).json when present)
+#                      behind (default $(MODEL_CONFIG_DIR)/gate-$(PROFILE).json when present)
 #   MODEL_BUILD        ignored folder for the corpus and logs (default build/model)
+#   UNIVERSAL_FABRICS  the sizes and episode counts of make model-universal,
+#                      SxL:episodes; the first is the reference fabric whose
+#                      encoder and profile the model records (default
+#                      4x3:900 2x3:500 8x3:400 4x7:400, 448,000 training
+#                      transitions: 9 minutes on 2 cores, collect 47 s and
+#                      train 469 s, of which Dyna 5.5 minutes; training time
+#                      grows with the transitions, 8x3's most: its Dyna
+#                      batches have 7 synthetic branches and 8 candidate rows
+#                      per state). The i-th size (from 0) is collected with seed
+#                      MODEL_SEED + 100·i, so the sizes do not replay each
+#                      other's draws.
 
 _model_default_goal := $(.DEFAULT_GOAL)
 
@@ -50,16 +75,18 @@ endif
 GO                 ?= go
 PROFILE            ?= testbed
 MODEL_DIR          ?= models
+MODEL_CONFIG_DIR   ?= models
 MODEL_NAME         ?= $(if $(filter testbed,$(PROFILE)),default,$(PROFILE))
 MODEL_EPISODES     ?= $(if $(filter testbed,$(PROFILE)),1400,779)
 MODEL_SEED         ?= 1
-MODEL_SHARES       ?= $(wildcard $(MODEL_DIR)/shares-$(PROFILE).json)
+MODEL_SHARES       ?= $(wildcard $(MODEL_CONFIG_DIR)/shares-$(PROFILE).json)
 MODEL_LAYOUT       ?= $(if $(filter testbed,$(PROFILE)),proflow-state-v2,proflow-state-v1)
 MODEL_KINDS        ?= $(if $(filter testbed,$(PROFILE)),bulk=0.5$(model_comma)rr=0.2$(model_comma)rate=0.15$(model_comma)onoff=0.15)
 model_comma        := ,
-MODEL_TRAIN_CONFIG ?= $(MODEL_DIR)/train-$(PROFILE).json
-MODEL_GATE         ?= $(MODEL_DIR)/gate-$(PROFILE).json
+MODEL_TRAIN_CONFIG ?= $(MODEL_CONFIG_DIR)/train-$(PROFILE).json
+MODEL_GATE         ?= $(MODEL_CONFIG_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
+UNIVERSAL_FABRICS  ?= 4x3:900 2x3:500 8x3:400 4x7:400
 
 MODEL_CORPUS := $(MODEL_BUILD)/corpus.dataset
 MODEL_BIN    := $(MODEL_BUILD)/proflow-torch
@@ -67,7 +94,7 @@ MODEL_BIN    := $(MODEL_BUILD)/proflow-torch
 # tree differs from it.
 MODEL_COMMIT  = $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: model model-ablation model-probe model-evaluate model-bin
+.PHONY: model model-universal model-ablation model-probe model-evaluate model-bin
 
 model-bin: torch-setup
 	@mkdir -p $(MODEL_BUILD)
@@ -86,6 +113,28 @@ model: model-bin
 	  -out $(MODEL_DIR)/$(MODEL_NAME).safetensors -dynamics $(MODEL_DIR)/$(MODEL_NAME).dynamics.safetensors | tee $(MODEL_BUILD)/train.log; \
 	t2=$$(date +%s); \
 	echo "make model PROFILE=$(PROFILE): collect $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" | tee $(MODEL_BUILD)/time.log
+
+## model-universal: collect a corpus per fabric size and train one
+## universal agent on all of them, timing each stage.
+model-universal: model-bin
+	@set -eo pipefail; mkdir -p $(MODEL_DIR); \
+	t0=$$(date +%s); data=; i=0; times=; \
+	for fe in $(UNIVERSAL_FABRICS); do \
+	  f=$${fe%%:*}; n=$${fe##*:}; ts=$$(date +%s); \
+	  $(MODEL_BIN) collect -profile $(PROFILE) -fabric $$f -episodes $$n -seed $$(($(MODEL_SEED) + 100 * i)) \
+	    -out $(MODEL_BUILD)/universal-$$f.dataset -layout $(MODEL_LAYOUT) $(if $(MODEL_KINDS),-kinds $(MODEL_KINDS)) \
+	    $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/universal-collect-$$f.log; \
+	  times="$$times, collect $$f ($$n episodes) $$(($$(date +%s) - ts)) s"; \
+	  data=$${data:+$$data,}$(MODEL_BUILD)/universal-$$f.dataset; i=$$((i + 1)); \
+	done; \
+	t1=$$(date +%s); \
+	$(MODEL_BIN) train -universal -data $$data -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
+	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
+	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
+	  -out $(MODEL_DIR)/universal.safetensors -dynamics $(MODEL_DIR)/universal.dynamics.safetensors | tee $(MODEL_BUILD)/universal-train.log; \
+	t2=$$(date +%s); \
+	echo "make model-universal PROFILE=$(PROFILE)$$times, collect total $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" \
+	  | tee $(MODEL_BUILD)/universal-time.log
 
 ## model-ablation: the β = 0 ablation on the corpus of the last make model.
 model-ablation: model-bin
