@@ -3,21 +3,20 @@
 # Included by the top-level Makefile (after mk/torch.mk); it also works on
 # its own: `make -f mk/model.mk model`. See models/README.md.
 #
-#   make model            collect MODEL_EPISODES episodes on the simulated
-#                         fabric (seed MODEL_SEED), train with libtorch and
-#                         write $(MODEL_DIR)/default.safetensors (the pure-Go
-#                         Q-network) and $(MODEL_DIR)/default.dynamics.safetensors
-#                         (the dynamics model), provenance in their metadata;
-#                         prints the time of each stage.
-#   make model-universal  collect a corpus on each fabric size of
-#                         UNIVERSAL_FABRICS (profile PROFILE, -fabric SxL) and
-#                         train one universal Q-network on all of them
-#                         (proflow train -universal) into
-#                         $(MODEL_DIR)/universal.safetensors, each size's
-#                         dynamics model beside it
-#                         (universal.dynamics.safetensors for the first,
-#                         universal.dynamics-SxL.safetensors for the others);
-#                         prints the time of each stage.
+#   make model            the profile's default agent, timing each stage. With
+#                         MODEL_FABRICS set (the testbed's default): collect a
+#                         corpus on each fabric size it lists (profile
+#                         PROFILE, -fabric SxL) and train one universal
+#                         Q-network on all of them (proflow train -universal)
+#                         into $(MODEL_DIR)/default.safetensors, the first
+#                         size's dynamics model in
+#                         default.dynamics.safetensors and the others' in
+#                         default.dynamics-SxL.safetensors. With MODEL_FABRICS
+#                         empty (the other profiles'): collect MODEL_EPISODES
+#                         episodes on the profile's own fabric and train a
+#                         model of that fabric into
+#                         $(MODEL_DIR)/$(PROFILE).safetensors and its
+#                         .dynamics.safetensors. Provenance in the metadata.
 #   make model-ablation   the no-crowd ablation (β = 0) on the same corpus,
 #                         into $(MODEL_BUILD)/ablation-beta0.safetensors.
 #   make model-probe      the Q-network signal analysis of the default model
@@ -52,17 +51,19 @@
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
 #                      behind (default $(MODEL_CONFIG_DIR)/gate-$(PROFILE).json when present)
 #   MODEL_BUILD        ignored folder for the corpus and logs (default build/model)
-#   UNIVERSAL_FABRICS  the sizes and episode counts of make model-universal,
-#                      SxL:episodes; the first is the reference fabric whose
-#                      encoder and profile the model records (default
-#                      4x3:900 2x3:500 8x3:400 4x7:400, 448,000 training
-#                      transitions: 9 minutes on 2 cores, collect 47 s and
-#                      train 469 s, of which Dyna 5.5 minutes; training time
-#                      grows with the transitions, 8x3's most: its Dyna
-#                      batches have 7 synthetic branches and 8 candidate rows
-#                      per state). The i-th size (from 0) is collected with seed
-#                      MODEL_SEED + 100·i, so the sizes do not replay each
-#                      other's draws.
+#   MODEL_FABRICS      the fabric sizes and episode counts of a universal
+#                      model, SxL:episodes; the first is the reference fabric
+#                      whose encoder and profile the model records (default
+#                      for testbed 4x3:900 2x3:500 8x3:400 4x7:400, 448,000
+#                      training transitions: 9 minutes on 2 cores, collect
+#                      47 s and train 469 s, of which Dyna 5.5 minutes;
+#                      training time grows with the transitions, 8x3's most:
+#                      its Dyna batches have 7 synthetic branches and 8
+#                      candidate rows per state; empty for the other
+#                      profiles). The i-th size (from 0) is collected with
+#                      seed MODEL_SEED + 100·i, so the sizes do not replay
+#                      each other's draws. MODEL_FABRICS= makes a testbed
+#                      model of the 4x3 fabric alone (MODEL_EPISODES 1400).
 
 _model_default_goal := $(.DEFAULT_GOAL)
 
@@ -86,22 +87,31 @@ model_comma        := ,
 MODEL_TRAIN_CONFIG ?= $(MODEL_CONFIG_DIR)/train-$(PROFILE).json
 MODEL_GATE         ?= $(MODEL_CONFIG_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
-UNIVERSAL_FABRICS  ?= 4x3:900 2x3:500 8x3:400 4x7:400
+MODEL_FABRICS      ?= $(if $(filter testbed,$(PROFILE)),4x3:900 2x3:500 8x3:400 4x7:400)
 
 MODEL_CORPUS := $(MODEL_BUILD)/corpus.dataset
+# The corpora of the last make model: one per fabric size of a universal
+# model, comma-separated, with -universal; else the single corpus.
+model_empty  :=
+model_space  := $(model_empty) $(model_empty)
+MODEL_DATA    = $(if $(strip $(MODEL_FABRICS)),-universal -data $(subst $(model_space),$(model_comma),$(strip $(foreach fe,$(MODEL_FABRICS),$(MODEL_BUILD)/universal-$(firstword $(subst :, ,$(fe))).dataset))),-data $(MODEL_CORPUS))
 MODEL_BIN    := $(MODEL_BUILD)/proflow-torch
 # The revision recorded in the model: HEAD, marked -dirty when the working
 # tree differs from it.
 MODEL_COMMIT  = $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: model model-universal model-ablation model-probe model-evaluate model-bin
+.PHONY: model model-single model-universal model-ablation model-probe model-evaluate model-bin
 
 model-bin: torch-setup
 	@mkdir -p $(MODEL_BUILD)
 	$(TORCH_GOENV) $(GO) build -tags torch -o $(MODEL_BIN) ./proflow
 
-## model: collect, train and export the default agent, timing each stage.
-model: model-bin
+## model: collect, train and export the profile's default agent: universal
+## when MODEL_FABRICS lists fabric sizes, of the profile's fabric otherwise.
+model: $(if $(strip $(MODEL_FABRICS)),model-universal,model-single)
+
+## model-single: collect and train a model of the profile's own fabric.
+model-single: model-bin
 	@set -eo pipefail; mkdir -p $(MODEL_DIR); \
 	t0=$$(date +%s); \
 	$(MODEL_BIN) collect -profile $(PROFILE) -episodes $(MODEL_EPISODES) -seed $(MODEL_SEED) -out $(MODEL_CORPUS) \
@@ -119,7 +129,7 @@ model: model-bin
 model-universal: model-bin
 	@set -eo pipefail; mkdir -p $(MODEL_DIR); \
 	t0=$$(date +%s); data=; i=0; times=; \
-	for fe in $(UNIVERSAL_FABRICS); do \
+	for fe in $(MODEL_FABRICS); do \
 	  f=$${fe%%:*}; n=$${fe##*:}; ts=$$(date +%s); \
 	  $(MODEL_BIN) collect -profile $(PROFILE) -fabric $$f -episodes $$n -seed $$(($(MODEL_SEED) + 100 * i)) \
 	    -out $(MODEL_BUILD)/universal-$$f.dataset -layout $(MODEL_LAYOUT) $(if $(MODEL_KINDS),-kinds $(MODEL_KINDS)) \
@@ -128,17 +138,17 @@ model-universal: model-bin
 	  data=$${data:+$$data,}$(MODEL_BUILD)/universal-$$f.dataset; i=$$((i + 1)); \
 	done; \
 	t1=$$(date +%s); \
-	$(MODEL_BIN) train -universal -data $$data -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
+	$(MODEL_BIN) train $(MODEL_DATA) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
 	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
-	  -out $(MODEL_DIR)/universal.safetensors -dynamics $(MODEL_DIR)/universal.dynamics.safetensors | tee $(MODEL_BUILD)/universal-train.log; \
+	  -out $(MODEL_DIR)/$(MODEL_NAME).safetensors -dynamics $(MODEL_DIR)/$(MODEL_NAME).dynamics.safetensors | tee $(MODEL_BUILD)/universal-train.log; \
 	t2=$$(date +%s); \
-	echo "make model-universal PROFILE=$(PROFILE)$$times, collect total $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" \
+	echo "make model PROFILE=$(PROFILE) (universal)$$times, collect total $$((t1 - t0)) s, train $$((t2 - t1)) s, total $$((t2 - t0)) s on $$(nproc) CPUs" \
 	  | tee $(MODEL_BUILD)/universal-time.log
 
 ## model-ablation: the β = 0 ablation on the corpus of the last make model.
 model-ablation: model-bin
-	$(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -beta 0 -commit "$(MODEL_COMMIT)" \
+	$(MODEL_BIN) train $(MODEL_DATA) -seed $(MODEL_SEED) -beta 0 -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
 	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
 	  -out $(MODEL_BUILD)/ablation-beta0.safetensors | tee $(MODEL_BUILD)/ablation.log
