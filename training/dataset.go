@@ -324,6 +324,9 @@ func (d *Dataset) Relabel(c RewardConfig) error {
 	if c.Kappa != 0 && d.Drain == nil && d.Len() > 0 {
 		return fmt.Errorf("training: relabel: kappa %v needs the drain input, which this dataset does not keep (collect it again)", c.Kappa)
 	}
+	if c.CrowdDrain && d.Drain == nil && d.Len() > 0 {
+		return errors.New("training: relabel: crowd_drain needs the drain input, which this dataset does not keep (collect it again)")
+	}
 	if c.Served && d.Encoder.Layout != telemetry.StateLayoutV2 && d.Len() > 0 {
 		return fmt.Errorf("training: relabel: served needs the app-limited feature, which only states of layout %s have (collect with -layout %s)", telemetry.StateLayoutV2, telemetry.StateLayoutV2)
 	}

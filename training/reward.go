@@ -44,6 +44,14 @@ type RewardConfig struct {
 	// starves (a → 0) is, as before. Off (the paper's rewards) by
 	// default; it needs states of telemetry.StateLayoutV2.
 	Served bool `json:"served,omitempty"`
+	// CrowdDrain weighs the crowd term of both rewards by the drain of the
+	// flow's switch: β·Δn⁺_k*·δ_k*, δ as in Kappa's term (proflow's, a
+	// hypothesis): a crowd counts as much as it drains the bucket, so a
+	// crowd of capped flows that leaves the reserve nearly whole costs
+	// little and a full-rate crowd the whole β. The synthetic reward reads
+	// δ from the state, as its drain term does. Off (the paper's crowd term)
+	// by default.
+	CrowdDrain bool `json:"crowd_drain,omitempty"`
 
 	// Mu1 weighs the predicted congestion of the chosen switch, −μ1·ξ̃'_k.
 	Mu1 float64 `json:"mu1"`
@@ -218,7 +226,7 @@ func (c RewardConfig) RealTerms(in RewardInputs) RealRewardTerms {
 		Congestion: -c.AlphaTC * in.Overflow,
 		Stay:       c.AlphaStay * (1 - in.Overflow),
 		Collapse:   -c.AlphaColl * (1 - in.ThroughputNorm),
-		Crowd:      c.Beta * in.CrowdExcess,
+		Crowd:      c.crowd(in.CrowdExcess, in.Drain),
 		Drain:      -c.Kappa * in.Drain,
 		Latency:    -c.Lambda * in.Latency,
 	}
@@ -353,8 +361,18 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	t.CleanStay = c.Nu1 * (1 - xiNext)
 	t.StayCongestion = -c.Nu2 * xiNext
 	t.Collapse = -c.Nu3 * (1 - phiNorm)
-	t.Crowd = c.Beta * max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureFlowCount]))
+	t.Crowd = c.crowd(max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureFlowCount])),
+		clip(float64(s[enc.AggOffset(cur)+telemetry.FeatureTxRate])-1, 0, 1))
 	return t, nil
+}
+
+// crowd returns the crowd term β·Δn⁺ for crowd excess n and drain d, times
+// d when CrowdDrain is set.
+func (c RewardConfig) crowd(n, d float64) float64 {
+	if c.CrowdDrain {
+		return c.Beta * n * d
+	}
+	return c.Beta * n
 }
 
 // Synthetic returns the synthetic reward of step: the sum of SyntheticTerms

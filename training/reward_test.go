@@ -413,3 +413,37 @@ func TestSyntheticDrain(t *testing.T) {
 		}
 	}
 }
+
+// CrowdDrain weighs the crowd term by the drain in both rewards: a crowd
+// that leaves the bucket rate unexceeded costs nothing, one that drains it
+// at δ costs β·Δn⁺·δ.
+func TestCrowdDrain(t *testing.T) {
+	c := DefaultRewardConfig()
+	c.Beta = -2
+	for _, tc := range []struct {
+		crowdDrain   bool
+		crowd, drain float64
+		want         float64
+	}{
+		{false, 1, 0, -2},
+		{true, 1, 0, 0},
+		{true, 1, 0.25, -0.5},
+		{true, 0.5, 1, -1},
+	} {
+		c.CrowdDrain = tc.crowdDrain
+		if got := c.RealTerms(RewardInputs{ThroughputNorm: 1, CrowdExcess: tc.crowd, Drain: tc.drain}).Crowd; math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("real crowd term, crowd_drain %v, crowd %v, drain %v: %v, want %v", tc.crowdDrain, tc.crowd, tc.drain, got, tc.want)
+		}
+		enc := testEncoder()
+		s, n := synthStates(enc, 1)
+		s[enc.AggOffset(1)+telemetry.FeatureFlowCount] = float32(tc.crowd)
+		s[enc.AggOffset(1)+telemetry.FeatureTxRate] = float32(1 + tc.drain)
+		terms, err := c.SyntheticTerms(enc, SyntheticStep{State: s, Next: n, Current: 1, Action: 1, ThroughputBaseline: 0.8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(terms.Crowd-tc.want) > 1e-6 {
+			t.Errorf("synthetic crowd term, crowd_drain %v, crowd %v, drain %v: %v, want %v", tc.crowdDrain, tc.crowd, tc.drain, terms.Crowd, tc.want)
+		}
+	}
+}
