@@ -273,11 +273,10 @@ func TestMultiControllerBatchRefuses(t *testing.T) {
 // an enforcer that accepts every move; one switch at a time is congested,
 // for 10 steps each, so that flows wish to move and the joint step works. "batched" scores all flows with one
 // Agent.ScoreBatch per step (FlowParts.Batch), "per-flow" calls Agent.Score
-// once per flow, which is 10,000 single-flow decisions. H=256 is the
-// committed model (models/default.safetensors, 40→256→256→4 in state layout
-// v2), H=128 a random 34→128→128→4 one (layout v1), universal a random
-// universal model (41→128→128→1 over each switch's candidate row, layout v2).
-// Run it on one core: -cpu 1.
+// once per flow, which is 10,000 single-flow decisions. "committed" is the
+// committed default model (models/default.safetensors, universal:
+// 41→128→128→1 over each switch's candidate row, layout v2), H=128 a random
+// per-fabric 34→128→128→4 one (layout v1). Run it on one core: -cpu 1.
 func BenchmarkMultiControllerStepAgent(b *testing.B) {
 	const n = 10000
 	topo := proflow.PaperTopology()
@@ -294,19 +293,10 @@ func BenchmarkMultiControllerStepAgent(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v2 := encCfg.WithLayout(telemetry.StateLayoutV2)
-	mu, err := qnet.New([]int{v2.CandidateDim(), 128, 128, 1}, rand.New(rand.NewPCG(3, 4)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	universal, err := policy.NewAgent(mu, qnet.NewUniversalMetadata(v2), encCfg)
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, model := range []struct {
 		name  string
 		agent *policy.Agent
-	}{{"H=256", committed}, {"H=128", small}, {"universal", universal}} {
+	}{{"committed", committed}, {"H=128", small}} {
 		for _, batched := range []bool{true, false} {
 			name := model.name + "/per-flow"
 			if batched {

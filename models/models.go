@@ -1,18 +1,24 @@
-// Package models embeds proflow's default agent, the Q-network trained on
-// the simulator's testbed profile (default.safetensors in this directory;
-// models/README.md says how it was trained and what it does), so that a
-// controller can run the learned policy without a model file beside it.
+// Package models embeds proflow's default agent, the universal Q-network
+// trained on the simulator's testbed profile at several fabric sizes
+// (default.safetensors in this directory; models/README.md says how it was
+// trained and what it does), so that a controller can run the learned
+// policy without a model file beside it.
 //
 //	agent, gate, err := models.LoadDefault(telemetry.DefaultEncoderConfig(topo))
 //	if err != nil { ... }
+//	enc, err := telemetry.NewEncoder(agent.EncoderConfig()) // the model's state layout
 //	g, err := policy.NewGate(gate) // the gate the model was evaluated behind
 //	ctrl, err := proflow.NewController(cfg, tel, enc, agent, g, enf)
 //
-// The default model fits the paper's topology (4 aggregation switches, 4
-// leaves), 200 Mbit/s buckets (the encoder's rate_scale) and the 500 ms
-// control interval; LoadDefault refuses another encoder configuration and
-// proflow.NewController another interval. Train a model for another fabric
-// with make model (models/README.md).
+// The default model is universal (policy.Agent.Universal): it scores each
+// aggregation switch from that switch's telemetry, the current switch's,
+// pooled leaf telemetry and the flow's, with shared weights, so it serves
+// any number of aggregation switches (2 or more) and congestion leaves, and
+// any bucket rate, since every rate is read in units of the topology's
+// bucket rate. It fixes the state layout (v2), the encoder's scaling
+// relative to the bucket rate and the 500 ms control interval:
+// LoadDefault refuses an encoder configuration scaled otherwise and
+// proflow.NewController another interval.
 //
 // The other files of this directory (the datacenter and ovs profiles'
 // models, the dynamics models, the gate and training configurations) are

@@ -434,7 +434,7 @@
 //     0.0 and fell 4.6% behind crowd in S5 (bulk 1.00× the strongest rule
 //     either way); rr 0.56× the best rule against 0.61×. The datacenter
 //     model stays the v1 one.
-////   - The ovs-regime profile and its model (issue 22's real fabric in the
+//   - The ovs-regime profile and its model (issue 22's real fabric in the
 //     paper's regime). The profile was fitted from the fabric's own traces
 //     of the flow alone and of S1 under static (make ovs-regime-traces);
 //     the model is make model's default recipe (779 bulk episodes, layout
@@ -444,6 +444,36 @@
 //     flow's switch 2 s before any congestion in every one of them, N1
 //     included (southbound/sim, "Profile ovs-regime"). Neither held-out
 //     family was run on it.
+//
+// The universal default model (issue 23) came next; its choices looked at
+// the built-in scenarios (bulk S1–S12 with variants, C1, C2, N1, N2 and
+// the kind built-ins R, V, O, T, Q) on the 4x3 testbed at base seeds 1
+// and 1000, and at the corpus; not at H1–H64, K1–K64 or the sized
+// families H6x3-…, H16x3-….
+//
+//   - Architecture: one MLP 41→128→128→1 over each switch's candidate row
+//     (telemetry.EncodeCandidates), trained in one run (TrainConfig.Universal)
+//     on corpora of 4x3 (900 episodes), 2x3 (500), 8x3 (400) and 4x7 (400)
+//     of the testbed profile with the testbed's recipe (layout v2, kinds,
+//     shares, β −2, κ 0.7, μ5 0.5, λ 0.5, Served, the 16-vote gate). The
+//     sizes and counts were set by the training time (under 10 minutes on
+//     2 cores), not by any result. Against the committed 4x3 model on the
+//     built-ins at base seed 1 (2 repeats): bulk 22.86 MB/s either way
+//     (1.03× the per-scenario strongest rule, behind by more than 2% in C1
+//     and C2 only, both); kinds rr 0.08× the best rule against 0.12×, rate
+//     0.53× against 0.49×, onoff 1.00× static's against 1.01×. Adopted as
+//     models/default.safetensors (make model).
+//   - β = 0 on the same corpora (the no-crowd ablation): C1 and C2 clean,
+//     but bulk 22.43 MB/s, behind by more than 2% in S2 and S12, rr 0.23×.
+//     Not adopted.
+//   - RewardConfig.CrowdDrain (the crowd term weighted by the drain of the
+//     flow's switch, β·Δn⁺·δ), everything else the same: bulk 22.94 MB/s,
+//     1.03× the per-scenario strongest [1.01×, 1.05×], better in 8, tied
+//     in 12, behind by more than 2% in none (C1 and C2 included: the flow
+//     stays with a capped crowd that leaves the reserve nearly whole);
+//     rr 0.09×, rate 0.49×, onoff 1.00×. At base seed 1000: 22.93 MB/s,
+//     behind in none (the model without it: 22.85, behind in C1 and C2).
+//     Adopted (models/train-testbed.json, "crowd_drain": true).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
