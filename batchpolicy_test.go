@@ -136,13 +136,20 @@ func TestMultiControllerBatchAgent(t *testing.T) {
 	tel := proflow.TelemetryFunc(func(ctx context.Context, obs *proflow.Observation) error {
 		rng := rand.New(rand.NewPCG(uint64(step), 1))
 		obs.Time = clock.Now()
+		// After the baselines, switches 0 and 1 congest, then 2 and 3: a
+		// crowd drains their buckets (transmit above the bucket rate,
+		// overflow) and the flows first placed there (flow i on switch
+		// i mod 4) collapse.
+		congested := func(k int) bool { return (step > 15 && step <= 45 && k < 2) || (step > 45 && k >= 2) }
 		for k := range obs.Switches {
-			obs.Switches[k] = healthySwitch
-			// After the baselines, switches 0 and 1 congest, then 2 and 3.
-			if (step > 15 && step <= 45 && k < 2) || (step > 45 && k >= 2) {
+			// A quiet switch carries a little background traffic; the
+			// protected flows' own load is left out, as it moves with them.
+			obs.Switches[k] = proflow.SwitchSample{TxRate: 1e6, FlowCount: 1}
+			if congested(k) {
+				obs.Switches[k].ElephantRate = 2e7
 				obs.Switches[k].OverflowRate = 2e5 + 4e5*rng.Float64()
 				obs.Switches[k].FlowCount = float64(8 + rng.IntN(8))
-				obs.Switches[k].TxRate = 2.4e7
+				obs.Switches[k].TxRate = 3e7 + 2e7*rng.Float64()
 			}
 		}
 		for l := range obs.Leaves {
@@ -150,6 +157,9 @@ func TestMultiControllerBatchAgent(t *testing.T) {
 		}
 		for i := range obs.Flows {
 			obs.Flows[i] = proflow.FlowSample{Throughput: 2e7 * (0.3 + 0.7*rng.Float64()), CongestionRate: 3e7 * rng.Float64()}
+			if congested(i % 4) {
+				obs.Flows[i].Throughput = 2e7 * (0.05 + 0.2*rng.Float64())
+			}
 		}
 		return nil
 	})

@@ -14,7 +14,9 @@ import (
 // the scenarios built for it: it never moves in N1 (congestion only on
 // other switches) or N2 (a crowd that leaves within 6 s) over ten repeats,
 // and keeps static's throughput there; in S12 it never moves to the
-// elephant's switch; it leaves the stealth crowd of C1 on every repeat.
+// elephant's switch; it stays with C1's crowd of capped flows, which
+// leaves the bucket's reserve nearly whole on this profile (static keeps
+// the flow's full rate there), on every repeat.
 func TestCommittedAgentNeedlessMovesAndDestinations(t *testing.T) {
 	cfg := sim.TestbedConfig()
 	agent, err := AgentPolicy("agent", "../../models/default.safetensors", policy.GateConfig{}, cfg.Topology())
@@ -69,8 +71,8 @@ func TestCommittedAgentNeedlessMovesAndDestinations(t *testing.T) {
 				}
 			}
 		case "C1":
-			if len(e.Reroutes) == 0 {
-				t.Errorf("C1 repeat %d: the agent stayed with the stealth crowd", e.Repeat)
+			if len(e.Reroutes) > 0 {
+				t.Errorf("C1 repeat %d: the agent left the capped crowd at %.1f s, want it to stay (the crowd does not hurt the flow here)", e.Repeat, e.Reroutes[0].At)
 			}
 		}
 	}
