@@ -473,7 +473,10 @@
 //     stays with a capped crowd that leaves the reserve nearly whole);
 //     rr 0.09×, rate 0.49×, onoff 1.00×. At base seed 1000: 22.93 MB/s,
 //     behind in none (the model without it: 22.85, behind in C1 and C2).
-//     Adopted (models/train-testbed.json, "crowd_drain": true).
+//     Adopted (models/train-testbed.json, "crowd_drain": true). Its probe
+//     (proflow probe) no longer flips on the crowd sweep, which holds the
+//     transmit rate at its baseline: the flow count alone is no reason to
+//     move any more (the paper's model flipped at 5–8 flows).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
