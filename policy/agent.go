@@ -39,7 +39,7 @@ func (e *ModelMismatchError) Error() string {
 			e.Field, e.Model, e.Deployment)
 	}
 	return fmt.Sprintf("policy: model does not match the deployment's state encoder: %s is %s in the model, %s in the deployment; "+
-		"a model fits one fabric: train one for this fabric (make model with a simulator profile of its topology and bucket rate; see models/README.md and docs/torch.md)",
+		"this per-fabric model fits one fabric: use the universal default (models.LoadDefault or models/default.safetensors), which fits any fabric size and bucket rate, or train one for this fabric (make model with a simulator profile of its topology and bucket rate; see models/README.md and docs/torch.md)",
 		e.Field, e.Model, e.Deployment)
 }
 

@@ -477,6 +477,11 @@
 //     (proflow probe) no longer flips on the crowd sweep, which holds the
 //     transmit rate at its baseline: the flow count alone is no reason to
 //     move any more (the paper's model flipped at 5–8 flows).
+//   - Training seed 2 on the same corpora and config (proflow train
+//     -universal -seed 2), measured the same way after the choice: bulk
+//     22.84 MB/s, 1.02× the per-scenario strongest [1.01×, 1.04×], behind
+//     by more than 2% in S6 and C1; rr 0.09×, rate 0.49×, onoff 1.01×. The
+//     kinds results hold across the two seeds; C1 is clean at seed 1 only.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
