@@ -48,6 +48,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (the held-out family of the profile's size: H1..H64 at 4x3, H6x3-1..H6x3-64 at 6x3), "heldout-kinds" (K1..K64), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64", "H6x3-1-H6x3-64" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
+	alone := fs.Bool("alone", false, "run each scenario with its congesters removed, named NAME-alone: what the protected flows miss with nothing else on the fabric, the floor no placement can go below")
 	repeats := fs.Int("repeats", 3, "repeats per scenario and policy")
 	seed := fs.Uint64("seed", 1, "base seed (repeat r of a scenario uses the same traffic seed for every policy)")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
@@ -106,6 +107,11 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	scs, err := selectScenarios(*scenarios, files, cfg, lim)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
+	}
+	if *alone {
+		for i, sc := range scs {
+			scs[i] = withoutCongesters(sc)
+		}
 	}
 	modes := splitList(*joint)
 	for i, m := range modes {
@@ -519,4 +525,13 @@ func indexOf(xs []string, x string) int {
 		}
 	}
 	return -1
+}
+
+// withoutCongesters returns a copy of sc with no congester, named
+// NAME-alone (evaluate -alone): the protected flows alone on the fabric.
+func withoutCongesters(sc *sim.Scenario) *sim.Scenario {
+	c := *sc
+	c.Name, c.Congesters = sc.Name+"-alone", nil
+	c.Description = "the protected flows of " + sc.Name + " alone, its congesters removed"
+	return &c
 }

@@ -191,9 +191,42 @@ func (s *Summary) writeKinds(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", c.Scenario, c.Kind, c.Policy, ms(c.LatencyP50), ms(c.LatencyP99), secs(slo))
 	}
 	b.WriteString("\n")
+	writeKindMeans(b, s.Cells)
 	if scs := s.latencyScenarios(); len(scs) > 0 {
 		fmt.Fprintf(b, "%s: the latency over time of %s, one panel each as in %s (a policy's median repeat by mean throughput, "+
 			"a band over the other repeats, a dashed mark at its first reroute; log scale; samples without a latency left out).\n\n",
 			FigLatency, strings.Join(scs, ", "), FigThroughput)
 	}
+}
+
+// writeKindMeans writes each kind's and policy's SLO seconds averaged over
+// the kind's scenarios: with evaluate -alone (congesters removed), the
+// floor no placement can go below.
+func writeKindMeans(b *strings.Builder, cells []Cell) {
+	type key struct{ kind, policy string }
+	sum, n := map[key]float64{}, map[key]int{}
+	var keys []key
+	for _, c := range cells {
+		slo := c.KindSLOSeconds
+		if c.Kind == sim.KindBulk {
+			slo = c.SLOSeconds
+		}
+		if math.IsNaN(slo) {
+			continue
+		}
+		k := key{c.Kind, c.Policy}
+		if n[k] == 0 {
+			keys = append(keys, k)
+		}
+		sum[k] += slo
+		n[k]++
+	}
+	if len(keys) == 0 {
+		return
+	}
+	b.WriteString("SLO seconds per kind and policy, the mean over the kind's scenarios:\n\n| kind | policy | scenarios | mean SLO (s) |\n|---|---|---|---|\n")
+	for _, k := range keys {
+		fmt.Fprintf(b, "| %s | %s | %d | %s |\n", k.kind, k.policy, n[k], secs(sum[k]/float64(n[k])))
+	}
+	b.WriteString("\n")
 }

@@ -48,7 +48,7 @@ func TestKindMetrics(t *testing.T) {
 	if err := s.WriteMarkdown(&b, "kinds"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Latency and the objective of each kind of flow", "| R | rr | static | 8.0 | 200.0 | 10.0 |", "| S1 | bulk | static | – | – | 100.0 |"} {
+	for _, want := range []string{"## Latency and the objective of each kind of flow", "| R | rr | static | 8.0 | 200.0 | 10.0 |", "| S1 | bulk | static | – | – | 100.0 |", "| rr | static | 1 | 10.0 |", "| bulk | static | 1 | 100.0 |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
