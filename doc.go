@@ -102,6 +102,11 @@
 //	if err != nil { ... }
 //	err = ctrl.Run(ctx) // until ctx is cancelled
 //
+// models.LoadDefault(encCfg) returns the same for the embedded default
+// model, which is universal: it serves a fabric of any number of
+// aggregation switches and leaves and any bucket rate (package policy,
+// Agent; examples/anyfabric runs it on 8 spines).
+//
 // Time is injected through Config.Clock, so simulations drive Step on
 // virtual time. Metrics go to a Prometheus Registerer the caller passes in;
 // the package keeps no global state.
