@@ -14,6 +14,7 @@ import (
 	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/qnet"
+	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/training"
 )
 
@@ -65,17 +66,23 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("probe: %w", err)
 	}
-	agent, err := policy.NewAgent(m, meta, meta.Encoder)
-	if err != nil {
-		return fmt.Errorf("probe: %w", err)
-	}
 	simCfg, err := prof.load("probe")
 	if err != nil {
 		return err
 	}
-	if simCfg.Switches != meta.NumSwitches || len(simCfg.CongestionLeaves) != meta.NumLeaves {
+	// A universal model is probed on the profile's fabric, whatever its
+	// size; a per-fabric model only on its own.
+	enc := meta.Encoder
+	switch {
+	case meta.Universal():
+		enc = telemetry.DefaultEncoderConfig(simCfg.Topology())
+	case simCfg.Switches != meta.NumSwitches || len(simCfg.CongestionLeaves) != meta.NumLeaves:
 		return fmt.Errorf("probe: the model is for %d switches and %d congestion leaves, the simulated fabric that measures the flow alone has %d and %d",
 			meta.NumSwitches, meta.NumLeaves, simCfg.Switches, len(simCfg.CongestionLeaves))
+	}
+	agent, err := policy.NewAgent(m, meta, enc)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
 	}
 	alone, bases, err := training.AloneObservations(simCfg, *seed, max(10*time.Second, simCfg.ControllerWarmup+2*time.Second), 10*time.Second)
 	if err != nil {
@@ -84,7 +91,7 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	cfg := training.DefaultProbeConfig(*margin)
 	cfg.Alone, cfg.Baselines = alone, bases
 	cfg.CrowdOverflow, cfg.OverflowCount = *crowdOverflow, *overflowCount
-	res, err := training.Probe(agent, meta.Encoder, cfg)
+	res, err := training.Probe(agent, agent.EncoderConfig(), cfg)
 	if err != nil {
 		return fmt.Errorf("probe: %w", err)
 	}

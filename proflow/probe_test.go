@@ -59,3 +59,50 @@ func TestProbeCommand(t *testing.T) {
 		t.Error("missing model: no error")
 	}
 }
+
+// A universal model is probed on the profile's fabric of any size: six
+// switches give six switches' sweeps; a per-fabric model of four switches
+// is refused there, naming both sizes.
+func TestProbeUniversalOnAnySize(t *testing.T) {
+	dir := t.TempDir()
+	enc := telemetry.DefaultEncoderConfig(sim.DefaultConfig().Topology()).WithLayout(telemetry.StateLayoutV2)
+	m, err := qnet.New([]int{enc.CandidateDim(), 16, 1}, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "universal.safetensors")
+	if err := qnet.Save(model, m, qnet.NewUniversalMetadata(enc)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "probe")
+	e, _, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"probe", "-fabric", "6x3", "-model", model, "-out", out}); err != nil {
+		t.Fatal(err)
+	}
+	csv, err := os.ReadFile(filepath.Join(out, probeCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	if want := 1 + 6*(29+61); len(lines) != want {
+		t.Errorf("%d CSV lines, want %d (6 switches × the two sweeps)", len(lines), want)
+	}
+	if !strings.HasPrefix(lines[0], "sweep,switch,x,margin,best,q_agg1") || !strings.Contains(lines[0], "q_agg6") {
+		t.Errorf("CSV header %q, want Q-values of agg1..agg6", lines[0])
+	}
+
+	perFabric := filepath.Join(dir, "four.safetensors")
+	enc4 := telemetry.DefaultEncoderConfig(sim.DefaultConfig().Topology())
+	m4, err := qnet.New([]int{enc4.Dim(), 16, enc4.NumSwitches}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := qnet.Save(perFabric, m4, qnet.NewMetadata(enc4)); err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ = newTestEnv()
+	err = e.dispatch(context.Background(), []string{"probe", "-fabric", "6x3", "-model", perFabric, "-out", filepath.Join(dir, "p4")})
+	if err == nil || !strings.Contains(err.Error(), "the model is for 4 switches") || !strings.Contains(err.Error(), "has 6 and 3") {
+		t.Errorf("per-fabric model on 6x3: %v, want a refusal naming 4 and 6 switches", err)
+	}
+}
