@@ -214,8 +214,9 @@ func newAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig, in
 	if meta.Universal() {
 		a.rows = make([]float32, enc.NumSwitches*enc.CandidateDim())
 		// The model's first ForwardBatch of more than one row allocates its
-		// batch buffers: run it now, on zero rows, so that Score never
-		// allocates. The lengths are right, so it cannot fail.
+		// batch buffers: run it now, on the still-zero candidate rows, so
+		// that Score never allocates. The lengths are right, so it cannot
+		// fail.
 		_ = a.m.ForwardBatch(a.q, a.rows, enc.NumSwitches)
 	}
 	return a
