@@ -150,13 +150,17 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 	}
 	meta := agent.Metadata()
 	return PolicySpec{Name: name, Model: &meta, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
-		a := agent.Clone()
-		if a.Universal() {
+		// A universal model is deployed on the episode's own fabric; a
+		// per-fabric one was checked against topo above.
+		var a *policy.Agent
+		if agent.Universal() {
 			u, err := policy.NewAgent(agent.Model(), meta, telemetry.DefaultEncoderConfig(topo))
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("eval: policy %s: %w", name, err)
 			}
 			a = u
+		} else {
+			a = agent.Clone()
 		}
 		enc, err := telemetry.NewEncoder(a.EncoderConfig())
 		if err != nil {
