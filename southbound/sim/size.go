@@ -96,7 +96,7 @@ func (c Config) ScaleRates(k float64) (Config, error) {
 	}
 	d := c
 	for _, f := range d.rateFields() {
-		*f.v *= k
+		*f *= k
 	}
 	base, size, old := splitProfileName(c.Name)
 	d.Name = base + size + rateSuffix(old*k)
@@ -123,22 +123,16 @@ func checkRateFactor(k float64) error {
 	return nil
 }
 
-// configField is one numeric field of a Config, by its JSON name.
-type configField struct {
-	name string
-	v    *float64
-}
-
 // rateFields returns the fields of c that ScaleRates multiplies: rates in
 // bytes per second and sizes in bytes that are a rate times a time.
-func (c *Config) rateFields() []configField {
-	return []configField{
-		{"host_link_rate", &c.HostLinkRate}, {"host_queue_limit", &c.HostQueueLimit},
-		{"fabric_link_rate", &c.FabricLinkRate},
-		{"bucket_rate", &c.BucketRate}, {"bucket_burst", &c.BucketBurst}, {"bucket_queue_limit", &c.BucketQueueLimit},
-		{"flow_rate_limit", &c.FlowRateLimit}, {"flow_queue_limit", &c.FlowQueueLimit},
-		{"uncounted_rate", &c.UncountedRate}, {"uncounted_burst", &c.UncountedBurst}, {"uncounted_queue_limit", &c.UncountedQueueLimit},
-		{"receive_window", &c.ReceiveWindow},
+func (c *Config) rateFields() []*float64 {
+	return []*float64{
+		&c.HostLinkRate, &c.HostQueueLimit,
+		&c.FabricLinkRate,
+		&c.BucketRate, &c.BucketBurst, &c.BucketQueueLimit,
+		&c.FlowRateLimit, &c.FlowQueueLimit,
+		&c.UncountedRate, &c.UncountedBurst, &c.UncountedQueueLimit,
+		&c.ReceiveWindow,
 	}
 }
 
