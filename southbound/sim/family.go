@@ -54,13 +54,7 @@ const (
 // FamilyScenarios returns the names of the held-out family, H1..H64, in
 // order. They are not built-ins: BuiltinScenarios and BuiltinScenario do
 // not know them, so "all built-in scenarios" keeps its meaning.
-func FamilyScenarios() []string {
-	names := make([]string, FamilySize)
-	for i := range names {
-		names[i] = FamilyPrefix + strconv.Itoa(i+1)
-	}
-	return names
-}
+func FamilyScenarios() []string { return builtinFamily().names() }
 
 // FamilyScenario returns a fresh copy of the held-out family's scenario
 // name (H1..H64), validated against DefaultConfig. It generates the whole
@@ -70,11 +64,7 @@ func FamilyScenario(name string) (*Scenario, error) {
 	if !strings.HasPrefix(name, FamilyPrefix) || err != nil || n < 1 || n > FamilySize || FamilyPrefix+strconv.Itoa(n) != name {
 		return nil, fmt.Errorf("sim: no held-out scenario %q, want %s1..%s%d", name, FamilyPrefix, FamilyPrefix, FamilySize)
 	}
-	sc := generateFamily()[n-1].sc
-	if err := sc.ValidateLimits(DefaultConfig(), DefaultLimits()); err != nil {
-		return nil, fmt.Errorf("sim: held-out scenario %s: %w", name, err)
-	}
-	return sc, nil
+	return builtinFamily().member(n)
 }
 
 // SizedFamilyScenarios returns the names of the held-out family for a
@@ -88,11 +78,7 @@ func SizedFamilyScenarios(switches, congestionLeaves int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, FamilySize)
-	for i := range names {
-		names[i] = shape.prefix() + strconv.Itoa(i+1)
-	}
-	return names, nil
+	return shape.names(), nil
 }
 
 // FamilyScenariosFor returns the names of the held-out family of cfg's
@@ -123,12 +109,7 @@ func SizedFamilyScenario(name string) (*Scenario, error) {
 	if n < 1 || n > FamilySize || shape.prefix()+strconv.Itoa(n) != name {
 		return nil, fmt.Errorf("sim: no held-out scenario %q, want %s1..%s%d", name, shape.prefix(), shape.prefix(), FamilySize)
 	}
-	sc := shape.generate()[n-1].sc
-	cfg, _ := FamilyConfig(s, l)
-	if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
-		return nil, fmt.Errorf("sim: held-out scenario %s: %w", name, err)
-	}
-	return sc, nil
+	return shape.member(n)
 }
 
 // sizedFamilyName reports whether name has the form of a sized family's
@@ -368,6 +349,8 @@ func generateFamily() []familyMember { return builtinFamily().generate() }
 // aggregation switches, congestion leaves and congester hosts.
 type familyShape struct {
 	switches, leaves int
+	// cfg is the fabric its members are validated against (FamilyConfig).
+	cfg Config
 	// hosts are the congester hosts: the hosts of the congestion leaves
 	// but the protected flow's and the sink (h2..h6 at the built-in size).
 	hosts []string
@@ -387,7 +370,7 @@ func sizedFamily(switches, congestionLeaves int) (familyShape, error) {
 	if err != nil {
 		return familyShape{}, err
 	}
-	s := familyShape{switches: switches, leaves: congestionLeaves}
+	s := familyShape{switches: switches, leaves: congestionLeaves, cfg: cfg}
 	for _, l := range cfg.CongestionLeaves {
 		for j := range cfg.HostsPerLeaf {
 			h := hostName(l*cfg.HostsPerLeaf + j)
@@ -422,6 +405,27 @@ func (s familyShape) prefix() string {
 		return FamilyPrefix
 	}
 	return FamilyPrefix + strconv.Itoa(s.switches) + "x" + strconv.Itoa(s.leaves) + "-"
+}
+
+// names returns the members' names in order: H1..H64 at the built-in
+// size, H6x3-1..H6x3-64 at 6×3.
+func (s familyShape) names() []string {
+	names := make([]string, FamilySize)
+	for i := range names {
+		names[i] = s.prefix() + strconv.Itoa(i+1)
+	}
+	return names
+}
+
+// member returns a fresh copy of member n (1..FamilySize), validated
+// against s.cfg. It generates the whole family each time (a millisecond at
+// most), so it keeps no state.
+func (s familyShape) member(n int) (*Scenario, error) {
+	sc := s.generate()[n-1].sc
+	if err := sc.ValidateLimits(s.cfg, DefaultLimits()); err != nil {
+		return nil, fmt.Errorf("sim: held-out scenario %s: %w", sc.Name, err)
+	}
+	return sc, nil
 }
 
 // seeds returns the PCG seeds: the frozen ones at the built-in size, the

@@ -90,7 +90,8 @@ func KindsFamilyScenario(name string) (*Scenario, error) {
 func generateKindsFamily() []kindsMember {
 	r := rand.New(rand.NewPCG(kindsSeed1, kindsSeed2))
 	nCong := KindsFamilySize - kindsTraps - kindsRamps
-	plans := familyPlans(r, builtinFamily())[:nCong]
+	shape := builtinFamily()
+	plans := familyPlans(r, shape)[:nCong]
 
 	type cell struct {
 		class kindsClass
@@ -129,7 +130,7 @@ func generateKindsFamily() []kindsMember {
 		m := kindsMember{class: c.class}
 		switch c.class {
 		case kcCongestion:
-			b := familyBuilder{r: r, plan: c.plan, shape: builtinFamily()}
+			b := familyBuilder{r: r, plan: c.plan, shape: shape}
 			fm := b.build(name)
 			m.fm, m.sc = &fm, fm.sc
 			m.sc.ProtectedKind = drawKind(r, c.kind)
