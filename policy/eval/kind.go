@@ -184,11 +184,7 @@ func (s *Summary) writeKinds(b *strings.Builder) {
 		"for bulk the time below %g%% of the baseline (the SLO column of Reroutes).\n\n", sim.DefaultSLOMargin, 100*DemandFraction, 100*s.Options.SLOFraction)
 	b.WriteString("| scenario | kind | policy | latency p50 (ms) | latency p99 (ms) | SLO (s) |\n|---|---|---|---|---|---|\n")
 	for _, c := range s.Cells {
-		slo := c.KindSLOSeconds
-		if c.Kind == sim.KindBulk {
-			slo = c.SLOSeconds
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", c.Scenario, c.Kind, c.Policy, ms(c.LatencyP50), ms(c.LatencyP99), secs(slo))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", c.Scenario, c.Kind, c.Policy, ms(c.LatencyP50), ms(c.LatencyP99), secs(c.kindSLO()))
 	}
 	b.WriteString("\n")
 	writeKindMeans(b, s.Cells)
@@ -199,34 +195,57 @@ func (s *Summary) writeKinds(b *strings.Builder) {
 	}
 }
 
+// kindSLO is the cell's SLO seconds by its kind's objective: KindSLOSeconds,
+// or SLOSeconds for bulk.
+func (c Cell) kindSLO() float64 {
+	if c.Kind == sim.KindBulk {
+		return c.SLOSeconds
+	}
+	return c.KindSLOSeconds
+}
+
+// kindSLOMean is one kind's and policy's SLO seconds (Cell.kindSLO)
+// averaged over the kind's scenarios that have them.
+type kindSLOMean struct {
+	kind, policy string
+	scenarios    int
+	slo          float64
+}
+
+// kindSLOMeans returns the mean SLO seconds of every kind and policy among
+// cells, in the order they first appear.
+func kindSLOMeans(cells []Cell) []kindSLOMean {
+	var out []kindSLOMean
+	for _, c := range cells {
+		slo := c.kindSLO()
+		if math.IsNaN(slo) {
+			continue
+		}
+		i := slices.IndexFunc(out, func(m kindSLOMean) bool { return m.kind == c.Kind && m.policy == c.Policy })
+		if i < 0 {
+			i = len(out)
+			out = append(out, kindSLOMean{kind: c.Kind, policy: c.Policy})
+		}
+		out[i].scenarios++
+		out[i].slo += slo
+	}
+	for i := range out {
+		out[i].slo /= float64(out[i].scenarios)
+	}
+	return out
+}
+
 // writeKindMeans writes each kind's and policy's SLO seconds averaged over
 // the kind's scenarios: with evaluate -alone (congesters removed), the
 // floor no placement can go below.
 func writeKindMeans(b *strings.Builder, cells []Cell) {
-	type key struct{ kind, policy string }
-	sum, n := map[key]float64{}, map[key]int{}
-	var keys []key
-	for _, c := range cells {
-		slo := c.KindSLOSeconds
-		if c.Kind == sim.KindBulk {
-			slo = c.SLOSeconds
-		}
-		if math.IsNaN(slo) {
-			continue
-		}
-		k := key{c.Kind, c.Policy}
-		if n[k] == 0 {
-			keys = append(keys, k)
-		}
-		sum[k] += slo
-		n[k]++
-	}
-	if len(keys) == 0 {
+	means := kindSLOMeans(cells)
+	if len(means) == 0 {
 		return
 	}
 	b.WriteString("SLO seconds per kind and policy, the mean over the kind's scenarios:\n\n| kind | policy | scenarios | mean SLO (s) |\n|---|---|---|---|\n")
-	for _, k := range keys {
-		fmt.Fprintf(b, "| %s | %s | %d | %s |\n", k.kind, k.policy, n[k], secs(sum[k]/float64(n[k])))
+	for _, m := range means {
+		fmt.Fprintf(b, "| %s | %s | %d | %s |\n", m.kind, m.policy, m.scenarios, secs(m.slo))
 	}
 	b.WriteString("\n")
 }

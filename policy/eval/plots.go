@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -567,7 +568,8 @@ func (s *Summary) kindsOfScenarios() []string {
 }
 
 // plotKinds draws each policy's mean SLO-violation seconds over the
-// scenarios of each kind of flow (Cell.KindSLOSeconds), grouped by kind.
+// scenarios of each kind of flow (kindSLOMeans, as the report's table),
+// grouped by kind.
 func (s *Summary) plotKinds(path string) error {
 	kinds := s.kindsOfScenarios()
 	p := plot.New()
@@ -577,17 +579,12 @@ func (s *Summary) plotKinds(path string) error {
 	p.Add(plotter.NewGrid())
 	n := float64(len(s.Policies))
 	width := vg.Points(math.Max(6, 90/n))
+	means := kindSLOMeans(s.Cells)
 	for j, pol := range s.Policies {
 		vals := make(plotter.Values, len(kinds))
 		for i, k := range kinds {
-			var v []float64
-			for _, c := range s.Cells {
-				if c.Policy == pol && c.Kind == k && !math.IsNaN(c.KindSLOSeconds) {
-					v = append(v, c.KindSLOSeconds)
-				}
-			}
-			if len(v) > 0 {
-				vals[i] = mean(v)
+			if m := slices.IndexFunc(means, func(m kindSLOMean) bool { return m.kind == k && m.policy == pol }); m >= 0 {
+				vals[i] = means[m].slo
 			}
 		}
 		if err := addBars(p, pol, vals, errBars{}, width, vg.Length(float64(j)-(n-1)/2)*width, policyColor(pol, j)); err != nil {
