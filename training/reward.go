@@ -343,8 +343,11 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 		Destination: -c.Mu1 * xiNext,
 		Escape:      c.Mu2 * max(0, xiCur-xiNext),
 	}
+	// δ of the destination, which for a stay is the current switch: the
+	// drain term reads it, and so does the crowd term under CrowdDrain.
+	drain := clip(float64(s[enc.AggOffset(k)+telemetry.FeatureTxRate])-1, 0, 1)
 	if c.Kappa != 0 {
-		t.Drain = -c.Kappa * clip(float64(s[enc.AggOffset(k)+telemetry.FeatureTxRate])-1, 0, 1)
+		t.Drain = -c.Kappa * drain
 	}
 	if c.Lambda != 0 {
 		if enc.Layout != telemetry.StateLayoutV2 {
@@ -361,8 +364,7 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	t.CleanStay = c.Nu1 * (1 - xiNext)
 	t.StayCongestion = -c.Nu2 * xiNext
 	t.Collapse = -c.Nu3 * (1 - phiNorm)
-	t.Crowd = c.crowd(max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureFlowCount])),
-		clip(float64(s[enc.AggOffset(cur)+telemetry.FeatureTxRate])-1, 0, 1))
+	t.Crowd = c.crowd(max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureFlowCount])), drain)
 	return t, nil
 }
 
