@@ -498,7 +498,10 @@ func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits)
 // "H6x3-1-H6x3-64", in one of lists, or nil: the item may split at any of
 // its dashes, since sized family names hold one.
 func scenarioRange(item string, lists [][]string) []string {
-	for at := strings.Index(item, "-"); at >= 0; at = nextIndex(item, "-", at) {
+	for at, r := range item {
+		if r != '-' {
+			continue
+		}
 		from, to := item[:at], item[at+1:]
 		for _, list := range lists {
 			if i, j := indexOf(list, from), indexOf(list, to); i >= 0 && j >= i {
@@ -507,15 +510,6 @@ func scenarioRange(item string, lists [][]string) []string {
 		}
 	}
 	return nil
-}
-
-// nextIndex returns the index of sep in s after position at, or -1.
-func nextIndex(s, sep string, at int) int {
-	i := strings.Index(s[at+1:], sep)
-	if i < 0 {
-		return -1
-	}
-	return at + 1 + i
 }
 
 func indexOf(xs []string, x string) int {
