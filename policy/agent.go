@@ -289,7 +289,7 @@ func (a *Agent) Score(scores []float64, in *proflow.Input) error {
 func (a *Agent) forward(q, rows, states []float32, n int) error {
 	switch {
 	case a.Universal():
-		if err := a.candidateRows(rows, states, n); err != nil {
+		if err := a.enc.EncodeCandidatesBatch(rows, states, n); err != nil {
 			return err
 		}
 		return a.m.ForwardBatch(q, rows, n*len(a.q))
@@ -297,22 +297,4 @@ func (a *Agent) forward(q, rows, states []float32, n int) error {
 		return a.m.Forward(q, states)
 	}
 	return a.m.ForwardBatch(q, states, n)
-}
-
-// candidateRows encodes the candidate rows of n states, back to back in
-// states, into rows: |S| rows of each state, state after state.
-func (a *Agent) candidateRows(rows, states []float32, n int) error {
-	if n == 1 {
-		return a.enc.EncodeCandidates(rows, states) // it checks the state's length
-	}
-	dim, width := a.enc.Dim(), len(a.q)*a.enc.CandidateDim()
-	if len(states) != n*dim {
-		return fmt.Errorf("states has %d values, want n×state dim = %d×%d = %d", len(states), n, dim, n*dim)
-	}
-	for j := range n {
-		if err := a.enc.EncodeCandidates(rows[j*width:][:width], states[j*dim:][:dim]); err != nil {
-			return fmt.Errorf("state %d: %w", j, err)
-		}
-	}
-	return nil
 }

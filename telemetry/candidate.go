@@ -130,6 +130,30 @@ func (c EncoderConfig) EncodeCandidates(dst []float32, s proflow.State) error {
 	return nil
 }
 
+// EncodeCandidatesBatch writes the candidate rows of n states, back to back
+// in states (Dim values each), into dst: NumSwitches rows of CandidateDim
+// values per state, state after state, as EncodeCandidates writes one. It
+// fails, naming the state, when the lengths disagree or a state's one-hot
+// does not mark exactly one switch. It does not allocate.
+func (c EncoderConfig) EncodeCandidatesBatch(dst, states []float32, n int) error {
+	if n == 1 {
+		return c.EncodeCandidates(dst, states) // it checks both lengths
+	}
+	dim, width := c.Dim(), c.NumSwitches*c.CandidateDim()
+	if n < 0 || len(states) != n*dim {
+		return fmt.Errorf("telemetry: candidate rows: states has %d values, want n×state dim = %d×%d = %d", len(states), n, dim, n*dim)
+	}
+	if len(dst) != n*width {
+		return fmt.Errorf("telemetry: candidate rows: %d values, want n×switches×%d = %d", len(dst), c.CandidateDim(), n*width)
+	}
+	for i := range n {
+		if err := c.EncodeCandidates(dst[i*width:][:width], states[i*dim:][:dim]); err != nil {
+			return fmt.Errorf("state %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // ScalingMismatch compares the scaling of c with that of o with the fabric
 // size and the bucket rate factored out, as a universal model needs: the
 // layout, the drop window, the flow-count scale and every rate scale

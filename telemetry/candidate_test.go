@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -153,5 +154,41 @@ func TestScalingMismatch(t *testing.T) {
 	d := b.WithLayout(StateLayout)
 	if f, _, _, ok := a.ScalingMismatch(d); ok || f != "state_layout" {
 		t.Errorf("v1 against v2: field %q ok %v, want state_layout", f, ok)
+	}
+}
+
+// EncodeCandidatesBatch writes each state's rows as EncodeCandidates does,
+// state after state, and names the state that fails.
+func TestEncodeCandidatesBatch(t *testing.T) {
+	c := candidateConfig(6, 3)
+	r := rand.New(rand.NewPCG(9, 10))
+	const n = 3
+	var states []float32
+	for i := range n {
+		states = append(states, randomState(c, i, r)...)
+	}
+	width := c.NumSwitches * c.CandidateDim()
+	got := make([]float32, n*width)
+	if err := c.EncodeCandidatesBatch(got, states, n); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		want := make([]float32, width)
+		if err := c.EncodeCandidates(want, states[i*c.Dim():][:c.Dim()]); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got[i*width:][:width]); diff != "" {
+			t.Errorf("state %d: batch rows differ from EncodeCandidates' (-want +got):\n%s", i, diff)
+		}
+	}
+	if err := c.EncodeCandidatesBatch(got, states[:len(states)-1], n); err == nil {
+		t.Error("a short state batch was accepted")
+	}
+	states[c.Dim()+c.PlacementOffset()+5] = 1 // state 1 now marks two switches
+	if err := c.EncodeCandidatesBatch(got, states, n); err == nil || !strings.Contains(err.Error(), "state 1") {
+		t.Errorf("two-hot state 1: %v, want an error naming state 1", err)
+	}
+	if a := testing.AllocsPerRun(50, func() { _ = c.EncodeCandidatesBatch(got[:0], states[:0], 0) }); a != 0 {
+		t.Errorf("EncodeCandidatesBatch allocates %v times, want 0", a)
 	}
 }

@@ -902,18 +902,13 @@ func (t *Trainer) qTensor(tp *tape, m *MLP, enc telemetry.EncoderConfig, s []flo
 // (telemetry.EncoderConfig.EncodeCandidates), n·|S| rows of CandidateDim
 // values, in the trainer's scratch: valid until the next call.
 func (t *Trainer) candidates(enc telemetry.EncoderConfig, s []float32, n int) ([]float32, error) {
-	dim, width := enc.Dim(), enc.NumSwitches*enc.CandidateDim()
-	if len(s) != n*dim {
-		return nil, fmt.Errorf("torchq: candidate rows: %d values for %d states of %d", len(s), n, dim)
-	}
+	width := enc.NumSwitches * enc.CandidateDim()
 	if cap(t.rows) < n*width {
 		t.rows = make([]float32, n*width)
 	}
 	rows := t.rows[:n*width]
-	for i := range n {
-		if err := enc.EncodeCandidates(rows[i*width:(i+1)*width], s[i*dim:(i+1)*dim]); err != nil {
-			return nil, fmt.Errorf("torchq: state %d: %w", i, err)
-		}
+	if err := enc.EncodeCandidatesBatch(rows, s, n); err != nil {
+		return nil, fmt.Errorf("torchq: %w", err)
 	}
 	return rows, nil
 }
