@@ -1,0 +1,354 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/workpool"
+	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/telemetry"
+	"github.com/proflow-sdn/proflow/telemetry/trace"
+)
+
+// MovePolicy returns a scripted policy that is not deployable: it keeps
+// the protected flow where it is until at after congestion start, then, at
+// the first decision from then on, moves it to switch to (unless it is
+// there) and stays. It is one point of the space of single-move schedules
+// that Bound searches.
+func MovePolicy(at time.Duration, to int) PolicySpec {
+	name := fmt.Sprintf("move-%v-%d", at, to)
+	return PolicySpec{
+		Name: name,
+		New: func(proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
+			return nil, nil, nil, fmt.Errorf("eval: the %s policy reads the scenario's start; build it with ForScenario", name)
+		},
+		ForScenario: func(sc *sim.Scenario, cfg sim.Config) (sim.PolicyFactory, error) {
+			when := cfg.Epoch.Add(sc.Start() + at)
+			return func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
+				if to < 0 || to >= topo.NumSwitches() {
+					return nil, nil, nil, fmt.Errorf("eval: %s: switch %d, want one of the topology's %d", name, to, topo.NumSwitches())
+				}
+				enc, err := telemetry.NewEncoder(telemetry.DefaultEncoderConfig(topo))
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				return enc, &scheduledMove{at: when, to: to}, policy.Immediate(), nil
+			}, nil
+		},
+	}
+}
+
+// scheduledMove is the policy MovePolicy builds for one episode.
+type scheduledMove struct {
+	at    time.Time
+	to    int
+	moved bool
+}
+
+// Score keeps the current switch until the move's time, then once scores
+// the move's switch above it.
+func (m *scheduledMove) Score(scores []float64, in *proflow.Input) error {
+	if in == nil || in.Current < 0 || in.Current >= len(scores) || m.to >= len(scores) {
+		return fmt.Errorf("eval: scheduled move: input for %d scores, want a current switch and switch %d among them", len(scores), m.to)
+	}
+	clear(scores)
+	scores[in.Current] = 1
+	if m.moved || in.Time.Before(m.at) {
+		return nil
+	}
+	m.moved = true
+	scores[m.to] = 2
+	return nil
+}
+
+// Reset forgets the move, for a new episode.
+func (m *scheduledMove) Reset() { m.moved = false }
+
+// Twin is a pair of scenarios that give a controller the same observations
+// until Diverge after congestion start and differ after it: a scenario and
+// its sim.Scenario.EndedAt twin, say. Until Diverge no policy, learned or
+// not, can tell which of the two it is in, so whatever it does by then it
+// does in both.
+type Twin struct {
+	A, B *sim.Scenario
+	// Diverge is the last decision time, after congestion start, at which
+	// the two are still the same to a controller.
+	Diverge time.Duration
+}
+
+// BoundSpec describes a Bound search: for every twin, every single-move
+// schedule (MovePolicy at every decision time of the window, to every
+// other switch, and never moving) and every rule, on both scenarios.
+type BoundSpec struct {
+	Twins []Twin
+	// Rules are the deployable rules whose best in each scenario is the
+	// yardstick (DeployablePolicies, built with ReferencePolicy).
+	Rules []PolicySpec
+	// Repeats per scenario and policy; repeat r of both twins runs with
+	// the same seed, derived from Seed and A's name.
+	Repeats int
+	Seed    uint64
+	// Config is the simulated fabric (zero: sim.DefaultConfig()).
+	Config sim.Config
+	// Parallelism is the number of episodes simulated at once.
+	Parallelism int
+	// Progress, when set, is called after each episode.
+	Progress func(done, total int)
+}
+
+// Schedule is a single-move schedule and its outcome in one scenario.
+type Schedule struct {
+	// At is the move's decision time in seconds after congestion start;
+	// To the switch it moves to, -1 for never moving (then At is 0).
+	At float64 `json:"at"`
+	To int     `json:"to"`
+	// Mean is the protected flow's mean throughput over the window,
+	// bytes/s, averaged over the repeats.
+	Mean float64 `json:"mean"`
+}
+
+// Member is one scenario of a twin: its best rule and what every
+// single-move schedule achieves in it.
+type Member struct {
+	Scenario string `json:"scenario"`
+	// BestRule is the rule with the highest mean in this scenario, and
+	// BestRuleMean that mean, bytes/s: the per-scenario yardstick.
+	BestRule     string  `json:"best_rule"`
+	BestRuleMean float64 `json:"best_rule_mean"`
+	// Schedules holds never moving first, then every move in order of
+	// time and switch.
+	Schedules []Schedule `json:"schedules"`
+	// Hindsight is the best of Schedules: what a policy that knew the
+	// scenario and moved at most once could get.
+	Hindsight Schedule `json:"hindsight"`
+}
+
+// Shortfall is how far a mean is behind the member's best rule, as a
+// fraction of it: 0.02 is the "more than 2% behind" line; negative when
+// ahead.
+func (m Member) Shortfall(mean float64) float64 { return 1 - mean/m.BestRuleMean }
+
+// TwinBound is what any policy that moves the flow at most once can do on a
+// twin, measured: Least is the smallest worst-case shortfall behind the
+// per-scenario best rule over the two scenarios. A policy either moves by
+// Diverge, and then makes that same move in both (Commit, the best such
+// move for the worse of the two), or it does not, and then the best it can
+// do in each is the best schedule moving later or never (Wait, chosen per
+// scenario with hindsight). Least above 0.02 means every such policy is
+// more than 2% behind the best rule in at least one of the two scenarios.
+type TwinBound struct {
+	Members [2]Member `json:"members"`
+	// Diverge is Twin.Diverge in seconds.
+	Diverge float64 `json:"diverge"`
+	// Commit is the move by Diverge with the smallest larger shortfall,
+	// CommitShortfall its shortfall in each member.
+	Commit          Schedule   `json:"commit"`
+	CommitShortfall [2]float64 `json:"commit_shortfall"`
+	// Wait is, per member, the best schedule that does not move by
+	// Diverge, and WaitShortfall its shortfall.
+	Wait          [2]Schedule `json:"wait"`
+	WaitShortfall [2]float64  `json:"wait_shortfall"`
+	// Least is min(max(CommitShortfall), max(WaitShortfall)).
+	Least float64 `json:"least"`
+}
+
+// Bound runs the spec and returns one TwinBound per twin. Before it
+// trusts a twin it checks, on every repeat, that the never-moving
+// schedule sees the same observations and throughput in both scenarios at
+// every step up to Diverge, and refuses the spec if not: the bound rests
+// on the two being indistinguishable until then.
+func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
+	if len(spec.Twins) == 0 || len(spec.Rules) == 0 || spec.Repeats < 1 {
+		return nil, errors.New("eval: bound needs at least one twin, one rule and one repeat")
+	}
+	cfg := spec.Config
+	if cfg.Switches == 0 {
+		cfg = sim.DefaultConfig()
+	}
+	topo := cfg.Topology()
+	var jobs []boundJob
+	for i, tw := range spec.Twins {
+		if tw.A == nil || tw.B == nil {
+			return nil, fmt.Errorf("eval: bound: twin %d lacks a scenario", i)
+		}
+		if tw.A.Start() != tw.B.Start() || tw.A.Length() != tw.B.Length() || tw.A.ProtectedSwitch != tw.B.ProtectedSwitch {
+			return nil, fmt.Errorf("eval: bound: twin %s/%s: the two differ in congestion start, window or protected switch, want the same", tw.A.Name, tw.B.Name)
+		}
+		w := tw.A.Length() - tw.A.Start()
+		if tw.Diverge < 0 || tw.Diverge >= w {
+			return nil, fmt.Errorf("eval: bound: twin %s/%s diverges %v after congestion start, want in [0s, %v)", tw.A.Name, tw.B.Name, tw.Diverge, w)
+		}
+		home, err := topo.SwitchIndex(tw.A.ProtectedSwitch)
+		if err != nil {
+			return nil, fmt.Errorf("eval: bound: twin %s/%s: %w", tw.A.Name, tw.B.Name, err)
+		}
+		pols := []boundPolicy{{spec: mustStatic(), sched: Schedule{To: -1}}}
+		for t := time.Duration(0); t < w; t += cfg.Interval {
+			for k := range topo.NumSwitches() {
+				if k != home {
+					pols = append(pols, boundPolicy{spec: MovePolicy(t, k), sched: Schedule{At: t.Seconds(), To: k}})
+				}
+			}
+		}
+		for _, r := range spec.Rules {
+			pols = append(pols, boundPolicy{spec: r, rule: true})
+		}
+		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
+			if err := sc.Validate(cfg); err != nil {
+				return nil, fmt.Errorf("eval: bound: %w", err)
+			}
+			for p, pol := range pols {
+				factory, err := pol.spec.factoryFor(sc, cfg)
+				if err != nil {
+					return nil, err
+				}
+				for r := range spec.Repeats {
+					jobs = append(jobs, boundJob{twin: i, member: m, policy: p, pol: pol, repeat: r, ep: sim.EpisodeSpec{
+						Scenario: sc, Seed: EpisodeSeed(spec.Seed, tw.A.Name, r), Config: cfg,
+						Policy: pol.spec.Name, NewPolicy: factory,
+					}})
+				}
+			}
+		}
+	}
+	means := make([]float64, len(jobs))
+	prefixes := make([][]trace.Step, len(jobs))
+	errs := workpool.Run(ctx, len(jobs), spec.Parallelism, func(ctx context.Context, j int) error {
+		job := jobs[j]
+		tr, err := sim.RunEpisode(ctx, job.ep)
+		if err != nil {
+			return fmt.Errorf("eval: bound: %w", err)
+		}
+		ep, err := FromTrace(tr, job.repeat)
+		if err != nil {
+			return err
+		}
+		sc := job.ep.Scenario
+		means[j] = ep.meanThroughput((sc.Length() - sc.Start()).Seconds())
+		if job.policy == 0 {
+			until := tr.Meta.CongestionStart.Add(spec.Twins[job.twin].Diverge)
+			for _, st := range tr.Steps {
+				if st.Time.After(until) {
+					break
+				}
+				prefixes[j] = append(prefixes[j], st)
+			}
+		}
+		return nil
+	}, spec.Progress)
+	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
+		return nil, err
+	}
+	return collectBounds(spec, jobs, means, prefixes)
+}
+
+// boundPolicy is one policy of a Bound search: a schedule or a rule.
+type boundPolicy struct {
+	spec  PolicySpec
+	sched Schedule
+	rule  bool
+}
+
+// boundJob is one episode of a Bound search.
+type boundJob struct {
+	twin, member, policy, repeat int
+	pol                          boundPolicy
+	ep                           sim.EpisodeSpec
+}
+
+// mustStatic is the never-moving schedule.
+func mustStatic() PolicySpec {
+	return immediateSpec("static", func(proflow.Topology) (proflow.Policy, error) { return policy.Static{}, nil })
+}
+
+// collectBounds averages the repeats, checks the twins' common prefix and
+// takes the minimax of each twin.
+func collectBounds(spec BoundSpec, jobs []boundJob, means []float64, prefixes [][]trace.Step) ([]TwinBound, error) {
+	type key struct{ twin, member, policy int }
+	sum := map[key]float64{}
+	var static [][2][][]trace.Step // per twin, member: the never-moving prefixes by repeat
+	static = make([][2][][]trace.Step, len(spec.Twins))
+	pols := map[key]boundPolicy{}
+	for j, job := range jobs {
+		k := key{job.twin, job.member, job.policy}
+		sum[k] += means[j] / float64(spec.Repeats)
+		pols[k] = job.pol
+		if job.policy == 0 {
+			static[job.twin][job.member] = append(static[job.twin][job.member], prefixes[j])
+		}
+	}
+	out := make([]TwinBound, len(spec.Twins))
+	for i, tw := range spec.Twins {
+		for r := range spec.Repeats {
+			a, b := static[i][0][r], static[i][1][r]
+			if len(a) == 0 || !reflect.DeepEqual(a, b) {
+				return nil, fmt.Errorf("eval: bound: %s and %s do not look the same to a controller up to %v after congestion start (repeat %d), want twins", tw.A.Name, tw.B.Name, tw.Diverge, r)
+			}
+		}
+		tb := TwinBound{Diverge: tw.Diverge.Seconds()}
+		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
+			mem := Member{Scenario: sc.Name, BestRuleMean: math.Inf(-1)}
+			for p := 0; ; p++ {
+				pol, ok := pols[key{i, m, p}]
+				if !ok {
+					break
+				}
+				v := sum[key{i, m, p}]
+				if pol.rule {
+					if v > mem.BestRuleMean {
+						mem.BestRule, mem.BestRuleMean = pol.spec.Name, v
+					}
+					continue
+				}
+				s := pol.sched
+				s.Mean = v
+				mem.Schedules = append(mem.Schedules, s)
+			}
+			mem.Hindsight = mem.Schedules[0]
+			for _, s := range mem.Schedules {
+				if s.Mean > mem.Hindsight.Mean {
+					mem.Hindsight = s
+				}
+			}
+			tb.Members[m] = mem
+		}
+		tb.minimax()
+		out[i] = tb
+	}
+	return out, nil
+}
+
+// minimax fills Commit, Wait and Least from the members' schedules, which
+// list the same schedules in the same order.
+func (tb *TwinBound) minimax() {
+	a, b := tb.Members[0], tb.Members[1]
+	commit := math.Inf(1)
+	for w := range 2 {
+		tb.Wait[w] = Schedule{To: -1, Mean: math.Inf(-1)}
+	}
+	for s := range a.Schedules {
+		sa, sb := a.Schedules[s], b.Schedules[s]
+		if sa.To >= 0 && sa.At <= tb.Diverge {
+			fa, fb := a.Shortfall(sa.Mean), b.Shortfall(sb.Mean)
+			if worse := max(fa, fb); worse < commit {
+				commit, tb.Commit, tb.CommitShortfall = worse, Schedule{At: sa.At, To: sa.To}, [2]float64{fa, fb}
+			}
+			continue
+		}
+		for w, x := range [2]Schedule{sa, sb} {
+			if x.Mean > tb.Wait[w].Mean {
+				tb.Wait[w] = x
+			}
+		}
+	}
+	for w, m := range tb.Members {
+		tb.WaitShortfall[w] = m.Shortfall(tb.Wait[w].Mean)
+	}
+	tb.Least = min(commit, max(tb.WaitShortfall[0], tb.WaitShortfall[1]))
+}

@@ -1,0 +1,114 @@
+package eval
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proflow-sdn/proflow/southbound/sim"
+)
+
+// shortCrowd is S1 with a 10 s window: five full-rate hosts on the
+// protected flow's switch agg1 from congestion start.
+func shortCrowd(t *testing.T) *sim.Scenario {
+	t.Helper()
+	sc, err := sim.BuiltinScenario("S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Name, sc.Window = "crowd10", sim.Duration(10*time.Second)
+	return sc
+}
+
+func boundRules(t *testing.T) []PolicySpec {
+	t.Helper()
+	var rules []PolicySpec
+	for _, name := range []string{"static", "crowd"} {
+		p, err := ReferencePolicy(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, p)
+	}
+	return rules
+}
+
+func TestMovePolicyMovesOnceAtItsTime(t *testing.T) {
+	sc := shortCrowd(t)
+	eps, err := Sweep{Scenarios: []*sim.Scenario{sc}, Policies: []PolicySpec{MovePolicy(3500*time.Millisecond, 2)}, Repeats: 1, Seed: 3, Config: sim.TestbedConfig()}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := eps[0].Reroutes
+	if len(rr) != 1 || rr[0].At != 3.5 || rr[0].From != 0 || rr[0].To != 2 {
+		t.Fatalf("reroutes %+v, want one from switch 0 to 2 at 3.5 s", rr)
+	}
+}
+
+func TestBound(t *testing.T) {
+	cfg := sim.TestbedConfig()
+	a := shortCrowd(t)
+	b, err := a.EndedAt(3 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Bound(context.Background(), BoundSpec{
+		Twins: []Twin{{A: a, B: b, Diverge: 3 * time.Second}}, Rules: boundRules(t),
+		Repeats: 1, Seed: 5, Config: cfg, Parallelism: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d bounds, want 1", len(got))
+	}
+	tb := got[0]
+	// Never, then 20 decision times × 3 other switches, in both.
+	for _, m := range tb.Members {
+		if n := len(m.Schedules); n != 61 || m.Schedules[0].To != -1 {
+			t.Fatalf("%s: %d schedules starting with %+v, want 61 starting with never", m.Scenario, n, m.Schedules[0])
+		}
+		if m.BestRule != "static" && m.BestRule != "crowd" {
+			t.Errorf("%s: best rule %q, want static or crowd", m.Scenario, m.BestRule)
+		}
+		for _, s := range m.Schedules {
+			if s.Mean > m.Hindsight.Mean {
+				t.Errorf("%s: schedule %+v beats the hindsight best %+v", m.Scenario, s, m.Hindsight)
+			}
+		}
+	}
+	// The minimax, computed here again from the schedules.
+	a0, b0 := tb.Members[0], tb.Members[1]
+	commit, waitA, waitB := math.Inf(1), math.Inf(1), math.Inf(1)
+	for i := range a0.Schedules {
+		fa, fb := a0.Shortfall(a0.Schedules[i].Mean), b0.Shortfall(b0.Schedules[i].Mean)
+		if a0.Schedules[i].To >= 0 && a0.Schedules[i].At <= 3 {
+			commit = min(commit, max(fa, fb))
+		} else {
+			waitA, waitB = min(waitA, fa), min(waitB, fb)
+		}
+	}
+	if want := min(commit, max(waitA, waitB)); math.Abs(tb.Least-want) > 1e-12 {
+		t.Errorf("least shortfall %v, want %v (commit %v, wait %v and %v)", tb.Least, want, commit, waitA, waitB)
+	}
+	if tb.Members[1].BestRule != "static" {
+		t.Errorf("a 3 s visit: best rule %s, want static (a move only costs)", tb.Members[1].BestRule)
+	}
+}
+
+func TestBoundRefusesScenariosThatDifferBeforeDiverging(t *testing.T) {
+	a := shortCrowd(t)
+	b, err := a.EndedAt(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Bound(context.Background(), BoundSpec{
+		Twins: []Twin{{A: a, B: b, Diverge: 4 * time.Second}}, Rules: boundRules(t),
+		Repeats: 1, Seed: 5, Config: sim.TestbedConfig(), Parallelism: 2,
+	})
+	if err == nil || !strings.Contains(err.Error(), "do not look the same to a controller up to 4s") {
+		t.Fatalf("Bound on scenarios apart from 1 s, diverging at 4 s: error %v, want one saying they differ before", err)
+	}
+}

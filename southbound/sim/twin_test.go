@@ -1,0 +1,65 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/proflow-sdn/proflow/southbound/sim"
+)
+
+func TestEndedAt(t *testing.T) {
+	d := func(s string) sim.Duration {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sim.Duration(v)
+	}
+	sc := &sim.Scenario{
+		Name: "twin", Description: "three congesters", ProtectedSwitch: "agg1",
+		Congesters: []sim.Congester{
+			{Host: "h2", Arrive: d("20s"), Switch: "agg1", Moves: []sim.Move{{At: d("25s"), Switch: "agg2"}, {At: d("40s"), Switch: "agg3"}}},
+			{Host: "h3", Arrive: d("20s"), Switch: "agg1", Depart: d("28s")},
+			{Host: "h4", Arrive: d("31s"), Switch: "agg1"},
+		},
+	}
+	orig := sc.Clone()
+	got, err := sc.EndedAt(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sim.Congester{
+		{Host: "h2", Arrive: d("20s"), Switch: "agg1", Moves: []sim.Move{{At: d("25s"), Switch: "agg2"}}, Depart: d("30s")},
+		{Host: "h3", Arrive: d("20s"), Switch: "agg1", Depart: d("28s")},
+	}
+	if diff := cmp.Diff(want, got.Congesters); diff != "" {
+		t.Errorf("EndedAt(10s) congesters (-want +got):\n%s", diff)
+	}
+	if got.Name != "twin-end10s" || got.ProtectedSwitch != "agg1" || got.Length() != sc.Length() {
+		t.Errorf("EndedAt(10s): name %q, switch %q, length %v; want twin-end10s, agg1, %v", got.Name, got.ProtectedSwitch, got.Length(), sc.Length())
+	}
+	if err := got.Validate(sim.DefaultConfig()); err != nil {
+		t.Errorf("the twin does not validate: %v", err)
+	}
+	if diff := cmp.Diff(orig, sc); diff != "" {
+		t.Errorf("EndedAt changed the scenario it was called on (-before +after):\n%s", diff)
+	}
+	quiet, err := sc.EndedAt(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(quiet.Congesters) != 0 {
+		t.Errorf("EndedAt(0) congesters %+v, want none (every one arrives at congestion start or later)", quiet.Congesters)
+	}
+	if err := quiet.Validate(sim.DefaultConfig()); err != nil {
+		t.Errorf("the quiet twin does not validate: %v", err)
+	}
+	for _, bad := range []time.Duration{-time.Second, 120 * time.Second} {
+		if _, err := sc.EndedAt(bad); err == nil || !strings.Contains(err.Error(), "want in [0s, 2m0s)") {
+			t.Errorf("EndedAt(%v) error %v, want one naming the window", bad, err)
+		}
+	}
+}
