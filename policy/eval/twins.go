@@ -173,6 +173,9 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 	}
 	topo := cfg.Topology()
 	var jobs []boundJob
+	uniq := map[string]int{} // episode key → index in eps
+	var eps []sim.EpisodeSpec
+	var statics []bool // eps[i] never moves: keep its steps
 	for i, tw := range spec.Twins {
 		if tw.A == nil || tw.B == nil {
 			return nil, fmt.Errorf("eval: bound: twin %d lacks a scenario", i)
@@ -188,7 +191,7 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 		if err != nil {
 			return nil, fmt.Errorf("eval: bound: twin %s/%s: %w", tw.A.Name, tw.B.Name, err)
 		}
-		pols := []boundPolicy{{spec: mustStatic(), sched: Schedule{To: -1}}}
+		pols := []boundPolicy{{spec: neverMove(), sched: Schedule{To: -1}}}
 		for t := time.Duration(0); t < w; t += cfg.Interval {
 			for k := range topo.NumSwitches() {
 				if k != home {
@@ -209,43 +212,44 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 					return nil, err
 				}
 				for r := range spec.Repeats {
-					jobs = append(jobs, boundJob{twin: i, member: m, policy: p, pol: pol, repeat: r, ep: sim.EpisodeSpec{
-						Scenario: sc, Seed: EpisodeSeed(spec.Seed, tw.A.Name, r), Config: cfg,
-						Policy: pol.spec.Name, NewPolicy: factory,
-					}})
+					seed := EpisodeSeed(spec.Seed, tw.A.Name, r)
+					// Twins that share a scenario (one scenario against
+					// several of its twins) share its episodes.
+					key := fmt.Sprintf("%s/%s/%d", sc.Name, pol.spec.Name, seed)
+					e, ok := uniq[key]
+					if !ok {
+						e = len(eps)
+						uniq[key] = e
+						eps = append(eps, sim.EpisodeSpec{Scenario: sc, Seed: seed, Config: cfg, Policy: pol.spec.Name, NewPolicy: factory})
+						statics = append(statics, p == 0)
+					}
+					jobs = append(jobs, boundJob{twin: i, member: m, policy: p, pol: pol, repeat: r, episode: e})
 				}
 			}
 		}
 	}
-	means := make([]float64, len(jobs))
-	prefixes := make([][]trace.Step, len(jobs))
-	errs := workpool.Run(ctx, len(jobs), spec.Parallelism, func(ctx context.Context, j int) error {
-		job := jobs[j]
-		tr, err := sim.RunEpisode(ctx, job.ep)
+	means := make([]float64, len(eps))
+	steps := make([][]trace.Step, len(eps))
+	errs := workpool.Run(ctx, len(eps), spec.Parallelism, func(ctx context.Context, j int) error {
+		tr, err := sim.RunEpisode(ctx, eps[j])
 		if err != nil {
 			return fmt.Errorf("eval: bound: %w", err)
 		}
-		ep, err := FromTrace(tr, job.repeat)
+		ep, err := FromTrace(tr, 0)
 		if err != nil {
 			return err
 		}
-		sc := job.ep.Scenario
+		sc := eps[j].Scenario
 		means[j] = ep.meanThroughput((sc.Length() - sc.Start()).Seconds())
-		if job.policy == 0 {
-			until := tr.Meta.CongestionStart.Add(spec.Twins[job.twin].Diverge)
-			for _, st := range tr.Steps {
-				if st.Time.After(until) {
-					break
-				}
-				prefixes[j] = append(prefixes[j], st)
-			}
+		if statics[j] {
+			steps[j] = tr.Steps
 		}
 		return nil
 	}, spec.Progress)
 	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
 		return nil, err
 	}
-	return collectBounds(spec, jobs, means, prefixes)
+	return collectBounds(spec, cfg, jobs, means, steps)
 }
 
 // boundPolicy is one policy of a Bound search: a schedule or a rule.
@@ -255,38 +259,39 @@ type boundPolicy struct {
 	rule  bool
 }
 
-// boundJob is one episode of a Bound search.
+// boundJob is one policy's repeat on one member of a twin: episode
+// indexes the episode it reads.
 type boundJob struct {
 	twin, member, policy, repeat int
 	pol                          boundPolicy
-	ep                           sim.EpisodeSpec
+	episode                      int
 }
 
-// mustStatic is the never-moving schedule.
-func mustStatic() PolicySpec {
+// neverMove is the never-moving schedule.
+func neverMove() PolicySpec {
 	return immediateSpec("static", func(proflow.Topology) (proflow.Policy, error) { return policy.Static{}, nil })
 }
 
 // collectBounds averages the repeats, checks the twins' common prefix and
 // takes the minimax of each twin.
-func collectBounds(spec BoundSpec, jobs []boundJob, means []float64, prefixes [][]trace.Step) ([]TwinBound, error) {
+func collectBounds(spec BoundSpec, cfg sim.Config, jobs []boundJob, means []float64, steps [][]trace.Step) ([]TwinBound, error) {
 	type key struct{ twin, member, policy int }
 	sum := map[key]float64{}
-	var static [][2][][]trace.Step // per twin, member: the never-moving prefixes by repeat
-	static = make([][2][][]trace.Step, len(spec.Twins))
+	static := make([][2][][]trace.Step, len(spec.Twins)) // per twin and member: the never-moving steps by repeat
 	pols := map[key]boundPolicy{}
-	for j, job := range jobs {
+	for _, job := range jobs {
 		k := key{job.twin, job.member, job.policy}
-		sum[k] += means[j] / float64(spec.Repeats)
+		sum[k] += means[job.episode] / float64(spec.Repeats)
 		pols[k] = job.pol
 		if job.policy == 0 {
-			static[job.twin][job.member] = append(static[job.twin][job.member], prefixes[j])
+			static[job.twin][job.member] = append(static[job.twin][job.member], steps[job.episode])
 		}
 	}
 	out := make([]TwinBound, len(spec.Twins))
 	for i, tw := range spec.Twins {
+		until := cfg.Epoch.Add(tw.A.Start() + tw.Diverge)
 		for r := range spec.Repeats {
-			a, b := static[i][0][r], static[i][1][r]
+			a, b := prefix(static[i][0][r], until), prefix(static[i][1][r], until)
 			if len(a) == 0 || !reflect.DeepEqual(a, b) {
 				return nil, fmt.Errorf("eval: bound: %s and %s do not look the same to a controller up to %v after congestion start (repeat %d), want twins", tw.A.Name, tw.B.Name, tw.Diverge, r)
 			}
@@ -322,6 +327,15 @@ func collectBounds(spec BoundSpec, jobs []boundJob, means []float64, prefixes []
 		out[i] = tb
 	}
 	return out, nil
+}
+
+// prefix returns the steps up to and including until.
+func prefix(steps []trace.Step, until time.Time) []trace.Step {
+	n := 0
+	for n < len(steps) && !steps[n].Time.After(until) {
+		n++
+	}
+	return steps[:n]
 }
 
 // minimax fills Commit, Wait and Least from the members' schedules, which

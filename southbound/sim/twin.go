@@ -45,3 +45,41 @@ func (s *Scenario) EndedAt(d time.Duration) (*Scenario, error) {
 	t.Congesters = kept
 	return t, nil
 }
+
+// FrozenAt returns the other twin of the scenario at d after
+// CongestionStart: every congester sending then stays, on the switch it
+// is on then, to the end of the window (its later moves and departure
+// dropped), one that would arrive then or later does not come, and
+// everything before that time is unchanged. Where EndedAt asks "what if
+// the congestion left now", FrozenAt asks "what if it stayed": until d a
+// controller sees the same in the scenario and both twins. It is named
+// NAME-freezeD ("H3-freeze10s"). d must lie in [0, Window).
+func (s *Scenario) FrozenAt(d time.Duration) (*Scenario, error) {
+	w := s.Length() - s.Start()
+	if d < 0 || d >= w {
+		return nil, fmt.Errorf("sim: scenario %s: freeze of congestion %v after its start, want in [0s, %v) (the window)", s.Name, d, w)
+	}
+	at := s.Start() + d
+	t := s.Clone()
+	t.Name = fmt.Sprintf("%s-freeze%v", s.Name, d)
+	t.Description = fmt.Sprintf("%s, with every congester sending %v after congestion start staying where it is to the end (FrozenAt): %s", s.Name, d, s.Description)
+	kept := t.Congesters[:0]
+	for _, c := range t.Congesters {
+		if time.Duration(c.Arrive) >= at {
+			continue
+		}
+		if c.Depart == 0 || time.Duration(c.Depart) > at {
+			c.Depart = 0
+			moves := c.Moves[:0]
+			for _, m := range c.Moves {
+				if time.Duration(m.At) < at {
+					moves = append(moves, m)
+				}
+			}
+			c.Moves = moves
+		}
+		kept = append(kept, c)
+	}
+	t.Congesters = kept
+	return t, nil
+}

@@ -63,3 +63,41 @@ func TestEndedAt(t *testing.T) {
 		}
 	}
 }
+
+func TestFrozenAt(t *testing.T) {
+	d := func(s string) sim.Duration {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sim.Duration(v)
+	}
+	sc := &sim.Scenario{
+		Name: "twin", ProtectedSwitch: "agg1",
+		Congesters: []sim.Congester{
+			{Host: "h2", Arrive: d("20s"), Switch: "agg1", Moves: []sim.Move{{At: d("25s"), Switch: "agg2"}, {At: d("40s"), Switch: "agg3"}}, Depart: d("50s")},
+			{Host: "h3", Arrive: d("20s"), Switch: "agg1", Depart: d("28s")},
+			{Host: "h4", Arrive: d("31s"), Switch: "agg1"},
+		},
+	}
+	got, err := sc.FrozenAt(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sim.Congester{
+		{Host: "h2", Arrive: d("20s"), Switch: "agg1", Moves: []sim.Move{{At: d("25s"), Switch: "agg2"}}},
+		{Host: "h3", Arrive: d("20s"), Switch: "agg1", Depart: d("28s")},
+	}
+	if diff := cmp.Diff(want, got.Congesters); diff != "" {
+		t.Errorf("FrozenAt(10s) congesters (-want +got):\n%s", diff)
+	}
+	if got.Name != "twin-freeze10s" {
+		t.Errorf("FrozenAt(10s) name %q, want twin-freeze10s", got.Name)
+	}
+	if err := got.Validate(sim.DefaultConfig()); err != nil {
+		t.Errorf("the twin does not validate: %v", err)
+	}
+	if _, err := sc.FrozenAt(2 * time.Minute); err == nil {
+		t.Error("FrozenAt(2m) on a 2 min window: no error")
+	}
+}
