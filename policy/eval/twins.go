@@ -77,6 +77,9 @@ func (m *scheduledMove) Reset() { m.moved = false }
 // does in both.
 type Twin struct {
 	A, B *sim.Scenario
+	// Kind labels B in reports: "end" for A.EndedAt(Diverge), "freeze"
+	// for A.FrozenAt(Diverge); optional.
+	Kind string
 	// Diverge is the last decision time, after congestion start, at which
 	// the two are still the same to a controller.
 	Diverge time.Duration
@@ -144,6 +147,10 @@ func (m Member) Shortfall(mean float64) float64 { return 1 - mean/m.BestRuleMean
 // more than 2% behind the best rule in at least one of the two scenarios.
 type TwinBound struct {
 	Members [2]Member `json:"members"`
+	// Kind is Twin.Kind.
+	Kind string `json:"kind,omitempty"`
+	// Switches names the switches Schedule.To indexes.
+	Switches []string `json:"switches"`
 	// Diverge is Twin.Diverge in seconds.
 	Diverge float64 `json:"diverge"`
 	// Commit is the move by Diverge with the smallest larger shortfall,
@@ -296,7 +303,7 @@ func collectBounds(spec BoundSpec, cfg sim.Config, jobs []boundJob, means []floa
 				return nil, fmt.Errorf("eval: bound: %s and %s do not look the same to a controller up to %v after congestion start (repeat %d), want twins", tw.A.Name, tw.B.Name, tw.Diverge, r)
 			}
 		}
-		tb := TwinBound{Diverge: tw.Diverge.Seconds()}
+		tb := TwinBound{Diverge: tw.Diverge.Seconds(), Kind: tw.Kind, Switches: cfg.Topology().Switches}
 		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
 			mem := Member{Scenario: sc.Name, BestRuleMean: math.Inf(-1)}
 			for p := 0; ; p++ {

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/internal/progress"
+	"github.com/proflow-sdn/proflow/policy/eval"
+	"github.com/proflow-sdn/proflow/southbound/sim"
+)
+
+func boundCommand() command {
+	return command{
+		name:    "bound",
+		summary: "the least shortfall behind the per-scenario best rule that any single-move policy must accept on a scenario and its twins (the same until a time, then ended or frozen)",
+		run:     runBound,
+	}
+}
+
+// boundRules are the deployable rules whose per-scenario best is the
+// yardstick (eval.DeployablePolicies).
+var boundRules = []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.LatencyThresholdName}
+
+func runBound(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("bound", "bound -scenarios S1,S5 [-at 10s,12s,14s] [-twins end,freeze] [-repeats 2] [-seed N] [-out DIR]")
+	scenarios := fs.String("scenarios", "S1", `scenarios, as for evaluate ("S1,S5", "S1-S4", "H3")`)
+	at := fs.String("at", "10s,12s,14s", "times after congestion start at which each twin stops being the same as its scenario, comma-separated")
+	var files listFlag
+	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable; with no -scenarios, only these)")
+	twins := fs.String("twins", "end,freeze", `kinds of twin: end (every congester leaves then: sim.Scenario.EndedAt), freeze (every congester stays where it is then: sim.Scenario.FrozenAt)`)
+	repeats := fs.Int("repeats", 2, "repeats per scenario and policy (the twins share each repeat's seed)")
+	seed := fs.Uint64("seed", 1, "base seed")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
+	out := fs.String("out", "out/bound", "directory for bound.md, bound.csv and bound.png")
+	prof := profileFlag(fs)
+	if err := parseFlags(fs, "bound", args); err != nil {
+		return err
+	}
+	scenariosSet := false
+	fs.Visit(func(f *flag.Flag) { scenariosSet = scenariosSet || f.Name == "scenarios" })
+	if len(files) > 0 && !scenariosSet {
+		*scenarios = ""
+	}
+	if err := checkAtLeastOne("bound", flagInt{"repeats", *repeats}, flagInt{"parallel", *parallel}); err != nil {
+		return err
+	}
+	var times []time.Duration
+	for _, s := range splitList(*at) {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return badFlag("bound", "at", *at, fmt.Sprintf("a comma-separated list of durations of 0s or more (%q is not one)", s))
+		}
+		times = append(times, d)
+	}
+	kinds := splitList(*twins)
+	if len(times) == 0 || len(kinds) == 0 {
+		return badFlag("bound", "at", *at, "at least one time, and at least one kind of -twins")
+	}
+	for i, k := range kinds {
+		if (k != "end" && k != "freeze") || slices.Contains(kinds[:i], k) {
+			return badFlag("bound", "twins", *twins, "a comma-separated list of end, freeze, each once")
+		}
+	}
+	cfg, err := prof.load("bound")
+	if err != nil {
+		return err
+	}
+	scs, err := selectScenarios(*scenarios, files, cfg, sim.DefaultLimits())
+	if err != nil {
+		return fmt.Errorf("bound: %w", err)
+	}
+	var pairs []eval.Twin
+	var skipped []string
+	for _, sc := range scs {
+		if eval.MultiFlow(sc) {
+			return badFlag("bound", "scenarios", *scenarios, fmt.Sprintf("scenarios with one protected flow (%s has several)", sc.Name))
+		}
+		for _, d := range times {
+			for _, k := range kinds {
+				twin := sc.EndedAt
+				if k == "freeze" {
+					twin = sc.FrozenAt
+				}
+				b, err := twin(d)
+				if err != nil {
+					return badFlag("bound", "at", *at, err.Error())
+				}
+				if slices.EqualFunc(b.Congesters, sc.Congesters, congesterEqual) {
+					skipped = append(skipped, b.Name)
+					continue
+				}
+				pairs = append(pairs, eval.Twin{A: sc, B: b, Diverge: d, Kind: k})
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return fmt.Errorf("bound: every twin is the scenario itself (%s): pick other -at times or -twins", strings.Join(skipped, ", "))
+	}
+	var rules []eval.PolicySpec
+	var notes []string
+	for _, n := range boundRules {
+		var spec eval.PolicySpec
+		if build := calibratedPolicy(n); build != nil {
+			var note string
+			spec, note, err = build(ctx, "bound", dropCalibrate, cfg, *parallel)
+			notes = append(notes, note)
+		} else {
+			spec, err = eval.ReferencePolicy(n)
+		}
+		if err != nil {
+			return fmt.Errorf("bound: %w", err)
+		}
+		rules = append(rules, spec)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("bound: -out: %w", err)
+	}
+	start := time.Now()
+	bar := progress.New(e.stderr, "bound (episodes)", 0)
+	bounds, err := eval.Bound(ctx, eval.BoundSpec{Twins: pairs, Rules: rules, Repeats: *repeats, Seed: *seed, Config: cfg, Parallelism: *parallel,
+		Progress: func(done, total int) { bar.SetTotal(total); bar.Set(done) }})
+	if err != nil {
+		return fmt.Errorf("bound: %w", err)
+	}
+	bar.Finish()
+	generatedBy := "proflow bound " + strings.Join(args, " ")
+	write := func(w io.Writer) error {
+		fmt.Fprintf(w, "# What any policy can do on a scenario and its twins\n\n")
+		fmt.Fprintf(w, "Profile %s (%s), repeats %d, base seed %d. A twin is the scenario until a time after congestion start, then its "+
+			"congesters all leave (end) or all stay where they are (freeze); a controller sees the same in both until then, so every policy does the same in both until then. "+
+			"Every single-move schedule (never, or one move at any decision time to any other switch) runs on both; the yardstick in each is the best of %s. "+
+			"The least worst-case shortfall is the smaller of: the best move made by that time, judged by the worse of the two; and not moving by then, "+
+			"with the best later schedule of each picked with hindsight. Above 2%%, every policy that moves at most once is more than 2%% behind the best rule in one of the two.\n\n",
+			cfg.Name, cfg.Digest(), *repeats, *seed, strings.Join(boundRules, ", "))
+		if err := eval.WriteBound(w, bounds); err != nil {
+			return err
+		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(w, "\nNot run, the same as their scenario: %s.\n", strings.Join(skipped, ", "))
+		}
+		for _, n := range notes {
+			fmt.Fprintf(w, "\n> %s\n", n)
+		}
+		return nil
+	}
+	report := filepath.Join(*out, "bound.md")
+	if err := fileutil.WriteAtomic(report, func(w io.Writer) error {
+		fmt.Fprintf(w, "<!-- generated by: %s -->\n", generatedBy)
+		return write(w)
+	}); err != nil {
+		return fmt.Errorf("bound: write %s: %w", report, err)
+	}
+	if err := fileutil.WriteCSV(filepath.Join(*out, "bound.csv"), eval.BoundCSV(bounds)); err != nil {
+		return fmt.Errorf("bound: write bound.csv: %w", err)
+	}
+	fig := filepath.Join(*out, eval.FigBound)
+	if err := eval.WriteBoundPlot(fig, bounds); err != nil {
+		return fmt.Errorf("bound: %w", err)
+	}
+	if err := write(e.stdout); err != nil {
+		return fmt.Errorf("bound: print: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "bound: %d twins in %v; report %s, figure %s\n", len(pairs), time.Since(start).Round(time.Millisecond), report, fig)
+	return nil
+}
+
+// congesterEqual reports whether two congester entries are the same.
+func congesterEqual(a, b sim.Congester) bool {
+	return a.Host == b.Host && a.Dst == b.Dst && a.Streams == b.Streams && a.StreamCap == b.StreamCap && a.Arrive == b.Arrive &&
+		a.Switch == b.Switch && a.Depart == b.Depart && slices.Equal(a.Moves, b.Moves)
+}

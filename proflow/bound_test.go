@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bound runs a scenario against its twins and writes the report, the
+// CSV of every schedule and the figure; a twin that is the scenario
+// itself (a crowd that never leaves, frozen) is named, not run.
+func TestBoundCommand(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "short.json")
+	// Four full-rate hosts join the protected flow's switch for the whole
+	// 8 s window.
+	if err := os.WriteFile(file, []byte(`{"name": "short", "protected_switch": "agg1", "window": "8s", "congesters": [
+		{"host": "h2", "arrive": "20s", "switch": "agg1"}, {"host": "h3", "arrive": "20s", "switch": "agg1"},
+		{"host": "h4", "arrive": "20s", "switch": "agg1"}, {"host": "h5", "arrive": "20s", "switch": "agg1"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	e, stdout, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"bound", "-profile", "testbed", "-scenario-file", file, "-at", "2s,4s", "-repeats", "1", "-out", out}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "bound.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| short | short-end2s | 2.0 | ", "| short | short-end4s | 4.0 | ", "Not run, the same as their scenario: short-freeze2s, short-freeze4s."} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("bound.md lacks %q:\n%s", want, report)
+		}
+	}
+	if !strings.Contains(stdout.String(), "| short | short-end2s |") {
+		t.Errorf("stdout lacks the table:\n%s", stdout)
+	}
+	f, err := os.Open(filepath.Join(out, "bound.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Header, then 2 twins × 2 members × (never + 16 decision times × 3
+	// other switches).
+	if want := 1 + 2*2*(1+16*3); len(rows) != want {
+		t.Errorf("bound.csv has %d rows, want %d", len(rows), want)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "bound.png")); err != nil || fi.Size() == 0 {
+		t.Errorf("bound.png: %v", err)
+	}
+}
+
+func TestBoundCommandRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-at", "soon"}, `-at soon: want a comma-separated list of durations`},
+		{[]string{"-twins", "end,later"}, "want a comma-separated list of end, freeze, each once"},
+		{[]string{"-at", "3m"}, "want in [0s, 2m0s)"},
+	} {
+		e, _, _ := newTestEnv()
+		err := e.dispatch(context.Background(), append([]string{"bound", "-scenarios", "S1", "-out", t.TempDir()}, tc.args...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bound %v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+}
