@@ -14,6 +14,7 @@ import (
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/progress"
+	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 )
@@ -31,12 +32,14 @@ func boundCommand() command {
 var boundRules = []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.LatencyThresholdName}
 
 func runBound(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("bound", "bound -scenarios S1,S5 [-at 10s,12s,14s] [-twins end,freeze] [-repeats 2] [-seed N] [-out DIR]")
+	fs := e.newFlags("bound", "bound -scenarios S1,S5 [-at 10s,12s,14s] [-twins end,freeze] [-policies agent] [-repeats 2] [-seed N] [-out DIR]")
 	scenarios := fs.String("scenarios", "S1", `scenarios, as for evaluate ("S1,S5", "S1-S4", "H3")`)
 	at := fs.String("at", "10s,12s,14s", "times after congestion start at which each twin stops being the same as its scenario, comma-separated")
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable; with no -scenarios, only these)")
 	twins := fs.String("twins", "end,freeze", `kinds of twin: end (every congester leaves then: sim.Scenario.EndedAt), freeze (every congester stays where it is then: sim.Scenario.FrozenAt)`)
+	candidates := fs.String("policies", "agent", "policies to set beside the bound, comma-separated: agent, oracle, or none (\"\")")
+	model := fs.String("model", defaultModel, "model file of the agent")
 	repeats := fs.Int("repeats", 2, "repeats per scenario and policy (the twins share each repeat's seed)")
 	seed := fs.Uint64("seed", 1, "base seed")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
@@ -121,12 +124,28 @@ func runBound(ctx context.Context, e *env, args []string) error {
 		}
 		rules = append(rules, spec)
 	}
+	var cands []eval.PolicySpec
+	for _, n := range splitList(*candidates) {
+		var spec eval.PolicySpec
+		switch n {
+		case "agent":
+			spec, err = eval.AgentPolicy("agent", *model, policy.GateConfig{}, cfg.Topology())
+		case eval.OracleName:
+			spec = eval.OraclePolicy()
+		default:
+			return badFlag("bound", "policies", *candidates, fmt.Sprintf("a comma-separated list of agent, %s (%q is neither)", eval.OracleName, n))
+		}
+		if err != nil {
+			return fmt.Errorf("bound: %w", err)
+		}
+		cands = append(cands, spec)
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("bound: -out: %w", err)
 	}
 	start := time.Now()
 	bar := progress.New(e.stderr, "bound (episodes)", 0)
-	bounds, err := eval.Bound(ctx, eval.BoundSpec{Twins: pairs, Rules: rules, Repeats: *repeats, Seed: *seed, Config: cfg, Parallelism: *parallel,
+	bounds, err := eval.Bound(ctx, eval.BoundSpec{Twins: pairs, Rules: rules, Candidates: cands, Repeats: *repeats, Seed: *seed, Config: cfg, Parallelism: *parallel,
 		Progress: func(done, total int) { bar.SetTotal(total); bar.Set(done) }})
 	if err != nil {
 		return fmt.Errorf("bound: %w", err)

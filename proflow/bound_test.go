@@ -24,7 +24,7 @@ func TestBoundCommand(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	e, stdout, _ := newTestEnv()
-	if err := e.dispatch(context.Background(), []string{"bound", "-profile", "testbed", "-scenario-file", file, "-at", "2s,4s", "-repeats", "1", "-out", out}); err != nil {
+	if err := e.dispatch(context.Background(), []string{"bound", "-profile", "testbed", "-model", filepath.Join("..", "models", "default.safetensors"), "-scenario-file", file, "-at", "2s,4s", "-repeats", "1", "-out", out}); err != nil {
 		t.Fatal(err)
 	}
 	report, err := os.ReadFile(filepath.Join(out, "bound.md"))
@@ -35,6 +35,9 @@ func TestBoundCommand(t *testing.T) {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("bound.md lacks %q:\n%s", want, report)
 		}
+	}
+	if !strings.Contains(string(report), " agent: scenario / twin |") {
+		t.Errorf("bound.md lacks the agent's column:\n%s", report)
 	}
 	if !strings.Contains(stdout.String(), "| short | short-end2s |") {
 		t.Errorf("stdout lacks the table:\n%s", stdout)
@@ -49,8 +52,8 @@ func TestBoundCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Header, then 2 twins × 2 members × (never + 16 decision times × 3
-	// other switches).
-	if want := 1 + 2*2*(1+16*3); len(rows) != want {
+	// other switches + the agent).
+	if want := 1 + 2*2*(1+16*3+1); len(rows) != want {
 		t.Errorf("bound.csv has %d rows, want %d", len(rows), want)
 	}
 	if fi, err := os.Stat(filepath.Join(out, "bound.png")); err != nil || fi.Size() == 0 {
@@ -66,6 +69,7 @@ func TestBoundCommandRefusesBadFlags(t *testing.T) {
 		{[]string{"-at", "soon"}, `-at soon: want a comma-separated list of durations`},
 		{[]string{"-twins", "end,later"}, "want a comma-separated list of end, freeze, each once"},
 		{[]string{"-at", "3m"}, "want in [0s, 2m0s)"},
+		{[]string{"-policies", "crowd"}, `a comma-separated list of agent, oracle ("crowd" is neither)`},
 	} {
 		e, _, _ := newTestEnv()
 		err := e.dispatch(context.Background(), append([]string{"bound", "-scenarios", "S1", "-out", t.TempDir()}, tc.args...))

@@ -93,6 +93,10 @@ type BoundSpec struct {
 	// Rules are the deployable rules whose best in each scenario is the
 	// yardstick (DeployablePolicies, built with ReferencePolicy).
 	Rules []PolicySpec
+	// Candidates are policies to place beside the bound (the agent): each
+	// runs on both scenarios of every twin, and Member.Candidates holds
+	// its mean. Optional.
+	Candidates []PolicySpec
 	// Repeats per scenario and policy; repeat r of both twins runs with
 	// the same seed, derived from Seed and A's name.
 	Repeats int
@@ -130,6 +134,9 @@ type Member struct {
 	// Hindsight is the best of Schedules: what a policy that knew the
 	// scenario and moved at most once could get.
 	Hindsight Schedule `json:"hindsight"`
+	// Candidates holds each BoundSpec.Candidates policy's mean, bytes/s,
+	// by name.
+	Candidates map[string]float64 `json:"candidates,omitempty"`
 }
 
 // Shortfall is how far a mean is behind the member's best rule, as a
@@ -209,6 +216,9 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 		for _, r := range spec.Rules {
 			pols = append(pols, boundPolicy{spec: r, rule: true})
 		}
+		for _, c := range spec.Candidates {
+			pols = append(pols, boundPolicy{spec: c, candidate: true})
+		}
 		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
 			if err := sc.Validate(cfg); err != nil {
 				return nil, fmt.Errorf("eval: bound: %w", err)
@@ -259,11 +269,13 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 	return collectBounds(spec, cfg, jobs, means, steps)
 }
 
-// boundPolicy is one policy of a Bound search: a schedule or a rule.
+// boundPolicy is one policy of a Bound search: a schedule, a rule or a
+// candidate.
 type boundPolicy struct {
-	spec  PolicySpec
-	sched Schedule
-	rule  bool
+	spec      PolicySpec
+	sched     Schedule
+	rule      bool
+	candidate bool
 }
 
 // boundJob is one policy's repeat on one member of a twin: episode
@@ -312,6 +324,13 @@ func collectBounds(spec BoundSpec, cfg sim.Config, jobs []boundJob, means []floa
 					break
 				}
 				v := sum[key{i, m, p}]
+				if pol.candidate {
+					if mem.Candidates == nil {
+						mem.Candidates = map[string]float64{}
+					}
+					mem.Candidates[pol.spec.Name] = v
+					continue
+				}
 				if pol.rule {
 					if v > mem.BestRuleMean {
 						mem.BestRule, mem.BestRuleMean = pol.spec.Name, v

@@ -3,9 +3,11 @@ package eval
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -41,10 +43,20 @@ func (tb TwinBound) scheduleText(s Schedule) string {
 // WriteBound writes the bounds as a Markdown table, one row per twin, and
 // one line per scenario: the largest least shortfall over its twins, the
 // share of its best rule that no single-move policy can be sure to keep.
+// Each candidate of the search (BoundSpec.Candidates) gets a column of its
+// shortfall in the scenario and the twin.
 func WriteBound(w io.Writer, bounds []TwinBound) error {
 	pct := func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
-	fmt.Fprintln(w, "| scenario | twin | same until (s) | best rule: scenario / twin | best move by then | its shortfall: scenario / twin | best later or never: scenario / twin | their shortfall | least worst-case shortfall | every policy > 2% behind in one |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	var cands []string
+	if len(bounds) > 0 {
+		cands = slices.Sorted(maps.Keys(bounds[0].Members[0].Candidates))
+	}
+	fmt.Fprint(w, "| scenario | twin | same until (s) | best rule: scenario / twin | best move by then | its shortfall: scenario / twin | best later or never: scenario / twin | their shortfall | least worst-case shortfall | every policy > 2% behind in one |")
+	for _, c := range cands {
+		fmt.Fprintf(w, " %s: scenario / twin |", c)
+	}
+	fmt.Fprint(w, "\n|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, strings.Repeat("---|", len(cands)))
 	worst := map[string]TwinBound{}
 	var order []string
 	for _, tb := range bounds {
@@ -53,11 +65,14 @@ func WriteBound(w io.Writer, bounds []TwinBound) error {
 		if tb.Least > BoundLine {
 			forced = "**yes**"
 		}
-		_, err := fmt.Fprintf(w, "| %s | %s | %.1f | %s / %s | %s | %s / %s | %s / %s | %s / %s | %s | %s |\n",
+		row := fmt.Sprintf("| %s | %s | %.1f | %s / %s | %s | %s / %s | %s / %s | %s / %s | %s | %s |",
 			a.Scenario, b.Scenario, tb.Diverge, a.BestRule, b.BestRule, tb.scheduleText(tb.Commit),
 			pct(tb.CommitShortfall[0]), pct(tb.CommitShortfall[1]), tb.scheduleText(tb.Wait[0]), tb.scheduleText(tb.Wait[1]),
 			pct(tb.WaitShortfall[0]), pct(tb.WaitShortfall[1]), pct(tb.Least), forced)
-		if err != nil {
+		for _, c := range cands {
+			row += fmt.Sprintf(" %s / %s |", pct(a.Shortfall(a.Candidates[c])), pct(b.Shortfall(b.Candidates[c])))
+		}
+		if _, err := fmt.Fprintln(w, row); err != nil {
 			return err
 		}
 		if prev, ok := worst[a.Scenario]; !ok || tb.Least > prev.Least {
@@ -81,11 +96,12 @@ func WriteBound(w io.Writer, bounds []TwinBound) error {
 	return nil
 }
 
-// BoundCSV returns one row per twin, member and schedule (the member's
-// rules' best first, as schedule "best rule"), with a header.
+// BoundCSV returns one row per twin, member and schedule (policy
+// "schedule"), then one per candidate (policy its name, no move), with a
+// header.
 func BoundCSV(bounds []TwinBound) [][]string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
-	out := [][]string{{"scenario", "twin", "kind", "diverge_s", "member", "best_rule", "best_rule_mean_Bps", "move_at_s", "move_to", "mean_Bps", "shortfall"}}
+	out := [][]string{{"scenario", "twin", "kind", "diverge_s", "member", "best_rule", "best_rule_mean_Bps", "policy", "move_at_s", "move_to", "mean_Bps", "shortfall"}}
 	for _, tb := range bounds {
 		for _, m := range tb.Members {
 			head := []string{tb.Members[0].Scenario, tb.Members[1].Scenario, tb.Kind, f(tb.Diverge), m.Scenario, m.BestRule, f(m.BestRuleMean)}
@@ -94,7 +110,11 @@ func BoundCSV(bounds []TwinBound) [][]string {
 				if s.To < 0 {
 					at = ""
 				}
-				out = append(out, append(slices.Clone(head), at, tb.switchOf(s), f(s.Mean), f(m.Shortfall(s.Mean))))
+				out = append(out, append(slices.Clone(head), "schedule", at, tb.switchOf(s), f(s.Mean), f(m.Shortfall(s.Mean))))
+			}
+			names := slices.Sorted(maps.Keys(m.Candidates))
+			for _, c := range names {
+				out = append(out, append(slices.Clone(head), c, "", "", f(m.Candidates[c]), f(m.Shortfall(m.Candidates[c]))))
 			}
 		}
 	}
