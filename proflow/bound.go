@@ -151,6 +151,7 @@ func runBound(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("bound: %w", err)
 	}
 	bar.Finish()
+	fans := eval.FanBound(bounds)
 	generatedBy := "proflow bound " + strings.Join(args, " ")
 	write := func(w io.Writer) error {
 		fmt.Fprintf(w, "# What any policy can do on a scenario and its twins\n\n")
@@ -160,6 +161,14 @@ func runBound(ctx context.Context, e *env, args []string) error {
 			"The least worst-case shortfall is the smaller of: the best move made by that time, judged by the worse of the two; and not moving by then, "+
 			"with the best later schedule of each picked with hindsight. Above 2%%, every policy that moves at most once is more than 2%% behind the best rule in one of the two.\n\n",
 			cfg.Name, cfg.Digest(), *repeats, *seed, strings.Join(boundRules, ", "))
+		fmt.Fprintf(w, "## Each scenario against all its twins at once\n\n"+
+			"A policy makes one choice in the scenario, and that choice plays out in every twin still the same when it moves; a twin that left before "+
+			"the move lets the policy do its best from then on. Whatever time it gives up waiting, the congestion may leave right after it moved, or "+
+			"stay while it waits: the least worst-case shortfall is what the best single-move policy must accept over the scenario and these twins.\n\n")
+		if err := eval.WriteFans(w, fans); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n## Each twin on its own\n\n")
 		if err := eval.WriteBound(w, bounds); err != nil {
 			return err
 		}
@@ -182,13 +191,13 @@ func runBound(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("bound: write bound.csv: %w", err)
 	}
 	fig := filepath.Join(*out, eval.FigBound)
-	if err := eval.WriteBoundPlot(fig, bounds); err != nil {
+	if err := eval.WriteBoundPlot(fig, fans); err != nil {
 		return fmt.Errorf("bound: %w", err)
 	}
 	if err := write(e.stdout); err != nil {
 		return fmt.Errorf("bound: print: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "bound: %d twins in %v; report %s, figure %s\n", len(pairs), time.Since(start).Round(time.Millisecond), report, fig)
+	fmt.Fprintf(e.stderr, "bound: %d scenarios, %d twins in %v; report %s, figure %s\n", len(fans), len(pairs), time.Since(start).Round(time.Millisecond), report, fig)
 	return nil
 }
 

@@ -31,7 +31,7 @@ func TestBoundCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| short | short-end2s | 2.0 | ", "| short | short-end4s | 4.0 | ", "Not run, the same as their scenario: short-freeze2s, short-freeze4s."} {
+	for _, want := range []string{"| short | short-end2s | 2.0 | ", "## Each scenario against all its twins at once", "| short | 2 | ", "| short | short-end4s | 4.0 | ", "Not run, the same as their scenario: short-freeze2s, short-freeze4s."} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("bound.md lacks %q:\n%s", want, report)
 		}

@@ -392,3 +392,103 @@ func (tb *TwinBound) minimax() {
 	}
 	tb.Least = min(commit, max(tb.WaitShortfall[0], tb.WaitShortfall[1]))
 }
+
+// Fan is the bound over a scenario and all its twins at once (FanBound):
+// a policy makes one choice in the scenario, its schedule, and that
+// choice plays out in every twin that is still the same when the move is
+// made; a twin that diverged before the move lets the policy do the best
+// it could from then on. It is the ski-rental question of proactive
+// placement: move early, and the congestion may leave right after,
+// making the move a needless cost; wait, and the congestion may stay.
+type Fan struct {
+	Scenario string `json:"scenario"`
+	// Twins is how many twins the fan holds.
+	Twins int `json:"twins"`
+	// Curve holds, for never moving first and then every move of the
+	// scenario's schedules, the shortfall in the scenario (Own) and the
+	// worst shortfall over the scenario and every twin (Worst), with the
+	// twin or the scenario where it is worst.
+	Curve []FanPoint `json:"curve"`
+	// Best is the point of Curve with the least Worst.
+	Best FanPoint `json:"best"`
+	// Candidates holds each candidate policy's (BoundSpec.Candidates)
+	// largest shortfall over the scenario and its twins, with where; its
+	// Schedule is zero.
+	Candidates map[string]FanPoint `json:"candidates,omitempty"`
+	// Switches names the switches Schedule.To indexes.
+	Switches []string `json:"switches"`
+}
+
+// FanPoint is one schedule's outcome over a fan.
+type FanPoint struct {
+	Schedule Schedule `json:"schedule"`
+	// Own is the shortfall behind the best rule in the scenario itself.
+	Own float64 `json:"own"`
+	// Worst is the largest shortfall over the scenario and its twins,
+	// and WorstIn names where it is.
+	Worst   float64 `json:"worst"`
+	WorstIn string  `json:"worst_in"`
+}
+
+// FanBound groups the bounds by their scenario (Members[0]) and returns,
+// per scenario, the fan over all its twins; the bounds must come from one
+// Bound call (the schedules of a scenario listed alike in every twin).
+// More twins can only raise a fan's least Worst: any set of twins gives a
+// valid bound.
+func FanBound(bounds []TwinBound) []Fan {
+	var order []string
+	groups := map[string][]TwinBound{}
+	for _, tb := range bounds {
+		sc := tb.Members[0].Scenario
+		if _, ok := groups[sc]; !ok {
+			order = append(order, sc)
+		}
+		groups[sc] = append(groups[sc], tb)
+	}
+	fans := make([]Fan, 0, len(order))
+	for _, sc := range order {
+		g := groups[sc]
+		x := g[0].Members[0]
+		// After diverging, each twin's best: the best schedule that had
+		// not moved by its divergence.
+		later := make([]float64, len(g))
+		for i, tb := range g {
+			later[i] = tb.WaitShortfall[1]
+		}
+		fan := Fan{Scenario: sc, Twins: len(g), Switches: g[0].Switches}
+		for s, sched := range x.Schedules {
+			pt := FanPoint{Schedule: sched, Own: x.Shortfall(sched.Mean)}
+			pt.Worst, pt.WorstIn = pt.Own, sc
+			for i, tb := range g {
+				b := tb.Members[1]
+				w := later[i]
+				if sched.To >= 0 && sched.At <= tb.Diverge {
+					w = b.Shortfall(b.Schedules[s].Mean)
+				}
+				if w > pt.Worst {
+					pt.Worst, pt.WorstIn = w, b.Scenario
+				}
+			}
+			fan.Curve = append(fan.Curve, pt)
+			if s == 0 || pt.Worst < fan.Best.Worst {
+				fan.Best = pt
+			}
+		}
+		for name, mean := range x.Candidates {
+			pt := FanPoint{Own: x.Shortfall(mean), WorstIn: sc}
+			pt.Worst = pt.Own
+			for _, tb := range g {
+				b := tb.Members[1]
+				if w := b.Shortfall(b.Candidates[name]); w > pt.Worst {
+					pt.Worst, pt.WorstIn = w, b.Scenario
+				}
+			}
+			if fan.Candidates == nil {
+				fan.Candidates = map[string]FanPoint{}
+			}
+			fan.Candidates[name] = pt
+		}
+		fans = append(fans, fan)
+	}
+	return fans
+}

@@ -96,6 +96,39 @@ func WriteBound(w io.Writer, bounds []TwinBound) error {
 	return nil
 }
 
+// WriteFans writes one row per scenario: the least worst-case shortfall
+// over the scenario and all its twins that a single-move policy can have,
+// the schedule that has it and where it is worst, and each candidate's
+// worst-case shortfall over the same scenarios.
+func WriteFans(w io.Writer, fans []Fan) error {
+	pct := func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+	var cands []string
+	if len(fans) > 0 {
+		cands = slices.Sorted(maps.Keys(fans[0].Candidates))
+	}
+	fmt.Fprint(w, "| scenario | twins | least worst-case shortfall of any single-move policy | its schedule | worst in | every policy > 2% behind somewhere |")
+	for _, c := range cands {
+		fmt.Fprintf(w, " %s: worst-case shortfall (in) |", c)
+	}
+	fmt.Fprint(w, "\n|---|---|---|---|---|---|")
+	fmt.Fprintln(w, strings.Repeat("---|", len(cands)))
+	for _, f := range fans {
+		forced := "no"
+		if f.Best.Worst > BoundLine {
+			forced = "**yes**"
+		}
+		tb := TwinBound{Switches: f.Switches}
+		row := fmt.Sprintf("| %s | %d | %s | %s | %s | %s |", f.Scenario, f.Twins, pct(f.Best.Worst), tb.scheduleText(f.Best.Schedule), f.Best.WorstIn, forced)
+		for _, c := range cands {
+			row += fmt.Sprintf(" %s (%s) |", pct(f.Candidates[c].Worst), f.Candidates[c].WorstIn)
+		}
+		if _, err := fmt.Fprintln(w, row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // BoundCSV returns one row per twin, member and schedule (policy
 // "schedule"), then one per candidate (policy its name, no move), with a
 // header.
@@ -121,70 +154,92 @@ func BoundCSV(bounds []TwinBound) [][]string {
 	return out
 }
 
-// WriteBoundPlot draws, per scenario, the least worst-case shortfall of
-// any single-move policy against the time its twins stay the same as it,
-// one line per kind of twin, with the 2% line.
-func WriteBoundPlot(path string, bounds []TwinBound) error {
-	var order []string
-	pts := map[string]map[string]plotter.XYs{}
-	var kinds []string
-	for _, tb := range bounds {
-		sc := tb.Members[0].Scenario
-		if _, ok := pts[sc]; !ok {
-			order = append(order, sc)
-			pts[sc] = map[string]plotter.XYs{}
-		}
-		kind := tb.Kind
-		if kind == "" {
-			kind = "twin"
-		}
-		if !slices.Contains(kinds, kind) {
-			kinds = append(kinds, kind)
-		}
-		pts[sc][kind] = append(pts[sc][kind], plotter.XY{X: tb.Diverge, Y: 100 * tb.Least})
-	}
-	if len(order) == 0 {
-		return fmt.Errorf("eval: bound plot: no bounds to draw")
+// WriteBoundPlot draws, per scenario, the ski-rental curve of its fan:
+// for each move time, the worst shortfall behind the best rule over the
+// scenario and its twins (the best destination at that time), beside the
+// shortfall in the scenario alone, never moving as a dashed level, each
+// candidate's worst-case shortfall as a dotted level, and the 2% line.
+func WriteBoundPlot(path string, fans []Fan) error {
+	if len(fans) == 0 {
+		return fmt.Errorf("eval: bound plot: no fans to draw")
 	}
 	const cols = 3
 	var grid [][]*plot.Plot
-	for i, sc := range order {
+	for i, f := range fans {
 		p := plot.New()
-		p.Title.Text = sc
-		p.X.Label.Text = "same as the twin until (s after congestion start)"
-		p.Y.Label.Text = "least worst-case shortfall (%)"
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for k, kind := range kinds {
-			xy := pts[sc][kind]
-			if len(xy) == 0 {
+		p.Title.Text = fmt.Sprintf("%s and %d twins", f.Scenario, f.Twins)
+		p.X.Label.Text = "move at (s after congestion start)"
+		p.Y.Label.Text = "shortfall behind the best rule (%)"
+		worst, own := map[float64]float64{}, map[float64]float64{}
+		var times []float64
+		never := math.NaN()
+		for _, pt := range f.Curve {
+			if pt.Schedule.To < 0 {
+				never = 100 * pt.Worst
 				continue
 			}
-			slices.SortFunc(xy, func(a, b plotter.XY) int { return int(math.Copysign(1, a.X-b.X)) })
-			l, s, err := plotter.NewLinePoints(xy)
+			t := pt.Schedule.At
+			if _, ok := worst[t]; !ok {
+				times = append(times, t)
+				worst[t], own[t] = math.Inf(1), math.Inf(1)
+			}
+			worst[t], own[t] = math.Min(worst[t], 100*pt.Worst), math.Min(own[t], 100*pt.Own)
+		}
+		slices.Sort(times)
+		if len(times) == 0 {
+			return fmt.Errorf("eval: bound plot: %s has no move", f.Scenario)
+		}
+		lo, hi := times[0], times[len(times)-1]
+		for k, series := range []struct {
+			name string
+			v    map[float64]float64
+		}{{"worst over scenario and twins", worst}, {"in the scenario alone", own}} {
+			xy := make(plotter.XYs, len(times))
+			for j, t := range times {
+				xy[j] = plotter.XY{X: t, Y: series.v[t]}
+			}
+			l, err := plotter.NewLine(xy)
 			if err != nil {
 				return fmt.Errorf("eval: bound plot: %w", err)
 			}
-			l.Color, s.Color = policyColor(kind, k), policyColor(kind, k)
-			p.Add(l, s)
-			p.Legend.Add(kind, l, s)
-			for _, v := range xy {
-				lo, hi = math.Min(lo, v.X), math.Max(hi, v.X)
+			l.Color = policyColor(series.name, k)
+			l.Width = vg.Points(1.5 - float64(k)/2)
+			p.Add(l)
+			p.Legend.Add(series.name, l)
+		}
+		level := func(name string, y float64, dashes []vg.Length, c int) error {
+			if math.IsNaN(y) {
+				return nil
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: y}, {X: hi, Y: y}})
+			if err != nil {
+				return fmt.Errorf("eval: bound plot: %w", err)
+			}
+			l.Dashes, l.Color = dashes, policyColor(name, c)
+			p.Add(l)
+			p.Legend.Add(name, l)
+			return nil
+		}
+		if err := level("never: worst", never, []vg.Length{vg.Points(5), vg.Points(3)}, 2); err != nil {
+			return err
+		}
+		for k, c := range slices.Sorted(maps.Keys(f.Candidates)) {
+			if err := level(c+": worst", 100*f.Candidates[c].Worst, []vg.Length{vg.Points(1), vg.Points(2)}, 3+k); err != nil {
+				return err
 			}
 		}
-		line, err := plotter.NewLine(plotter.XYs{{X: lo, Y: 100 * BoundLine}, {X: hi, Y: 100 * BoundLine}})
-		if err != nil {
-			return fmt.Errorf("eval: bound plot: %w", err)
+		if err := level("2% behind", 100*BoundLine, []vg.Length{vg.Points(2), vg.Points(3)}, 4); err != nil {
+			return err
 		}
-		line.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
-		p.Add(line)
-		p.Legend.Add("2% behind", line)
+		p.Y.Min = math.Min(p.Y.Min, -1)
+		p.Y.Max = math.Min(p.Y.Max, 20)
 		p.Legend.Top = true
 		if i%cols == 0 {
 			grid = append(grid, nil)
 		}
 		grid[len(grid)-1] = append(grid[len(grid)-1], p)
 	}
-	width := min(len(order), cols)
+	width := min(len(fans), cols)
 	for len(grid[len(grid)-1]) < width {
 		grid[len(grid)-1] = append(grid[len(grid)-1], nil) // a grid of full rows
 	}

@@ -112,3 +112,48 @@ func TestBoundRefusesScenariosThatDifferBeforeDiverging(t *testing.T) {
 		t.Fatalf("Bound on scenarios apart from 1 s, diverging at 4 s: error %v, want one saying they differ before", err)
 	}
 }
+
+func TestFanBound(t *testing.T) {
+	// Shortfalls as means behind a best rule of 100.
+	member := func(name string, sf ...float64) Member {
+		m := Member{Scenario: name, BestRuleMean: 100}
+		for i, f := range sf {
+			s := Schedule{To: -1, Mean: 100 * (1 - f)}
+			if i > 0 {
+				s = Schedule{At: float64(2*i - 1), To: 1, Mean: 100 * (1 - f)}
+			}
+			m.Schedules = append(m.Schedules, s)
+		}
+		return m
+	}
+	// The scenario: never 5%, a move at 1 s 0%, at 3 s 3% behind.
+	x := member("X", 0.05, 0, 0.03)
+	// B1 is X until 2 s, then the congestion leaves: staying is best, a
+	// move costs 3%. B2 leaves at 0.5 s.
+	b1, b2 := member("B1", 0, 0.03, 0.03), member("B2", 0, 0.03, 0.03)
+	bounds := []TwinBound{
+		{Members: [2]Member{x, b1}, Diverge: 2},
+		{Members: [2]Member{x, b2}, Diverge: 0.5},
+	}
+	for i := range bounds {
+		bounds[i].minimax()
+	}
+	fans := FanBound(bounds)
+	if len(fans) != 1 || fans[0].Twins != 2 {
+		t.Fatalf("fans %+v, want one over two twins", fans)
+	}
+	approx := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	want := []struct {
+		worst float64
+		in    string
+	}{{0.05, "X"}, {0.03, "B1"}, {0.03, "X"}}
+	for i, w := range want {
+		pt := fans[0].Curve[i]
+		if !approx(pt.Worst, w.worst) || pt.WorstIn != w.in {
+			t.Errorf("point %d (%+v): worst %v in %s, want %v in %s", i, pt.Schedule, pt.Worst, pt.WorstIn, w.worst, w.in)
+		}
+	}
+	if b := fans[0].Best; b.Schedule.At != 1 || !approx(b.Worst, 0.03) {
+		t.Errorf("best %+v, want the move at 1 s, 3%% worst", b)
+	}
+}
