@@ -40,6 +40,7 @@ func runBound(ctx context.Context, e *env, args []string) error {
 	twins := fs.String("twins", "end,freeze", `kinds of twin: end (every congester leaves then: sim.Scenario.EndedAt), freeze (every congester stays where it is then: sim.Scenario.FrozenAt)`)
 	candidates := fs.String("policies", "agent", "policies to set beside the bound, comma-separated: agent, oracle, or none (\"\")")
 	model := fs.String("model", defaultModel, "model file of the agent")
+	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
 	repeats := fs.Int("repeats", 2, "repeats per scenario and policy (the twins share each repeat's seed)")
 	seed := fs.Uint64("seed", 1, "base seed")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
@@ -129,7 +130,13 @@ func runBound(ctx context.Context, e *env, args []string) error {
 		var spec eval.PolicySpec
 		switch n {
 		case "agent":
-			spec, err = eval.AgentPolicy("agent", *model, policy.GateConfig{}, cfg.Topology())
+			var gate policy.GateConfig
+			if *gatePath != "" {
+				if gate, err = eval.LoadGateConfig(*gatePath); err != nil {
+					return badFlag("bound", "gate", *gatePath, fmt.Sprintf("a GateConfig JSON file (%v)", err))
+				}
+			}
+			spec, err = eval.AgentPolicy("agent", *model, gate, cfg.Topology())
 		case eval.OracleName:
 			spec = eval.OraclePolicy()
 		default:
