@@ -402,8 +402,11 @@ func (tb *TwinBound) minimax() {
 // making the move a needless cost; wait, and the congestion may stay.
 type Fan struct {
 	Scenario string `json:"scenario"`
-	// Twins is how many twins the fan holds.
-	Twins int `json:"twins"`
+	// Twins is how many twins the fan holds, and LastDiverge the latest
+	// time, seconds after congestion start, at which one is still the
+	// same as the scenario.
+	Twins       int     `json:"twins"`
+	LastDiverge float64 `json:"last_diverge"`
 	// Curve holds, for never moving first and then every move of the
 	// scenario's schedules, the shortfall in the scenario (Own) and the
 	// worst shortfall over the scenario and every twin (Worst), with the
@@ -455,7 +458,11 @@ func FanBound(bounds []TwinBound) []Fan {
 		for i, tb := range g {
 			later[i] = tb.WaitShortfall[1]
 		}
-		fan := Fan{Scenario: sc, Twins: len(g), Switches: g[0].Switches}
+		last := 0.0
+		for _, tb := range g {
+			last = max(last, tb.Diverge)
+		}
+		fan := Fan{Scenario: sc, Twins: len(g), LastDiverge: last, Switches: g[0].Switches}
 		for s, sched := range x.Schedules {
 			pt := FanPoint{Schedule: sched, Own: x.Shortfall(sched.Mean)}
 			pt.Worst, pt.WorstIn = pt.Own, sc

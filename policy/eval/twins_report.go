@@ -158,7 +158,8 @@ func BoundCSV(bounds []TwinBound) [][]string {
 // for each move time, the worst shortfall behind the best rule over the
 // scenario and its twins (the best destination at that time), beside the
 // shortfall in the scenario alone, never moving as a dashed level, each
-// candidate's worst-case shortfall as a dotted level, and the 2% line.
+// candidate's worst-case shortfall as a dotted level, and the 2% line;
+// moves up to 20 s after the last twin diverges.
 func WriteBoundPlot(path string, fans []Fan) error {
 	if len(fans) == 0 {
 		return fmt.Errorf("eval: bound plot: no fans to draw")
@@ -179,6 +180,9 @@ func WriteBoundPlot(path string, fans []Fan) error {
 				continue
 			}
 			t := pt.Schedule.At
+			if t > f.LastDiverge+20 {
+				continue
+			}
 			if _, ok := worst[t]; !ok {
 				times = append(times, t)
 				worst[t], own[t] = math.Inf(1), math.Inf(1)
