@@ -515,6 +515,15 @@
 //     and the agent's largest worst-case shortfall over the S1, S10 and S11
 //     fans is below the 16-vote gate's; of those passing, the one with the
 //     lowest; else keep 16.
+//     Measured (scripts of proflow evaluate and proflow bound -gate, 2
+//     repeats): 20 votes, bulk 22.93 MB/s at both base seeds (16 votes:
+//     22.94, 22.93), behind nowhere, rr 0.09×, rate 0.46× (0.49×), onoff
+//     1.00×; but its largest fan shortfall is 3.4% as behind 16 votes (S1
+//     3.1%, S10 3.4%, S11 3.4%, now in the twins whose crowd leaves 10 s
+//     after arriving). 21 votes: bulk 22.80 and 22.80 MB/s, 0.6% below.
+//     Neither adopted: a vote count only moves the needless move to the
+//     twins that leave a little later; hitting the reserve's end takes a
+//     reading of the reserve, not a longer wait.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
