@@ -521,9 +521,8 @@
 //     1.00×; but its largest fan shortfall is 3.4% as behind 16 votes (S1
 //     3.1%, S10 3.4%, S11 3.4%, now in the twins whose crowd leaves 10 s
 //     after arriving). 21 votes: bulk 22.80 and 22.80 MB/s, 0.6% below.
-//     Neither adopted: a vote count only moves the needless move to the
-//     twins that leave a little later; hitting the reserve's end takes a
-//     reading of the reserve, not a longer wait.
+//     Neither adopted: a longer wait only moves the needless move to the
+//     twins whose crowd leaves a little later.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
