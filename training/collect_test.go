@@ -123,7 +123,7 @@ func TestPlanEpisode(t *testing.T) {
 					moved++
 				}
 				switch st {
-				case StrategyKQuiet:
+				case StrategyKQuiet, StrategyLBrief:
 					if s.Trigger != TriggerNone && s.Trigger != TriggerTime {
 						t.Errorf("plan %d: trigger %s, want none or time", j, s.Trigger)
 					}
@@ -150,6 +150,20 @@ func TestPlanEpisode(t *testing.T) {
 					lo, hi = 20*time.Second, 40*time.Second
 				case StrategyFLate:
 					lo, hi = 40*time.Second, 60*time.Second
+				case StrategyLBrief:
+					if s.Trigger == TriggerTime {
+						lo, hi = 2*time.Second, 16*time.Second
+					}
+					// The whole crowd on the flow's switch leaves together,
+					// 5–17 s after congestion start.
+					for _, c := range sc.Congesters {
+						if c.Switch != k || c.Depart == 0 || c.Depart != sc.Congesters[0].Depart {
+							t.Errorf("plan %d: congester %+v, want every one on %s, leaving together", j, c, k)
+						}
+						if d := time.Duration(c.Depart) - p.Scenario.Start(); d < 5*time.Second || d > 17*time.Second {
+							t.Errorf("plan %d: the crowd leaves %v after the start, want 5–17 s", j, d)
+						}
+					}
 				}
 				if hi > 0 {
 					var got time.Duration
@@ -171,6 +185,9 @@ func TestPlanEpisode(t *testing.T) {
 			}
 			if st == StrategyKQuiet && (moved < 10 || moved > 30) {
 				t.Errorf("%d of 40 quiet plans reroute, want about half", moved)
+			}
+			if st == StrategyLBrief && (moved < 18 || moved > 36) {
+				t.Errorf("%d of 40 brief plans reroute, want about two in three", moved)
 			}
 		})
 	}
