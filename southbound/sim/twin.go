@@ -7,43 +7,19 @@ import (
 
 // EndedAt returns a twin of the scenario whose congestion ends at d after
 // CongestionStart: every congester still sending then departs then, one
-// that would arrive later does not come, and moves from then on are
-// dropped; the protected flow, the window and everything before that time
-// are unchanged. Simulated with the same seed, the twin and the scenario
-// give a controller the same observations up to that time (the
+// that would arrive then or later does not come, and its moves from then
+// on are dropped; the protected flow, the window and everything before
+// that time are unchanged. Simulated with the same seed, the twin and the
+// scenario give a controller the same observations up to that time (the
 // simulator's random draws follow the streams that send, which are the
 // same until then), so no policy can tell them apart before it: the
 // brief visit and the burst of the held-out family are such ends of a
 // congestion that could as well have stayed. The twin is named
 // NAME-endD ("S1-end5s"). d must lie in [0, Window).
 func (s *Scenario) EndedAt(d time.Duration) (*Scenario, error) {
-	w := s.Length() - s.Start()
-	if d < 0 || d >= w {
-		return nil, fmt.Errorf("sim: scenario %s: end of congestion %v after its start, want in [0s, %v) (the window)", s.Name, d, w)
-	}
-	end := s.Start() + d
-	t := s.Clone()
-	t.Name = fmt.Sprintf("%s-end%v", s.Name, d)
-	t.Description = fmt.Sprintf("%s, with every congester gone %v after congestion start (EndedAt): %s", s.Name, d, s.Description)
-	kept := t.Congesters[:0]
-	for _, c := range t.Congesters {
-		if time.Duration(c.Arrive) >= end {
-			continue
-		}
-		if c.Depart == 0 || time.Duration(c.Depart) > end {
-			c.Depart = Duration(end)
-		}
-		moves := c.Moves[:0]
-		for _, m := range c.Moves {
-			if time.Duration(m.At) < end {
-				moves = append(moves, m)
-			}
-		}
-		c.Moves = moves
-		kept = append(kept, c)
-	}
-	t.Congesters = kept
-	return t, nil
+	return s.twinAt(d, "end", "with every congester gone %v after congestion start (EndedAt)", func(c *Congester, at time.Duration) {
+		c.Depart = Duration(at)
+	})
 }
 
 // FrozenAt returns the other twin of the scenario at d after
@@ -55,21 +31,29 @@ func (s *Scenario) EndedAt(d time.Duration) (*Scenario, error) {
 // controller sees the same in the scenario and both twins. It is named
 // NAME-freezeD ("H3-freeze10s"). d must lie in [0, Window).
 func (s *Scenario) FrozenAt(d time.Duration) (*Scenario, error) {
+	return s.twinAt(d, "freeze", "with every congester sending %v after congestion start staying where it is to the end (FrozenAt)", func(c *Congester, _ time.Duration) {
+		c.Depart = 0
+	})
+}
+
+// twinAt builds the twin named NAME-kindD: the congesters that arrive at
+// d after CongestionStart or later are dropped, and each one still
+// sending then loses its moves from then on and is passed to sending.
+func (s *Scenario) twinAt(d time.Duration, kind, what string, sending func(c *Congester, at time.Duration)) (*Scenario, error) {
 	w := s.Length() - s.Start()
 	if d < 0 || d >= w {
-		return nil, fmt.Errorf("sim: scenario %s: freeze of congestion %v after its start, want in [0s, %v) (the window)", s.Name, d, w)
+		return nil, fmt.Errorf("sim: scenario %s: %s of congestion %v after its start, want in [0s, %v) (the window)", s.Name, kind, d, w)
 	}
 	at := s.Start() + d
 	t := s.Clone()
-	t.Name = fmt.Sprintf("%s-freeze%v", s.Name, d)
-	t.Description = fmt.Sprintf("%s, with every congester sending %v after congestion start staying where it is to the end (FrozenAt): %s", s.Name, d, s.Description)
+	t.Name = fmt.Sprintf("%s-%s%v", s.Name, kind, d)
+	t.Description = fmt.Sprintf("%s, "+what+": %s", s.Name, d, s.Description)
 	kept := t.Congesters[:0]
 	for _, c := range t.Congesters {
 		if time.Duration(c.Arrive) >= at {
 			continue
 		}
 		if c.Depart == 0 || time.Duration(c.Depart) > at {
-			c.Depart = 0
 			moves := c.Moves[:0]
 			for _, m := range c.Moves {
 				if time.Duration(m.At) < at {
@@ -77,6 +61,7 @@ func (s *Scenario) FrozenAt(d time.Duration) (*Scenario, error) {
 				}
 			}
 			c.Moves = moves
+			sending(&c, at)
 		}
 		kept = append(kept, c)
 	}

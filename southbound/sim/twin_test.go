@@ -10,14 +10,20 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
-func TestEndedAt(t *testing.T) {
-	d := func(s string) sim.Duration {
+// durationParser returns a parser of Go durations that fails t on a bad
+// one.
+func durationParser(t *testing.T) func(string) sim.Duration {
+	return func(s string) sim.Duration {
 		v, err := time.ParseDuration(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sim.Duration(v)
 	}
+}
+
+func TestEndedAt(t *testing.T) {
+	d := durationParser(t)
 	sc := &sim.Scenario{
 		Name: "twin", Description: "three congesters", ProtectedSwitch: "agg1",
 		Congesters: []sim.Congester{
@@ -65,13 +71,7 @@ func TestEndedAt(t *testing.T) {
 }
 
 func TestFrozenAt(t *testing.T) {
-	d := func(s string) sim.Duration {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sim.Duration(v)
-	}
+	d := durationParser(t)
 	sc := &sim.Scenario{
 		Name: "twin", ProtectedSwitch: "agg1",
 		Congesters: []sim.Congester{
