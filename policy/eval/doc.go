@@ -49,6 +49,22 @@
 // the single-flow Controller's decisions step for step
 // (TestOneFlowMultiControllerMatchesController, on S1–S12, C1 and C2).
 //
+// # What any policy can do
+//
+// Bound answers how close any policy can come to the per-scenario best
+// rule when it cannot know whether the congestion will stay. A Twin is a
+// scenario and a copy of it that a controller cannot tell apart until a
+// time (sim.Scenario.EndedAt, FrozenAt); Bound checks that step by step,
+// runs every single-move schedule (MovePolicy at every decision time to
+// every other switch, and never moving) and the rules on both, and
+// returns per twin the least worst-case shortfall behind the best rule
+// (TwinBound). FanBound takes a scenario against all its twins at once:
+// a policy's move, made at time t, plays out in every twin still the same
+// at t, so whatever time it gives up waiting, the crowd may leave right
+// after it moved or stay while it waits (the ski-rental question of
+// proactive placement). Candidates (the agent) run beside, and WriteFans,
+// WriteBound, BoundCSV and WriteBoundPlot write what proflow bound shows.
+//
 // # Concurrency
 //
 // Sweeps run their episodes on worker goroutines; every episode depends
