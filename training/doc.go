@@ -535,6 +535,14 @@
 //     onoff at most 1.01× static's), and the largest worst-case shortfall
 //     over the S1, S10 and S11 fans (the -at times above) is below the
 //     adopted model's 3.4%.
+//     Measured (the same recipe with -shares adding L_BRIEF 0.08, seed 1;
+//     proflow evaluate, 2 repeats): bulk 21.78 and 21.76 MB/s at base
+//     seeds 1 and 1000, behind the per-scenario strongest rule by more than
+//     2% in S8 and S11 with its variants: it now leaves one elephant 38–45
+//     s after it arrived, long after the collapse (about 11 s), and the
+//     ramp of S8 likewise; rr 0.09×, rate 0.49×, onoff 1.00×. Not adopted
+//     (the fans were not run). A corpus where crowds often leave teaches
+//     waiting through the ones that stay.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
