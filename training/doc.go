@@ -538,9 +538,10 @@
 //     Measured (the same recipe with -shares adding L_BRIEF 0.08, seed 1;
 //     proflow evaluate, 2 repeats): bulk 21.78 and 21.76 MB/s at base
 //     seeds 1 and 1000, behind the per-scenario strongest rule by more than
-//     2% in S8 and S11 with its variants: it now leaves one elephant 38–45
-//     s after it arrived, long after the collapse (about 11 s), and the
-//     ramp of S8 likewise; rr 0.09×, rate 0.49×, onoff 1.00×. Not adopted
+//     2% in S8 and S11 with its variants: it now leaves S11's elephant 45
+//     s after it arrived (S11c's 38 s), long after the collapse at about
+//     11 s, and S8's ramp 22.5 s into it; rr 0.09×, rate 0.49×, onoff
+//     1.00×. Not adopted
 //     (the fans were not run). A corpus where crowds often leave teaches
 //     waiting through the ones that stay.
 
