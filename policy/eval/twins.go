@@ -160,8 +160,9 @@ type TwinBound struct {
 	Switches []string `json:"switches"`
 	// Diverge is Twin.Diverge in seconds.
 	Diverge float64 `json:"diverge"`
-	// Commit is the move by Diverge with the smallest larger shortfall,
-	// CommitShortfall its shortfall in each member.
+	// Commit is the move by Diverge with the smallest larger shortfall
+	// (its Mean unset: it differs by member), CommitShortfall its
+	// shortfall in each member.
 	Commit          Schedule   `json:"commit"`
 	CommitShortfall [2]float64 `json:"commit_shortfall"`
 	// Wait is, per member, the best schedule that does not move by
@@ -222,6 +223,10 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
 			if err := sc.Validate(cfg); err != nil {
 				return nil, fmt.Errorf("eval: bound: %w", err)
+			}
+			if MultiFlow(sc) || sc.PrimaryKind().Name() != sim.KindBulk {
+				return nil, fmt.Errorf("eval: bound: scenario %s protects %d flows of kind %s; the bound compares one bulk flow's mean throughput, want one bulk flow",
+					sc.Name, max(1, len(sc.Protected)), sc.PrimaryKind().Name())
 			}
 			for p, pol := range pols {
 				factory, err := pol.spec.factoryFor(sc, cfg)

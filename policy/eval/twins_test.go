@@ -157,3 +157,18 @@ func TestFanBound(t *testing.T) {
 		t.Errorf("best %+v, want the move at 1 s, 3%% worst", b)
 	}
 }
+
+func TestBoundRefusesOtherKinds(t *testing.T) {
+	a, err := sim.BuiltinScenario("R1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := a.EndedAt(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Bound(context.Background(), BoundSpec{Twins: []Twin{{A: a, B: b, Diverge: time.Second}}, Rules: boundRules(t), Repeats: 1, Config: sim.TestbedConfig()})
+	if err == nil || !strings.Contains(err.Error(), "of kind rr; the bound compares one bulk flow's mean throughput") {
+		t.Fatalf("Bound on R1 (an rr flow): error %v, want one naming the kind", err)
+	}
+}
