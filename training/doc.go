@@ -544,6 +544,11 @@
 //     1.00×. Not adopted
 //     (the fans were not run). A corpus where crowds often leave teaches
 //     waiting through the ones that stay.
+//   - After these, the bound of the five H1–H64 scenarios where the
+//     agent is more than 2% behind at base seed 5000 (H22, H34, H52, H62,
+//     H63) was read: an analysis, not a choice (docs/reproduction.md,
+//     "What any policy can do"). A later choice that used it would be
+//     tuning on the family.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
