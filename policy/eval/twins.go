@@ -187,10 +187,12 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 		cfg = sim.DefaultConfig()
 	}
 	topo := cfg.Topology()
-	var jobs []boundJob
+	pols := make([][]boundPolicy, len(spec.Twins))
+	// episode[i][m][p][r] indexes eps: twin i, member m, policy p, repeat r.
+	episode := make([][2][][]int, len(spec.Twins))
 	uniq := map[string]int{} // episode key → index in eps
 	var eps []sim.EpisodeSpec
-	var statics []bool // eps[i] never moves: keep its steps
+	var statics []bool // eps[e] never moves: keep its steps
 	for i, tw := range spec.Twins {
 		if tw.A == nil || tw.B == nil {
 			return nil, fmt.Errorf("eval: bound: twin %d lacks a scenario", i)
@@ -206,19 +208,19 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 		if err != nil {
 			return nil, fmt.Errorf("eval: bound: twin %s/%s: %w", tw.A.Name, tw.B.Name, err)
 		}
-		pols := []boundPolicy{{spec: neverMove(), sched: Schedule{To: -1}}}
+		pols[i] = []boundPolicy{{spec: neverMove(), sched: Schedule{To: -1}}}
 		for t := time.Duration(0); t < w; t += cfg.Interval {
 			for k := range topo.NumSwitches() {
 				if k != home {
-					pols = append(pols, boundPolicy{spec: MovePolicy(t, k), sched: Schedule{At: t.Seconds(), To: k}})
+					pols[i] = append(pols[i], boundPolicy{spec: MovePolicy(t, k), sched: Schedule{At: t.Seconds(), To: k}})
 				}
 			}
 		}
 		for _, r := range spec.Rules {
-			pols = append(pols, boundPolicy{spec: r, rule: true})
+			pols[i] = append(pols[i], boundPolicy{spec: r, rule: true})
 		}
 		for _, c := range spec.Candidates {
-			pols = append(pols, boundPolicy{spec: c, candidate: true})
+			pols[i] = append(pols[i], boundPolicy{spec: c, candidate: true})
 		}
 		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
 			if err := sc.Validate(cfg); err != nil {
@@ -228,7 +230,8 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 				return nil, fmt.Errorf("eval: bound: scenario %s protects %d flows of kind %s; the bound compares one bulk flow's mean throughput, want one bulk flow",
 					sc.Name, max(1, len(sc.Protected)), sc.PrimaryKind().Name())
 			}
-			for p, pol := range pols {
+			episode[i][m] = make([][]int, len(pols[i]))
+			for p, pol := range pols[i] {
 				factory, err := pol.spec.factoryFor(sc, cfg)
 				if err != nil {
 					return nil, err
@@ -245,7 +248,7 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 						eps = append(eps, sim.EpisodeSpec{Scenario: sc, Seed: seed, Config: cfg, Policy: pol.spec.Name, NewPolicy: factory})
 						statics = append(statics, p == 0)
 					}
-					jobs = append(jobs, boundJob{twin: i, member: m, policy: p, pol: pol, repeat: r, episode: e})
+					episode[i][m][p] = append(episode[i][m][p], e)
 				}
 			}
 		}
@@ -271,7 +274,23 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
 		return nil, err
 	}
-	return collectBounds(spec, cfg, jobs, means, steps)
+	out := make([]TwinBound, len(spec.Twins))
+	for i, tw := range spec.Twins {
+		until := cfg.Epoch.Add(tw.A.Start() + tw.Diverge)
+		for r := range spec.Repeats {
+			a, b := prefix(steps[episode[i][0][0][r]], until), prefix(steps[episode[i][1][0][r]], until)
+			if len(a) == 0 || !reflect.DeepEqual(a, b) {
+				return nil, fmt.Errorf("eval: bound: %s and %s do not look the same to a controller up to %v after congestion start (repeat %d), want twins", tw.A.Name, tw.B.Name, tw.Diverge, r)
+			}
+		}
+		tb := TwinBound{Diverge: tw.Diverge.Seconds(), Kind: tw.Kind, Switches: topo.Switches}
+		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
+			tb.Members[m] = member(sc.Name, pols[i], episode[i][m], means)
+		}
+		tb.minimax()
+		out[i] = tb
+	}
+	return out, nil
 }
 
 // boundPolicy is one policy of a Bound search: a schedule, a rule or a
@@ -283,81 +302,44 @@ type boundPolicy struct {
 	candidate bool
 }
 
-// boundJob is one policy's repeat on one member of a twin: episode
-// indexes the episode it reads.
-type boundJob struct {
-	twin, member, policy, repeat int
-	pol                          boundPolicy
-	episode                      int
-}
-
 // neverMove is the never-moving schedule.
 func neverMove() PolicySpec {
 	return immediateSpec("static", func(proflow.Topology) (proflow.Policy, error) { return policy.Static{}, nil })
 }
 
-// collectBounds averages the repeats, checks the twins' common prefix and
-// takes the minimax of each twin.
-func collectBounds(spec BoundSpec, cfg sim.Config, jobs []boundJob, means []float64, steps [][]trace.Step) ([]TwinBound, error) {
-	type key struct{ twin, member, policy int }
-	sum := map[key]float64{}
-	static := make([][2][][]trace.Step, len(spec.Twins)) // per twin and member: the never-moving steps by repeat
-	pols := map[key]boundPolicy{}
-	for _, job := range jobs {
-		k := key{job.twin, job.member, job.policy}
-		sum[k] += means[job.episode] / float64(spec.Repeats)
-		pols[k] = job.pol
-		if job.policy == 0 {
-			static[job.twin][job.member] = append(static[job.twin][job.member], steps[job.episode])
+// member sums up one scenario of a twin: each policy's mean over its
+// repeats' episodes (episodes[p] indexes means), the best rule, the
+// schedules and the candidates.
+func member(name string, pols []boundPolicy, episodes [][]int, means []float64) Member {
+	mem := Member{Scenario: name, BestRuleMean: math.Inf(-1)}
+	for p, pol := range pols {
+		v := 0.0
+		for _, e := range episodes[p] {
+			v += means[e] / float64(len(episodes[p]))
+		}
+		switch {
+		case pol.candidate:
+			if mem.Candidates == nil {
+				mem.Candidates = map[string]float64{}
+			}
+			mem.Candidates[pol.spec.Name] = v
+		case pol.rule:
+			if v > mem.BestRuleMean {
+				mem.BestRule, mem.BestRuleMean = pol.spec.Name, v
+			}
+		default:
+			s := pol.sched
+			s.Mean = v
+			mem.Schedules = append(mem.Schedules, s)
 		}
 	}
-	out := make([]TwinBound, len(spec.Twins))
-	for i, tw := range spec.Twins {
-		until := cfg.Epoch.Add(tw.A.Start() + tw.Diverge)
-		for r := range spec.Repeats {
-			a, b := prefix(static[i][0][r], until), prefix(static[i][1][r], until)
-			if len(a) == 0 || !reflect.DeepEqual(a, b) {
-				return nil, fmt.Errorf("eval: bound: %s and %s do not look the same to a controller up to %v after congestion start (repeat %d), want twins", tw.A.Name, tw.B.Name, tw.Diverge, r)
-			}
+	mem.Hindsight = mem.Schedules[0]
+	for _, s := range mem.Schedules {
+		if s.Mean > mem.Hindsight.Mean {
+			mem.Hindsight = s
 		}
-		tb := TwinBound{Diverge: tw.Diverge.Seconds(), Kind: tw.Kind, Switches: cfg.Topology().Switches}
-		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
-			mem := Member{Scenario: sc.Name, BestRuleMean: math.Inf(-1)}
-			for p := 0; ; p++ {
-				pol, ok := pols[key{i, m, p}]
-				if !ok {
-					break
-				}
-				v := sum[key{i, m, p}]
-				if pol.candidate {
-					if mem.Candidates == nil {
-						mem.Candidates = map[string]float64{}
-					}
-					mem.Candidates[pol.spec.Name] = v
-					continue
-				}
-				if pol.rule {
-					if v > mem.BestRuleMean {
-						mem.BestRule, mem.BestRuleMean = pol.spec.Name, v
-					}
-					continue
-				}
-				s := pol.sched
-				s.Mean = v
-				mem.Schedules = append(mem.Schedules, s)
-			}
-			mem.Hindsight = mem.Schedules[0]
-			for _, s := range mem.Schedules {
-				if s.Mean > mem.Hindsight.Mean {
-					mem.Hindsight = s
-				}
-			}
-			tb.Members[m] = mem
-		}
-		tb.minimax()
-		out[i] = tb
 	}
-	return out, nil
+	return mem
 }
 
 // prefix returns the steps up to and including until.
