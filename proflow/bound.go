@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -26,10 +27,6 @@ func boundCommand() command {
 		run:     runBound,
 	}
 }
-
-// boundRules are the deployable rules whose per-scenario best is the
-// yardstick (eval.DeployablePolicies).
-var boundRules = []string{"static", "reactive", "crowd", eval.ThroughputDropName, eval.LatencyThresholdName}
 
 func runBound(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("bound", "bound -scenarios S1,S5 [-at 10s,12s,14s] [-twins end,freeze] [-policies agent] [-repeats 2] [-seed N] [-out DIR]")
@@ -98,7 +95,7 @@ func runBound(ctx context.Context, e *env, args []string) error {
 				if err != nil {
 					return badFlag("bound", "at", *at, err.Error())
 				}
-				if slices.EqualFunc(b.Congesters, sc.Congesters, congesterEqual) {
+				if reflect.DeepEqual(b.Congesters, sc.Congesters) {
 					skipped = append(skipped, b.Name)
 					continue
 				}
@@ -109,9 +106,10 @@ func runBound(ctx context.Context, e *env, args []string) error {
 	if len(pairs) == 0 {
 		return fmt.Errorf("bound: every twin is the scenario itself (%s): pick other -at times or -twins", strings.Join(skipped, ", "))
 	}
+	ruleNames := eval.DeployablePolicies()
 	var rules []eval.PolicySpec
 	var notes []string
-	for _, n := range boundRules {
+	for _, n := range ruleNames {
 		var spec eval.PolicySpec
 		if build := calibratedPolicy(n); build != nil {
 			var note string
@@ -167,7 +165,7 @@ func runBound(ctx context.Context, e *env, args []string) error {
 			"Every single-move schedule (never, or one move at any decision time to any other switch) runs on both; the yardstick in each is the best of %s. "+
 			"The least worst-case shortfall is the smaller of: the best move made by that time, judged by the worse of the two; and not moving by then, "+
 			"with the best later schedule of each picked with hindsight. Above 2%%, every policy that moves at most once is more than 2%% behind the best rule in one of the two.\n\n",
-			cfg.Name, cfg.Digest(), *repeats, *seed, strings.Join(boundRules, ", "))
+			cfg.Name, cfg.Digest(), *repeats, *seed, strings.Join(ruleNames, ", "))
 		fmt.Fprintf(w, "## Each scenario against all its twins at once\n\n"+
 			"A policy makes one choice in the scenario, and that choice plays out in every twin still the same when it moves; a twin that left before "+
 			"the move lets the policy do its best from then on. Whatever time it gives up waiting, the congestion may leave right after it moved, or "+
@@ -206,10 +204,4 @@ func runBound(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "bound: %d scenarios, %d twins in %v; report %s, figure %s\n", len(fans), len(pairs), time.Since(start).Round(time.Millisecond), report, fig)
 	return nil
-}
-
-// congesterEqual reports whether two congester entries are the same.
-func congesterEqual(a, b sim.Congester) bool {
-	return a.Host == b.Host && a.Dst == b.Dst && a.Streams == b.Streams && a.StreamCap == b.StreamCap && a.Arrive == b.Arrive &&
-		a.Switch == b.Switch && a.Depart == b.Depart && slices.Equal(a.Moves, b.Moves)
 }
