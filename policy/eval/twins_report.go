@@ -21,23 +21,24 @@ const FigBound = "bound.png"
 // of the yardstick, as a shortfall.
 const BoundLine = 0.02
 
-// switchOf names a schedule's switch, "never" for not moving.
-func (tb TwinBound) switchOf(s Schedule) string {
+// switchOf names a schedule's switch among switches, "never" for not
+// moving.
+func switchOf(switches []string, s Schedule) string {
 	if s.To < 0 {
 		return "never"
 	}
-	if s.To < len(tb.Switches) {
-		return tb.Switches[s.To]
+	if s.To < len(switches) {
+		return switches[s.To]
 	}
 	return "#" + strconv.Itoa(s.To)
 }
 
 // scheduleText writes a schedule as "agg2 at 4.5 s", or "never".
-func (tb TwinBound) scheduleText(s Schedule) string {
+func scheduleText(switches []string, s Schedule) string {
 	if s.To < 0 {
 		return "never"
 	}
-	return fmt.Sprintf("%s at %.1f s", tb.switchOf(s), s.At)
+	return fmt.Sprintf("%s at %.1f s", switchOf(switches, s), s.At)
 }
 
 // WriteBound writes the bounds as a Markdown table, one row per twin, and
@@ -66,8 +67,8 @@ func WriteBound(w io.Writer, bounds []TwinBound) error {
 			forced = "**yes**"
 		}
 		row := fmt.Sprintf("| %s | %s | %.1f | %s / %s | %s | %s / %s | %s / %s | %s / %s | %s | %s |",
-			a.Scenario, b.Scenario, tb.Diverge, a.BestRule, b.BestRule, tb.scheduleText(tb.Commit),
-			pct(tb.CommitShortfall[0]), pct(tb.CommitShortfall[1]), tb.scheduleText(tb.Wait[0]), tb.scheduleText(tb.Wait[1]),
+			a.Scenario, b.Scenario, tb.Diverge, a.BestRule, b.BestRule, scheduleText(tb.Switches, tb.Commit),
+			pct(tb.CommitShortfall[0]), pct(tb.CommitShortfall[1]), scheduleText(tb.Switches, tb.Wait[0]), scheduleText(tb.Switches, tb.Wait[1]),
 			pct(tb.WaitShortfall[0]), pct(tb.WaitShortfall[1]), pct(tb.Least), forced)
 		for _, c := range cands {
 			row += fmt.Sprintf(" %s / %s |", pct(a.Shortfall(a.Candidates[c])), pct(b.Shortfall(b.Candidates[c])))
@@ -117,8 +118,7 @@ func WriteFans(w io.Writer, fans []Fan) error {
 		if f.Best.Worst > BoundLine {
 			forced = "**yes**"
 		}
-		tb := TwinBound{Switches: f.Switches}
-		row := fmt.Sprintf("| %s | %d | %s | %s | %s | %s |", f.Scenario, f.Twins, pct(f.Best.Worst), tb.scheduleText(f.Best.Schedule), f.Best.WorstIn, forced)
+		row := fmt.Sprintf("| %s | %d | %s | %s | %s | %s |", f.Scenario, f.Twins, pct(f.Best.Worst), scheduleText(f.Switches, f.Best.Schedule), f.Best.WorstIn, forced)
 		for _, c := range cands {
 			row += fmt.Sprintf(" %s (%s) |", pct(f.Candidates[c].Worst), f.Candidates[c].WorstIn)
 		}
@@ -143,7 +143,7 @@ func BoundCSV(bounds []TwinBound) [][]string {
 				if s.To < 0 {
 					at = ""
 				}
-				out = append(out, append(slices.Clone(head), "schedule", at, tb.switchOf(s), f(s.Mean), f(m.Shortfall(s.Mean))))
+				out = append(out, append(slices.Clone(head), "schedule", at, switchOf(tb.Switches, s), f(s.Mean), f(m.Shortfall(s.Mean))))
 			}
 			names := slices.Sorted(maps.Keys(m.Candidates))
 			for _, c := range names {
