@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -148,7 +149,20 @@ func waitMetrics(t *testing.T, url string, exited <-chan error, what string, ok 
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("no %s within 45 s; last scrape: flows %v, decided %v", what, last["proflow_multi_flows"], decided(last))
+	t.Fatalf("no %s within 45 s; last scrape: flows %v, decided %v (%s)", what, last["proflow_multi_flows"], decided(last), byReason(last))
+}
+
+// byReason lists the non-zero proflow_multi_decisions_total series of a
+// scrape, sorted, for a failure message.
+func byReason(m map[string]float64) string {
+	var parts []string
+	for k, v := range m {
+		if r, ok := strings.CutPrefix(k, "proflow_multi_decisions_total{reason="); ok && v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %v", strings.Trim(r, `"}`), v))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 // scrape reads a Prometheus text page into series → value.
