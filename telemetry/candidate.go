@@ -15,7 +15,8 @@ const CandidateLayout = "proflow-candidate-v1"
 
 // CandidateDim returns the number of values in one candidate row for states
 // in c's layout: 5w+5+f, w the switch width (SwitchWidth) and f the flow
-// width (FlowWidth); 41 in StateLayoutV2, 34 in the paper's layout.
+// width (FlowWidth); 46 in StateLayoutV3, 41 in StateLayoutV2, 34 in the
+// paper's layout.
 func (c EncoderConfig) CandidateDim() int {
 	w := c.SwitchWidth()
 	return 5*w + 1 + 2*LeafFeatures + c.FlowWidth()
@@ -177,6 +178,7 @@ func (c EncoderConfig) ScalingMismatch(o EncoderConfig) (field, mine, theirs str
 		{"encoder.ingress_scale/rate_scale", c.IngressScale / c.RateScale, o.IngressScale / o.RateScale},
 		{"encoder.throughput_scale/rate_scale", c.ThroughputScale / c.RateScale, o.ThroughputScale / o.RateScale},
 		{"encoder.queue_scale/rate_scale", c.QueueScale / c.RateScale, o.QueueScale / o.RateScale},
+		{"encoder.deficit_scale/rate_scale", c.DeficitScale / c.RateScale, o.DeficitScale / o.RateScale},
 	} {
 		if math.Abs(r.a-r.b) > 1e-9*max(math.Abs(r.a), math.Abs(r.b)) {
 			return r.name, fmt.Sprint(r.a), fmt.Sprint(r.b), false

@@ -22,6 +22,12 @@ const (
 	// (FeatureLatency) and application-limited share (FeatureAppLimited),
 	// appended to their blocks.
 	StateLayoutV2 = "proflow-state-v2"
+	// StateLayoutV3 names proflow's third layout, [x_agg (7|S|), x_leaf
+	// (2|L|), h (|S|), x_flow (6)]: v2 with each switch's reserve deficit
+	// (FeatureDeficit), how far a token bucket of DeficitScale bytes at
+	// the bucket rate would be drained by what the switch transmitted,
+	// appended to its block.
+	StateLayoutV3 = "proflow-state-v3"
 )
 
 // EncoderConfig holds the scaling constants and windows of the default state
@@ -45,12 +51,16 @@ type EncoderConfig struct {
 	// the drop signal d_t.
 	DropWindow int `json:"drop_window"`
 	// Layout is the state layout written: empty or StateLayout (the
-	// paper's), or StateLayoutV2.
+	// paper's), StateLayoutV2 or StateLayoutV3.
 	Layout string `json:"layout,omitempty"`
 	// QueueScale is Cq, the uplink backlog (bytes) that maps to 1 in
-	// StateLayoutV2's FeatureQueue; it must be 0 in the v1 layout, which
-	// has no such feature.
+	// FeatureQueue (StateLayoutV2 and V3); it must be 0 in the v1 layout,
+	// which has no such feature.
 	QueueScale float64 `json:"queue_scale,omitempty"`
+	// DeficitScale is CD, the depth in bytes of the virtual token bucket
+	// behind StateLayoutV3's FeatureDeficit (filled at RateScale); it
+	// must be 0 in the other layouts.
+	DeficitScale float64 `json:"deficit_scale,omitempty"`
 }
 
 // LayoutName returns the name of the layout c writes: StateLayout when
@@ -63,37 +73,66 @@ func (c EncoderConfig) LayoutName() string {
 }
 
 // SwitchWidth returns the number of features per switch in c's layout:
-// SwitchFeatures (v1) or SwitchFeaturesV2.
+// SwitchFeatures (v1), SwitchFeaturesV2 or SwitchFeaturesV3.
 func (c EncoderConfig) SwitchWidth() int {
-	if c.Layout == StateLayoutV2 {
+	switch c.Layout {
+	case StateLayoutV2:
 		return SwitchFeaturesV2
+	case StateLayoutV3:
+		return SwitchFeaturesV3
 	}
 	return SwitchFeatures
 }
 
 // FlowWidth returns the number of features of x_flow in c's layout:
-// FlowFeatures (v1) or FlowFeaturesV2.
+// FlowFeatures (v1) or FlowFeaturesV2 (v2 and v3).
 func (c EncoderConfig) FlowWidth() int {
-	if c.Layout == StateLayoutV2 {
+	if c.HasFlowSignals() {
 		return FlowFeaturesV2
 	}
 	return FlowFeatures
 }
 
-// WithLayout returns c writing layout (StateLayout or StateLayoutV2), with
-// the constants that layout adds derived as DefaultEncoderConfig derives
-// the others (Cq = C·5 ms, C = RateScale) and those it lacks zeroed. It
-// does not validate: an unknown layout is Validate's error.
+// HasFlowSignals reports whether c's layout carries the backlog, latency
+// and application-limited features StateLayoutV2 added (v2 and v3 do).
+func (c EncoderConfig) HasFlowSignals() bool {
+	return c.Layout == StateLayoutV2 || c.Layout == StateLayoutV3
+}
+
+// HasDeficit reports whether c's layout carries FeatureDeficit (v3).
+func (c EncoderConfig) HasDeficit() bool { return c.Layout == StateLayoutV3 }
+
+// KnownLayout reports whether name is a state layout this package writes
+// (StateLayout, StateLayoutV2 or StateLayoutV3).
+func KnownLayout(name string) bool {
+	return name == StateLayout || name == StateLayoutV2 || name == StateLayoutV3
+}
+
+// WithLayout returns c writing layout (StateLayout, StateLayoutV2 or
+// StateLayoutV3), with the constants that layout adds derived as
+// DefaultEncoderConfig derives the others (Cq = C·5 ms, CD = C·60 s, C =
+// RateScale) and those it lacks zeroed. It does not validate: an unknown
+// layout is Validate's error.
 func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
-	c.Layout, c.QueueScale = layout, 0
+	c.Layout, c.QueueScale, c.DeficitScale = layout, 0, 0
 	switch layout {
 	case StateLayout:
 		c.Layout = ""
 	case StateLayoutV2:
 		c.QueueScale = c.RateScale * 5e-3 // 5 ms of the bucket rate
+	case StateLayoutV3:
+		c.QueueScale = c.RateScale * 5e-3
+		c.DeficitScale = c.RateScale * DeficitSeconds
 	}
 	return c
 }
+
+// DeficitSeconds is the default depth of FeatureDeficit's virtual bucket
+// in seconds of the bucket rate (WithLayout: CD = C·60 s). The reserves
+// behind a collapse on the testbed profile hold 50–53 s of the bucket
+// rate (package southbound/sim, H-limit), so a collapse reads 0.8–0.9 and
+// the feature does not saturate before it.
+const DeficitSeconds = 60
 
 // Validate checks the sizes (at least two switches, as a Topology needs; no
 // negative leaf count), that every scaling constant is positive and finite
@@ -120,17 +159,28 @@ func (c EncoderConfig) Validate() error {
 	if c.DropWindow < 1 {
 		errs = append(errs, fmt.Errorf("drop_window %d samples, want >= 1", c.DropWindow))
 	}
+	positive := func(name string, v float64) {
+		if !(v > 0) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("%s %v, want a positive finite number in layout %s", name, v, c.Layout))
+		}
+	}
+	absent := func(name string, v float64, what string) {
+		if v != 0 {
+			errs = append(errs, fmt.Errorf("%s %v in layout %s, want 0 (the layout has no %s feature)", name, v, c.LayoutName(), what))
+		}
+	}
 	switch c.Layout {
 	case "", StateLayout:
-		if c.QueueScale != 0 {
-			errs = append(errs, fmt.Errorf("queue_scale %v in layout %s, want 0 (the layout has no queue feature)", c.QueueScale, c.LayoutName()))
-		}
+		absent("queue_scale", c.QueueScale, "queue")
+		absent("deficit_scale", c.DeficitScale, "deficit")
 	case StateLayoutV2:
-		if !(c.QueueScale > 0) || math.IsInf(c.QueueScale, 0) {
-			errs = append(errs, fmt.Errorf("queue_scale %v, want a positive finite number in layout %s", c.QueueScale, StateLayoutV2))
-		}
+		positive("queue_scale", c.QueueScale)
+		absent("deficit_scale", c.DeficitScale, "deficit")
+	case StateLayoutV3:
+		positive("queue_scale", c.QueueScale)
+		positive("deficit_scale", c.DeficitScale)
 	default:
-		errs = append(errs, fmt.Errorf("layout %q, want %q (or empty) or %q", c.Layout, StateLayout, StateLayoutV2))
+		errs = append(errs, fmt.Errorf("layout %q, want %q (or empty), %q or %q", c.Layout, StateLayout, StateLayoutV2, StateLayoutV3))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: invalid encoder config: %w", err)

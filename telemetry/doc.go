@@ -71,6 +71,21 @@
 // for less stays near 1, one the fabric starves falls to 0. Cq = C·5 ms (QueueScale): the testbed's uplink queue
 // holds 6 ms at the bucket rate, so a full queue saturates.
 //
+// StateLayoutV3 appends one more feature to each switch's block,
+// 8|S|+2|L|+6 entries (44 for |S| = 4, |L| = 3):
+//
+//	x_agg, per switch k, after FeatureQueue:
+//	  FeatureDeficit          D_k/CD, D_k ← clip(D_k + (ρ_k − C)·Δt, 0, CD)
+//
+// D_k is the deficit of a virtual token bucket of depth CD = C·60 s
+// (DeficitScale) filled at the bucket rate and drained by the switch's
+// transmit rate, Δt the time between observations. No single sample tells
+// how long a crowd has been draining a reserve; this running sum does, so
+// a policy can tell a crowd that arrived a moment ago from one about to
+// exhaust the reserve (a collapse on the testbed profile comes at 0.8–0.9).
+// It is a reading of the transmit rates, not of any bucket's counters, so
+// it needs nothing a switch does not already report.
+//
 // The paper clips "values exceeding the constant" to 1 and says nothing of a
 // lower bound; since every unsigned input is a non-negative rate or count,
 // the encoder clips them to [0, 1], which only ever bites at the top.

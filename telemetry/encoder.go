@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/proflow-sdn/proflow"
 )
@@ -13,16 +14,23 @@ import (
 // package documentation).
 // It also implements proflow.Baseliner and proflow.Resetter.
 //
-// An Encoder remembers the previous encoded sample (for ρ̇ and Δφ) and the
-// last DropWindow throughputs (for φ̄). It is not safe for concurrent use.
+// An Encoder remembers the previous encoded sample (for ρ̇ and Δφ), the
+// last DropWindow throughputs (for φ̄) and, in StateLayoutV3, each
+// switch's reserve deficit. It is not safe for concurrent use.
 type Encoder struct {
 	cfg      EncoderConfig
 	baseline proflow.Baseline
 
-	// prevTx holds ρ_k of the previous encoded sample; prevPhi its φ.
+	// prevTx holds ρ_k of the previous encoded sample; prevPhi its φ and
+	// prevTime its time.
 	prevTx   []float64
 	prevPhi  float64
+	prevTime time.Time
 	havePrev bool
+
+	// deficit holds D_k of each switch in bytes (v3 only; package
+	// documentation of FeatureDeficit).
+	deficit []float64
 
 	// phi is a ring of the last len(phi) throughputs; next is the slot the
 	// next sample goes to and filled how many slots hold a sample.
@@ -48,9 +56,10 @@ func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 		return nil, err
 	}
 	return &Encoder{
-		cfg:    cfg,
-		prevTx: make([]float64, cfg.NumSwitches),
-		phi:    make([]float64, cfg.DropWindow),
+		cfg:     cfg,
+		prevTx:  make([]float64, cfg.NumSwitches),
+		deficit: make([]float64, cfg.NumSwitches),
+		phi:     make([]float64, cfg.DropWindow),
 	}, nil
 }
 
@@ -86,9 +95,11 @@ func (e *Encoder) SetBaseline(b proflow.Baseline) error {
 func (e *Encoder) Baseline() proflow.Baseline { return e.baseline }
 
 // Reset starts a new episode: it forgets the previous sample, the throughput
-// history, the lowest latencies and the baseline.
+// history, the lowest latencies, the deficits and the baseline.
 func (e *Encoder) Reset() {
 	clear(e.prevTx)
+	clear(e.deficit)
+	e.prevTime = time.Time{}
 	e.minLat = [3]float64{}
 	clear(e.phi)
 	e.prevPhi, e.havePrev = 0, false
@@ -100,7 +111,9 @@ func (e *Encoder) Reset() {
 // into dst, and records obs as the previous sample. Rates of change (ρ̇, Δφ)
 // are differences to the previous successfully encoded sample, per sample
 // rather than per second, and 0 on the first sample after NewEncoder or
-// Reset. Encode fails, leaving dst and the history untouched, when len(dst)
+// Reset; the deficits of StateLayoutV3 integrate over the observations'
+// Time instead (an observation without a Time, or not later than the
+// previous one, adds nothing to them). Encode fails, leaving dst and the history untouched, when len(dst)
 // is not Dim(), current is not a switch index, obs has the wrong number of
 // switch or leaf samples (wrapping proflow.ErrMissingSwitch for switches), or
 // a value is NaN, infinite or negative (wrapping a
@@ -111,7 +124,12 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	}
 	c := &e.cfg
 	nS := c.NumSwitches
-	v2 := c.Layout == StateLayoutV2
+	v2, v3 := c.HasFlowSignals(), c.HasDeficit()
+	var dt float64 // seconds since the previous sample, for the deficits
+	if e.havePrev && !obs.Time.IsZero() && !e.prevTime.IsZero() {
+		dt = max(0, obs.Time.Sub(e.prevTime).Seconds())
+	}
+	e.prevTime = obs.Time
 
 	for k, s := range obs.Switches {
 		var dTx float64
@@ -134,6 +152,10 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 		x[FeatureElephant] = float32(clip(s.ElephantRate/c.RateScale, 0, 1))
 		if v2 {
 			dst[c.AggOffset(k)+FeatureQueue] = float32(clip(s.QueueBytes/c.QueueScale, 0, 1))
+		}
+		if v3 {
+			e.deficit[k] = clip(e.deficit[k]+(s.TxRate-c.RateScale)*dt, 0, c.DeficitScale)
+			dst[c.AggOffset(k)+FeatureDeficit] = float32(e.deficit[k] / c.DeficitScale)
 		}
 		e.prevTx[k] = s.TxRate
 	}

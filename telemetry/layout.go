@@ -31,6 +31,22 @@ const (
 	SwitchFeaturesV2
 )
 
+// The feature StateLayoutV3 appends to each switch's block.
+const (
+	// FeatureDeficit is clip(D_k/CD, 0, 1), D_k the deficit of a virtual
+	// token bucket of depth CD (EncoderConfig.DeficitScale) filled at the
+	// bucket rate C (RateScale) and drained by what switch k transmits:
+	// D_k ← clip(D_k + (ρ_k − C)·Δt, 0, CD), Δt the time between the
+	// observations (their Time), 0 on the first sample after NewEncoder
+	// or Reset. A reserve that a crowd drains reads rising from 0, and how
+	// close it is to running dry reads directly, which no single sample's
+	// rates tell. StateLayoutV3 only.
+	FeatureDeficit = SwitchFeaturesV2 + iota
+	// SwitchFeaturesV3 is the number of features per switch in
+	// StateLayoutV3 (7).
+	SwitchFeaturesV3
+)
+
 // Features of one congestion leaf's block of x_leaf, in order. Read leaf l's
 // feature f of a state s as s[cfg.LeafOffset(l)+f].
 const (

@@ -58,8 +58,8 @@ type CollectConfig struct {
 	// episode's own, so the congestion and the scripts do not change.
 	Kinds map[string]float64
 	// Layout is the state layout the dataset is encoded in
-	// (telemetry.StateLayout, the default when empty, or
-	// telemetry.StateLayoutV2).
+	// (telemetry.StateLayout, the default when empty,
+	// telemetry.StateLayoutV2 or telemetry.StateLayoutV3).
 	Layout string
 }
 
@@ -119,8 +119,8 @@ func (c CollectConfig) Validate() error {
 	if err := validateKinds(c.Kinds); err != nil {
 		errs = append(errs, err)
 	}
-	if l := c.layout(); l != telemetry.StateLayout && l != telemetry.StateLayoutV2 {
-		errs = append(errs, fmt.Errorf("layout %q, want %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2))
+	if l := c.layout(); !telemetry.KnownLayout(l) {
+		errs = append(errs, fmt.Errorf("layout %q, want %q, %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2, telemetry.StateLayoutV3))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("training: invalid collect config: %w", err)

@@ -96,9 +96,8 @@ type Dataset struct {
 	// written before the drain input existed).
 	Drain []float32
 	// Latency holds every transition's RewardInputs.Latency when the
-	// dataset keeps reward inputs and its states are of the v2 layout
-	// (telemetry.StateLayoutV2), which has the latency feature; nil
-	// otherwise.
+	// dataset keeps reward inputs and its states are of a layout with the
+	// latency feature (telemetry.StateLayoutV2 or V3); nil otherwise.
 	Latency []float32
 
 	rewardInputs bool // whether the three above are kept
@@ -114,7 +113,7 @@ func NewDataset(enc telemetry.EncoderConfig, corpus string, rewardInputs bool) (
 	d := &Dataset{Encoder: enc, Corpus: corpus, rewardInputs: rewardInputs}
 	if rewardInputs {
 		d.Drain = []float32{}
-		if enc.Layout == telemetry.StateLayoutV2 {
+		if enc.HasFlowSignals() {
 			d.Latency = []float32{}
 		}
 	}
@@ -327,11 +326,14 @@ func (d *Dataset) Relabel(c RewardConfig) error {
 	if c.CrowdDrain && d.Drain == nil && d.Len() > 0 {
 		return errors.New("training: relabel: crowd_drain needs the drain input, which this dataset does not keep (collect it again)")
 	}
-	if c.Served && d.Encoder.Layout != telemetry.StateLayoutV2 && d.Len() > 0 {
-		return fmt.Errorf("training: relabel: served needs the app-limited feature, which only states of layout %s have (collect with -layout %s)", telemetry.StateLayoutV2, telemetry.StateLayoutV2)
+	if c.Served && !d.Encoder.HasFlowSignals() && d.Len() > 0 {
+		return fmt.Errorf("training: relabel: served needs the app-limited feature, which only states of layouts %s and %s have (collect with -layout %s)", telemetry.StateLayoutV2, telemetry.StateLayoutV3, telemetry.StateLayoutV2)
+	}
+	if c.DeficitDrain && !d.Encoder.HasDeficit() && d.Len() > 0 {
+		return fmt.Errorf("training: relabel: deficit_drain needs the deficit feature, which only states of layout %s have (collect with -layout %s)", telemetry.StateLayoutV3, telemetry.StateLayoutV3)
 	}
 	if c.Lambda != 0 && d.Latency == nil && d.Len() > 0 {
-		return fmt.Errorf("training: relabel: lambda %v needs the latency input, which only a dataset of layout %s keeps (collect with -layout %s)", c.Lambda, telemetry.StateLayoutV2, telemetry.StateLayoutV2)
+		return fmt.Errorf("training: relabel: lambda %v needs the latency input, which only a dataset of layout %s or %s keeps (collect with -layout %s)", c.Lambda, telemetry.StateLayoutV2, telemetry.StateLayoutV3, telemetry.StateLayoutV2)
 	}
 	for i := range d.R {
 		d.R[i] = float32(c.Real(*d.inputs(i)))
@@ -349,9 +351,12 @@ func (d *Dataset) inputs(i int) *RewardInputs {
 	if d.Latency != nil {
 		in.Latency = float64(d.Latency[i])
 	}
-	if d.Encoder.Layout == telemetry.StateLayoutV2 {
+	if d.Encoder.HasFlowSignals() {
 		dim := d.Dim()
 		in.AppLimited = float64(d.S2[i*dim+d.Encoder.FlowOffset()+telemetry.FeatureAppLimited])
+	}
+	if d.Encoder.HasDeficit() {
+		in.Deficit = float64(d.S2[i*d.Dim()+d.Encoder.AggOffset(int(d.A[i]))+telemetry.FeatureDeficit])
 	}
 	return in
 }
@@ -435,8 +440,8 @@ func (d *Dataset) validate() error {
 	if d.rewardInputs && (len(d.PhiNorm) != n || len(d.OverflowHat) != n || len(d.CrowdExcess) != n) {
 		return fmt.Errorf("reward inputs have %d, %d and %d entries, want %d", len(d.PhiNorm), len(d.OverflowHat), len(d.CrowdExcess), n)
 	}
-	if d.Latency != nil && (!d.rewardInputs || len(d.Latency) != n || d.Encoder.Layout != telemetry.StateLayoutV2) {
-		return fmt.Errorf("latency has %d entries (reward inputs kept: %v, layout %s), want one per transition (%d) in a dataset of layout %s that keeps reward inputs", len(d.Latency), d.rewardInputs, d.Encoder.LayoutName(), n, telemetry.StateLayoutV2)
+	if d.Latency != nil && (!d.rewardInputs || len(d.Latency) != n || !d.Encoder.HasFlowSignals()) {
+		return fmt.Errorf("latency has %d entries (reward inputs kept: %v, layout %s), want one per transition (%d) in a dataset of layout %s or %s that keeps reward inputs", len(d.Latency), d.rewardInputs, d.Encoder.LayoutName(), n, telemetry.StateLayoutV2, telemetry.StateLayoutV3)
 	}
 	if d.Drain != nil && (!d.rewardInputs || len(d.Drain) != n) {
 		return fmt.Errorf("drain has %d entries (reward inputs kept: %v), want one per transition (%d) in a dataset that keeps reward inputs", len(d.Drain), d.rewardInputs, n)
@@ -561,8 +566,8 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	if version != DatasetFormatVersion && version != datasetFormatVersion1 {
 		return nil, fmt.Errorf("format_version %q, want %q (or %q, read with no transition done)", version, DatasetFormatVersion, datasetFormatVersion1)
 	}
-	if l := meta["state_layout"]; l != telemetry.StateLayout && l != telemetry.StateLayoutV2 {
-		return nil, fmt.Errorf("state_layout %q, want %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2)
+	if l := meta["state_layout"]; !telemetry.KnownLayout(l) {
+		return nil, fmt.Errorf("state_layout %q, want %q, %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2, telemetry.StateLayoutV3)
 	}
 	d := &Dataset{Corpus: meta["corpus"], Profile: meta["profile"], ProfileDigest: meta["profile_digest"]}
 	if s, ok := meta["interval"]; ok {

@@ -83,10 +83,13 @@ func addEpisode(ds *Dataset, e *telemetry.Encoder, ep Episode, c RewardConfig) e
 		if err != nil {
 			return fmt.Errorf("interval %d: %w", t, err)
 		}
-		if enc.Layout == telemetry.StateLayoutV2 {
+		if enc.HasFlowSignals() {
 			// ℓ̂ needs the history the encoder keeps: read it from s_{t+1}.
 			in.Latency = float64(states[t+1][enc.FlowOffset()+telemetry.FeatureLatency])
 			in.AppLimited = float64(states[t+1][enc.FlowOffset()+telemetry.FeatureAppLimited])
+		}
+		if enc.HasDeficit() {
+			in.Deficit = float64(states[t+1][enc.AggOffset(a)+telemetry.FeatureDeficit])
 		}
 		// Done stays false: the episode is cut off, not terminated.
 		if err := ds.Append(Transition{

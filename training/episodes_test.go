@@ -61,7 +61,7 @@ func TestFromEpisodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tr.Reward != float32(c.Real(in)) || *tr.Inputs != (RewardInputs{float64(float32(in.ThroughputNorm)), float64(float32(in.Overflow)), float64(float32(in.CrowdExcess)), float64(float32(in.Drain)), 0, 0}) {
+		if tr.Reward != float32(c.Real(in)) || *tr.Inputs != (RewardInputs{float64(float32(in.ThroughputNorm)), float64(float32(in.Overflow)), float64(float32(in.CrowdExcess)), float64(float32(in.Drain)), 0, 0, 0}) {
 			t.Errorf("transition %d reward %v inputs %+v, want %v %+v", i, tr.Reward, *tr.Inputs, c.Real(in), in)
 		}
 		if want := float32(23e6 / enc.ThroughputScale); tr.ThroughputBaseline != want {

@@ -34,7 +34,7 @@ type RewardConfig struct {
 	// protected flow's latency inflation (telemetry.FeatureLatency) in the
 	// outcome state, for flows whose objective is delay (request/response
 	// traffic) rather than throughput. It must be ≥ 0; 0 (the default) is
-	// the paper's rewards. It needs states of telemetry.StateLayoutV2.
+	// the paper's rewards. It needs states of telemetry.StateLayoutV2 or V3.
 	Lambda float64 `json:"lambda,omitempty"`
 	// Served makes an application-limited sample count as served: the
 	// throughput and collapse terms of both rewards read φ_norm as
@@ -42,7 +42,7 @@ type RewardConfig struct {
 	// flow was application-limited (telemetry.FeatureAppLimited). A flow
 	// whose own demand fell is then not "collapsed"; one the fabric
 	// starves (a → 0) is, as before. Off (the paper's rewards) by
-	// default; it needs states of telemetry.StateLayoutV2.
+	// default; it needs states of telemetry.StateLayoutV2 or V3.
 	Served bool `json:"served,omitempty"`
 	// CrowdDrain weighs the crowd term of both rewards by the drain of the
 	// flow's switch: β·Δn⁺_k*·δ_k*, δ as in Kappa's term (proflow's, a
@@ -52,6 +52,17 @@ type RewardConfig struct {
 	// δ from the state, as its drain term does. Off (the paper's crowd term)
 	// by default.
 	CrowdDrain bool `json:"crowd_drain,omitempty"`
+	// DeficitDrain makes δ, wherever Kappa's and CrowdDrain's terms read
+	// it, the reserve deficit of telemetry.StateLayoutV3
+	// (telemetry.FeatureDeficit, RewardInputs.Deficit) instead of the
+	// excess of the transmit rate over the bucket rate (proflow's, a
+	// hypothesis): a crowd then costs as much as it has drained the
+	// reserve so far, little when it has just arrived and the whole term
+	// as the reserve runs dry, instead of the whole term from the first
+	// sample. The synthetic reward reads it from the current state, of the
+	// destination for a reroute and of k* for a stay. Off by default; it
+	// needs states of telemetry.StateLayoutV3.
+	DeficitDrain bool `json:"deficit_drain,omitempty"`
 
 	// Mu1 weighs the predicted congestion of the chosen switch, −μ1·ξ̃'_k.
 	Mu1 float64 `json:"mu1"`
@@ -150,6 +161,10 @@ type RewardInputs struct {
 	// state s_{t+1} (telemetry.FeatureLatency, in [0, 1]); 0 in layouts
 	// without it. It is proflow's; RewardConfig.Lambda weighs it.
 	Latency float64 `json:"latency,omitempty"`
+	// Deficit is D_k*, the reserve deficit of the flow's switch in the
+	// outcome state s_{t+1} (telemetry.FeatureDeficit, in [0, 1]); 0 in
+	// layouts without it. RewardConfig.DeficitDrain reads it as δ.
+	Deficit float64 `json:"deficit,omitempty"`
 }
 
 // MeasureReward reads the RewardInputs of a transition from its outcome
@@ -226,8 +241,8 @@ func (c RewardConfig) RealTerms(in RewardInputs) RealRewardTerms {
 		Congestion: -c.AlphaTC * in.Overflow,
 		Stay:       c.AlphaStay * (1 - in.Overflow),
 		Collapse:   -c.AlphaColl * (1 - in.ThroughputNorm),
-		Crowd:      c.crowd(in.CrowdExcess, in.Drain),
-		Drain:      -c.Kappa * in.Drain,
+		Crowd:      c.crowd(in.CrowdExcess, c.delta(in)),
+		Drain:      -c.Kappa * c.delta(in),
 		Latency:    -c.Lambda * in.Latency,
 	}
 }
@@ -332,8 +347,8 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	xiNext := max(0, float64(n[enc.AggOffset(k)+telemetry.FeatureOverflow]))
 	phiNorm := float64(n[enc.FlowOffset()+telemetry.FeatureThroughput]) / step.ThroughputBaseline
 	if c.Served {
-		if enc.Layout != telemetry.StateLayoutV2 {
-			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: served needs states of layout %s, these are %s", telemetry.StateLayoutV2, enc.LayoutName())
+		if !enc.HasFlowSignals() {
+			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: served needs states of layout %s or %s, these are %s", telemetry.StateLayoutV2, telemetry.StateLayoutV3, enc.LayoutName())
 		}
 		phiNorm = max(phiNorm, clip(float64(n[enc.FlowOffset()+telemetry.FeatureAppLimited]), 0, 1))
 	}
@@ -346,12 +361,18 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	// δ of the destination, which for a stay is the current switch: the
 	// drain term reads it, and so does the crowd term under CrowdDrain.
 	drain := clip(float64(s[enc.AggOffset(k)+telemetry.FeatureTxRate])-1, 0, 1)
+	if c.DeficitDrain {
+		if !enc.HasDeficit() {
+			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: deficit_drain needs states of layout %s, these are %s", telemetry.StateLayoutV3, enc.LayoutName())
+		}
+		drain = clip(float64(s[enc.AggOffset(k)+telemetry.FeatureDeficit]), 0, 1)
+	}
 	if c.Kappa != 0 {
 		t.Drain = -c.Kappa * drain
 	}
 	if c.Lambda != 0 {
-		if enc.Layout != telemetry.StateLayoutV2 {
-			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: lambda %v needs states of layout %s, these are %s", c.Lambda, telemetry.StateLayoutV2, enc.LayoutName())
+		if !enc.HasFlowSignals() {
+			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: lambda %v needs states of layout %s or %s, these are %s", c.Lambda, telemetry.StateLayoutV2, telemetry.StateLayoutV3, enc.LayoutName())
 		}
 		t.Latency = -c.Lambda * clip(float64(n[enc.FlowOffset()+telemetry.FeatureLatency]), 0, 1)
 	}
@@ -366,6 +387,15 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	t.Collapse = -c.Nu3 * (1 - phiNorm)
 	t.Crowd = c.crowd(max(0, float64(s[enc.AggOffset(cur)+telemetry.FeatureFlowCount])), drain)
 	return t, nil
+}
+
+// delta returns δ of the real reward: in.Deficit under DeficitDrain, else
+// in.Drain.
+func (c RewardConfig) delta(in RewardInputs) float64 {
+	if c.DeficitDrain {
+		return in.Deficit
+	}
+	return in.Drain
 }
 
 // crowd returns the crowd term β·Δn⁺ for crowd excess n and drain d, times

@@ -169,11 +169,11 @@ func TestMeasureReward(t *testing.T) {
 		want   RewardInputs
 	}{
 		{"other switch ignored", func(o *proflow.Observation) { o.Switches[2] = proflow.SwitchSample{OverflowRate: 1e6, FlowCount: 60} }, want},
-		{"overflow saturates", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 1e6 }, RewardInputs{want.ThroughputNorm, 1, want.CrowdExcess, 0, 0, 0}},
-		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1, 0, 0, 0}},
-		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0, 0, 0, 0}},
-		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess, 0, 0, 0}},
-		{"own overflow not penalised", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 20000 }, RewardInputs{want.ThroughputNorm, 0, want.CrowdExcess, 0, 0, 0}},
+		{"overflow saturates", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 1e6 }, RewardInputs{want.ThroughputNorm, 1, want.CrowdExcess, 0, 0, 0, 0}},
+		{"crowd saturates", func(o *proflow.Observation) { o.Switches[1].FlowCount = 62 }, RewardInputs{want.ThroughputNorm, want.Overflow, 1, 0, 0, 0, 0}},
+		{"no excess below baseline", func(o *proflow.Observation) { o.Switches[1].FlowCount = 1 }, RewardInputs{want.ThroughputNorm, want.Overflow, 0, 0, 0, 0, 0}},
+		{"throughput", func(o *proflow.Observation) { o.Flow.Throughput = 23e6 }, RewardInputs{1, want.Overflow, want.CrowdExcess, 0, 0, 0, 0}},
+		{"own overflow not penalised", func(o *proflow.Observation) { o.Switches[1].OverflowRate = 20000 }, RewardInputs{want.ThroughputNorm, 0, want.CrowdExcess, 0, 0, 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := obs()
@@ -445,5 +445,62 @@ func TestCrowdDrain(t *testing.T) {
 		if math.Abs(terms.Crowd-tc.want) > 1e-6 {
 			t.Errorf("synthetic crowd term, crowd_drain %v, crowd %v, drain %v: %v, want %v", tc.crowdDrain, tc.crowd, tc.drain, terms.Crowd, tc.want)
 		}
+	}
+}
+
+// DeficitDrain reads δ from the reserve deficit of layout v3 in both
+// rewards and both proflow terms, instead of the transmit rate's excess:
+// the drain and the crowd terms follow the deficit, whatever the rate.
+func TestDeficitDrain(t *testing.T) {
+	c := DefaultRewardConfig()
+	c.Beta, c.Kappa, c.CrowdDrain, c.DeficitDrain = -2, 0.5, true, true
+	real := c.RealTerms(RewardInputs{ThroughputNorm: 1, CrowdExcess: 0.5, Drain: 1, Deficit: 0.25})
+	if math.Abs(real.Drain+0.125) > 1e-12 || math.Abs(real.Crowd+0.25) > 1e-12 {
+		t.Errorf("real drain and crowd terms %v and %v, want −0.125 and −0.25 (δ = the deficit 0.25, not the rate's 1)", real.Drain, real.Crowd)
+	}
+
+	enc := testEncoder().WithLayout(telemetry.StateLayoutV3)
+	for _, tc := range []struct {
+		name       string
+		action     int
+		wantDrain  float64
+		wantCrowd  float64
+		deficit3   float32
+		deficitCur float32
+	}{
+		{"reroute to a drained destination", 3, -0.4, 0, 0.8, 0.1},
+		{"stay on a half-drained switch", 1, -0.25, -0.5, 0.8, 0.5},
+	} {
+		s, n := synthStates(enc, tc.action)
+		s[enc.AggOffset(1)+telemetry.FeatureFlowCount] = 0.5
+		s[enc.AggOffset(1)+telemetry.FeatureTxRate] = 1 // at the bucket rate: the rate's δ is 0
+		s[enc.AggOffset(3)+telemetry.FeatureDeficit], s[enc.AggOffset(1)+telemetry.FeatureDeficit] = tc.deficit3, tc.deficitCur
+		terms, err := c.SyntheticTerms(enc, SyntheticStep{State: s, Next: n, Current: 1, Action: tc.action, ThroughputBaseline: 0.8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(terms.Drain-tc.wantDrain) > 1e-6 || math.Abs(terms.Crowd-tc.wantCrowd) > 1e-6 {
+			t.Errorf("%s: drain %v, crowd %v; want %v and %v", tc.name, terms.Drain, terms.Crowd, tc.wantDrain, tc.wantCrowd)
+		}
+	}
+
+	v2 := testEncoder().WithLayout(telemetry.StateLayoutV2)
+	s, n := synthStates(v2, 1)
+	if _, err := c.SyntheticTerms(v2, SyntheticStep{State: s, Next: n, Current: 1, Action: 1, ThroughputBaseline: 0.8}); err == nil ||
+		!strings.Contains(err.Error(), "deficit_drain needs states of layout proflow-state-v3") {
+		t.Errorf("deficit_drain on v2 states: %v, want an error naming the layout it needs", err)
+	}
+	d, err := NewDataset(v2, "test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := RewardInputs{ThroughputNorm: 1}
+	st := make([]float32, v2.Dim())
+	st[v2.PlacementOffset()] = 1
+	if err := d.Append(Transition{State: st, Next: st, Action: 0, Current: 0, Inputs: &in, ThroughputBaseline: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Relabel(c); err == nil || !strings.Contains(err.Error(), "deficit_drain needs the deficit feature") {
+		t.Errorf("relabel a v2 dataset with deficit_drain: %v, want an error naming the feature", err)
 	}
 }

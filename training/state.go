@@ -35,6 +35,9 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 		if len(x) > telemetry.FeatureQueue {
 			clip32(&x[telemetry.FeatureQueue], 0, 1)
 		}
+		if len(x) > telemetry.FeatureDeficit {
+			clip32(&x[telemetry.FeatureDeficit], 0, 1)
+		}
 	}
 	for l := range enc.NumLeaves {
 		x := s[enc.LeafOffset(l):][:telemetry.LeafFeatures]

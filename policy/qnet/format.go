@@ -275,7 +275,7 @@ func checkMetadata(meta Metadata, hidden []int) error {
 	if meta.Encoder.NumLeaves != meta.NumLeaves {
 		return formatErr("metadata."+KeyEncoder, "num_leaves %d, but metadata num_leaves is %d", meta.Encoder.NumLeaves, meta.NumLeaves)
 	}
-	if (meta.StateLayout == telemetry.StateLayout || meta.StateLayout == telemetry.StateLayoutV2) && meta.Encoder.LayoutName() != meta.StateLayout {
+	if telemetry.KnownLayout(meta.StateLayout) && meta.Encoder.LayoutName() != meta.StateLayout {
 		return formatErr("metadata."+KeyEncoder, "layout %s, but metadata state_layout is %s", meta.Encoder.LayoutName(), meta.StateLayout)
 	}
 	switch meta.QLayout {
