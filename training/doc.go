@@ -549,6 +549,27 @@
 //     H63) was read: an analysis, not a choice (docs/reproduction.md,
 //     "What any policy can do"). A later choice that used it would be
 //     tuning on the family.
+//   - The reserve deficit (telemetry.StateLayoutV3). Both failures above
+//     have one cause: no state of layout v2 tells a crowd that arrived a
+//     moment ago from one about to exhaust the reserve (nothing in one
+//     sample integrates the drain), so the agent either leaves on arrival
+//     or waits blind. Layout v3 adds each switch's deficit, a running sum
+//     of its transmit rate over the bucket rate. Two models, on one v3
+//     corpus of the default recipe with L_BRIEF 0.08 added (brief
+//     pile-ups, so that waiting can pay; seed 1): M1 with the adopted
+//     reward, M2 with RewardConfig.DeficitDrain (δ of the drain and crowd
+//     terms read from the deficit). Each behind the 16-vote gate and a
+//     6-vote one (3 s; the other settings of models/gate-testbed.json).
+//     The rule, written before the runs: of the four, those pass that at
+//     base seeds 1 and 1000 are behind the per-scenario strongest rule by
+//     more than 2% in no bulk built-in, with the agent's bulk mean at most
+//     0.2% below the adopted model's (22.94 and 22.93 MB/s), the kind
+//     built-ins no worse (rr and rate ratios at most 0.05 above the
+//     adopted model's 0.09× and 0.49×, onoff at most 1.01× static's), and
+//     the largest worst-case shortfall over the S1, S10 and S11 fans (the
+//     -at times above) below the adopted model's 3.4%; of those passing,
+//     the one with the lowest fan shortfall is adopted; if none passes,
+//     the adopted model stays.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
