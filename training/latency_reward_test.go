@@ -144,3 +144,46 @@ func TestServedReward(t *testing.T) {
 		t.Errorf("v1 dataset relabelled with Served: %v, want an error naming the missing feature", err)
 	}
 }
+
+// TestDeficitReward: a v3 dataset's transitions carry the outcome state's
+// deficit of the switch the flow was on, and DeficitDrain charges κ times
+// it in Relabel, after a write and a read.
+func TestDeficitReward(t *testing.T) {
+	enc := testEncoder().WithLayout(telemetry.StateLayoutV3)
+	ep := testEpisode(1)
+	for i := range ep.Observations {
+		for k := range ep.Observations[i].Switches {
+			ep.Observations[i].Switches[k].TxRate = 2 * enc.RateScale // draining at C
+		}
+	}
+	c := DefaultRewardConfig()
+	ds, err := FromEpisodes([]Episode{ep}, enc, c, "unit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := append([]float32(nil), ds.R...)
+	var buf bytes.Buffer
+	if err := ds.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadDataset(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kappa, c.DeficitDrain = 0.5, true
+	if err := back.Relabel(c); err != nil {
+		t.Fatal(err)
+	}
+	for i := range back.Len() {
+		tr := back.At(i)
+		d := tr.Next[enc.AggOffset(tr.Action)+telemetry.FeatureDeficit]
+		// One second at twice the bucket rate adds C·1 s = 1/60 of CD.
+		if want := float32(i+1) / telemetry.DeficitSeconds; math.Abs(float64(d-want)) > 1e-6 {
+			t.Errorf("transition %d: deficit of the outcome %v, want %v", i, d, want)
+		}
+		want := min(max(float64(before[i])-0.5*float64(d), c.ClipMin), c.ClipMax)
+		if math.Abs(float64(back.R[i])-want) > 1e-6 {
+			t.Errorf("transition %d: relabelled reward %v, want %v (κ·deficit charged)", i, back.R[i], want)
+		}
+	}
+}
