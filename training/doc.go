@@ -570,6 +570,26 @@
 //     -at times above) below the adopted model's 3.4%; of those passing,
 //     the one with the lowest fan shortfall is adopted; if none passes,
 //     the adopted model stays.
+//     Measured (build with make model-universal MODEL_LAYOUT=proflow-state-v3
+//     and the shares plus L_BRIEF 0.08; M2 by proflow train -universal on
+//     the same corpora with "deficit_drain": true; proflow evaluate, 2
+//     repeats; the fans as proflow evaluate of S1, S10, S11 and their end
+//     twins written as scenario files, the agent's largest shortfall
+//     behind the best rule of each, which reads 3.4% in all three for the
+//     adopted model). Re-measured at this commit, the adopted model's bulk
+//     means are 22.92 and 22.90 MB/s (behind nowhere), the reference here.
+//     M1, 16 votes: bulk 22.72 and 22.68, behind in S6 and S11e (and
+//     S12d); fans 3.4%; rr 0.12×, rate 0.57×. M1, 6 votes: 22.76 and
+//     22.76, behind in S6 and N2; fans 3.3–3.4%; onoff 1.07×. M2, 16
+//     votes: fans 1.5% (S1), 3.3% (S10), 1.5% (S11), the deficit does
+//     time its move, but bulk 21.85 and 21.82, behind in S4–S7, S12b,
+//     S12d and C1: it leaves a lighter crowd (S5, S7) after the collapse,
+//     the gate's 8 s added to a move it prefers only as the reserve runs
+//     out; rr 0.09×, rate 0.70×. M2, 6 votes: bulk 22.54 and 22.53,
+//     behind in S5, S6, C1, C2 and N2 (it moves in N2 at 5 s); fans
+//     3.3–3.4%. None passes; the adopted model stays. What a policy needs
+//     is a move timed to the reserve without the gate's fixed delay, and
+//     the shorter gate lets noise move it: neither model learned both.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
