@@ -590,6 +590,14 @@
 //     3.3–3.4%. None passes; the adopted model stays. What a policy needs
 //     is a move timed to the reserve without the gate's fixed delay, and
 //     the shorter gate lets noise move it: neither model learned both.
+//   - M2 behind gates between the two, as M2 behind 16 votes was late
+//     and behind 6 moved on noise. The rule, written before the runs:
+//     M2 behind 8, 10 and 12 votes, each with margin 0.2 (the recorded
+//     one) and 0.5 (the other settings of models/gate-testbed.json),
+//     judged by the rule above (the same criteria, the same reference);
+//     of those passing, the one with the lowest fan shortfall is adopted
+//     with its gate; if none passes, the adopted model stays. A gate that
+//     fails the bulk built-ins at base seed 1 is not run further.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
