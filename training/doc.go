@@ -598,6 +598,14 @@
 //     of those passing, the one with the lowest fan shortfall is adopted
 //     with its gate; if none passes, the adopted model stays. A gate that
 //     fails the bulk built-ins at base seed 1 is not run further.
+//     Measured at base seed 1 (bulk mean; behind by more than 2% in):
+//     8 votes 22.46 (S5, S6, C1, N2), margin 0.5 22.20 (S5, S6, S7, S12d);
+//     10 votes 22.39 (S5, S6, C1), margin 0.5 21.94 (S4–S7, S9, S12b,
+//     S12d); 12 votes 22.20 (S5, S6, S7, S12b, C1), margin 0.5 21.74 (ten
+//     scenarios). None passes, none was run further, the adopted model
+//     stays. Every v3 model and gate is behind in S6 (6.4–8.3%), where
+//     each switch is congested for 30 s in turn: the deficit of the
+//     switch it moves to is already high when it gets there.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
