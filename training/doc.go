@@ -604,8 +604,9 @@
 //     S12d); 12 votes 22.20 (S5, S6, S7, S12b, C1), margin 0.5 21.74 (ten
 //     scenarios). None passes, none was run further, the adopted model
 //     stays. Every v3 model and gate is behind in S6 (6.4–8.3%), where
-//     each switch is congested for 30 s in turn: the deficit of the
-//     switch it moves to is already high when it gets there.
+//     each switch is congested for 30 s in turn: they move four times an
+//     episode there (agg2, agg3, agg4, agg1), the adopted model twice
+//     (agg2, agg1), with twice its SLO-violation seconds (35 s, 17.5 s).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
