@@ -607,6 +607,13 @@
 //     each switch is congested for 30 s in turn: they move four times an
 //     episode there (agg2, agg3, agg4, agg1), the adopted model twice
 //     (agg2, agg1), with twice its SLO-violation seconds (35 s, 17.5 s).
+//   - The same two rewards on a v3 corpus of the default shares (no
+//     L_BRIEF), to tell what the deficit does from what the brief
+//     pile-ups do: M3 with the adopted reward, M4 with DeficitDrain, both
+//     behind the 16-vote gate. The rule, written before the runs: the
+//     rule of the layout-v3 models above (the same criteria and
+//     reference); of those passing, the one with the lower fan
+//     shortfall; if neither passes, the adopted model stays.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
