@@ -42,14 +42,7 @@ func TestLatencyReward(t *testing.T) {
 	if ds.Latency[3] < 0.7 {
 		t.Errorf("last transition: latency input %v, want about 0.8 (RTT p99 up 80%%)", ds.Latency[3])
 	}
-	var buf bytes.Buffer
-	if err := ds.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadDataset(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := writeRead(t, ds)
 	c.Lambda = 0.5
 	if err := back.Relabel(c); err != nil {
 		t.Fatal(err)
@@ -162,14 +155,7 @@ func TestDeficitReward(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := append([]float32(nil), ds.R...)
-	var buf bytes.Buffer
-	if err := ds.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadDataset(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := writeRead(t, ds)
 	c.Kappa, c.DeficitDrain = 0.5, true
 	if err := back.Relabel(c); err != nil {
 		t.Fatal(err)
@@ -186,4 +172,18 @@ func TestDeficitReward(t *testing.T) {
 			t.Errorf("transition %d: relabelled reward %v, want %v (κ·deficit charged)", i, back.R[i], want)
 		}
 	}
+}
+
+// writeRead writes ds and reads it back, failing t on any error.
+func writeRead(t *testing.T, ds *Dataset) *Dataset {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := ds.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadDataset(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }
