@@ -353,3 +353,47 @@ func TestAgentCloneKeepsEverything(t *testing.T) {
 		})
 	}
 }
+
+// A universal model of layout v3 deploys on any fabric's default encoder:
+// the agent takes the model's layout with the deficit depth derived from
+// the deployment's bucket rate, scores MLP(row_k) over the 46-value rows,
+// and a deployment pinned to v2 is refused.
+func TestUniversalAgentLayoutV3(t *testing.T) {
+	ref := paperEncoder().WithLayout(telemetry.StateLayoutV3)
+	m, err := qnet.New([]int{ref.CandidateDim(), 16, 1}, rand.New(rand.NewPCG(23, 24)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := qnet.NewUniversalMetadata(ref)
+	meta.MadeBy = "policy test"
+	deploy := fabricEncoder(8, 3, 1.25e9) // 10 Gbit/s buckets
+	a, err := NewAgent(m, meta, deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := a.EncoderConfig()
+	if enc.LayoutName() != telemetry.StateLayoutV3 || enc.DeficitScale != 1.25e9*telemetry.DeficitSeconds || enc.CandidateDim() != 46 {
+		t.Fatalf("encoder layout %s, deficit scale %v, rows of %d; want %s, %v, 46",
+			enc.LayoutName(), enc.DeficitScale, enc.CandidateDim(), telemetry.StateLayoutV3, 1.25e9*telemetry.DeficitSeconds)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	state := placedState(rng, enc, 5)
+	scores, rows, q := make([]float64, 8), make([]float32, 8*46), make([]float32, 1)
+	if err := a.Score(scores, &proflow.Input{State: state}); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.EncodeCandidates(rows, state); err != nil {
+		t.Fatal(err)
+	}
+	for k, got := range scores {
+		if err := m.Forward(q, rows[k*46:][:46]); err != nil {
+			t.Fatal(err)
+		}
+		if got != float64(q[0]) {
+			t.Errorf("switch %d: score %v, MLP(row) %v", k, got, q[0])
+		}
+	}
+	if _, err := NewAgent(m, meta, deploy.WithLayout(telemetry.StateLayoutV2)); err == nil || !strings.Contains(err.Error(), "proflow-state-v3") {
+		t.Errorf("a v2 deployment of a v3 model: %v, want a mismatch naming the model's layout", err)
+	}
+}
