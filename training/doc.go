@@ -614,6 +614,15 @@
 //     rule of the layout-v3 models above (the same criteria and
 //     reference); of those passing, the one with the lower fan
 //     shortfall; if neither passes, the adopted model stays.
+//     Measured: M3, bulk 22.78 and 22.75 MB/s, behind only in S6 (7.1%
+//     and 7.2%); fans 3.4% as the adopted model; rr 0.13×, rate 0.57×,
+//     onoff 1.00×. M4, bulk 21.95 and 21.95, behind in seven and eight
+//     scenarios (S5 and S6 by 6.5–9.8%); fans 3.3–4.1%; rate 0.93×.
+//     Neither passes; the adopted model stays, and layout v3 remains an
+//     option of the encoder and the trainer that no committed model
+//     uses. With the adopted reward the deficit changes nothing but S6;
+//     read as δ it times the move to the reserve, too late for the
+//     lighter crowds behind the 16-vote gate.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
