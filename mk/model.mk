@@ -45,7 +45,9 @@
 #   MODEL_LAYOUT       state layout of the corpus and model (default
 #                      proflow-state-v2 for testbed, which adds uplink
 #                      backlogs and the flow's latency and app-limited share;
-#                      proflow-state-v1, the paper's, for the others)
+#                      proflow-state-v1, the paper's, for the others;
+#                      proflow-state-v3 adds each switch's reserve deficit
+#                      to v2, measured and not adopted: training/doc.go)
 #   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default
 #                      $(MODEL_CONFIG_DIR)/train-$(PROFILE).json when present)
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
