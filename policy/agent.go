@@ -185,6 +185,7 @@ func checkPerFabric(meta qnet.Metadata, enc telemetry.EncoderConfig) error {
 		{"encoder.throughput_scale", ftoa(me.ThroughputScale), ftoa(enc.ThroughputScale)},
 		{"encoder.drop_window", itoa(me.DropWindow), itoa(enc.DropWindow)},
 		{"encoder.queue_scale", ftoa(me.QueueScale), ftoa(enc.QueueScale)},
+		{"encoder.deficit_scale", ftoa(me.DeficitScale), ftoa(enc.DeficitScale)},
 	} {
 		if c.model != c.deployment {
 			return &ModelMismatchError{Field: c.field, Model: c.model, Deployment: c.deployment}

@@ -397,3 +397,19 @@ func TestUniversalAgentLayoutV3(t *testing.T) {
 		t.Errorf("a v2 deployment of a v3 model: %v, want a mismatch naming the model's layout", err)
 	}
 }
+
+// A per-fabric model of layout v3 names a deployment's other deficit depth.
+func TestPerFabricAgentDeficitScale(t *testing.T) {
+	enc := paperEncoder().WithLayout(telemetry.StateLayoutV3)
+	m, meta := testModel(t, enc)
+	deploy := enc
+	deploy.DeficitScale *= 2
+	_, err := NewAgent(m, meta, deploy)
+	var mm *ModelMismatchError
+	if !errors.As(err, &mm) || mm.Field != "encoder.deficit_scale" {
+		t.Errorf("a deployment with twice the deficit depth: %v, want a mismatch on encoder.deficit_scale", err)
+	}
+	if _, err := NewAgent(m, meta, enc); err != nil {
+		t.Errorf("the model's own encoder: %v", err)
+	}
+}
