@@ -607,6 +607,15 @@
 //     each switch is congested for 30 s in turn: they move four times an
 //     episode there (agg2, agg3, agg4, agg1), the adopted model twice
 //     (agg2, agg1), with twice its SLO-violation seconds (35 s, 17.5 s).
+//     The trace of M3 there (proflow evaluate -traces, base seed 1,
+//     repeat 0) shows why: it leaves at 28, 58.5, 88.5 and 118.5 s, each
+//     time 8 s into the crowd's stay, and each time to the clean switch
+//     of lowest index, which is where S6's crowd goes next; the switch
+//     the crowd has just left reads a deficit of about 0.7 and is
+//     avoided, where the adopted model goes back to it. On a drained
+//     switch a lone flow still gets the bucket rate; the agents learned
+//     that a drained reserve is a bad destination, true only when more
+//     traffic comes.
 //   - The same two rewards on a v3 corpus of the default shares (no
 //     L_BRIEF), to tell what the deficit does from what the brief
 //     pile-ups do: M3 with the adopted reward, M4 with DeficitDrain, both
