@@ -581,7 +581,8 @@
 //     M1, 16 votes: bulk 22.72 and 22.68, behind in S6 and S11e (and
 //     S12d); fans 3.4%; rr 0.12×, rate 0.57×. M1, 6 votes: 22.76 and
 //     22.76, behind in S6 and N2; fans 3.3–3.4%; onoff 1.07×. M2, 16
-//     votes: fans 1.5% (S1), 3.3% (S10), 1.5% (S11), the deficit does
+//     votes: fans 1.5% (S1), 3.3% (S10), 1.5% (S11) (proflow bound
+//     -model, run afterwards: 3.3%, 3.3%, 1.3%), the deficit does
 //     time its move, but bulk 21.85 and 21.82, behind in S4–S7, S12b,
 //     S12d and C1: it leaves a lighter crowd (S5, S7) after the collapse,
 //     the gate's 8 s added to a move it prefers only as the reserve runs
