@@ -113,11 +113,12 @@ func (e *Encoder) Reset() {
 // rather than per second, and 0 on the first sample after NewEncoder or
 // Reset; the deficits of StateLayoutV3 integrate over the observations'
 // Time instead (an observation without a Time, or not later than the
-// previous one, adds nothing to them). Encode fails, leaving dst and the history untouched, when len(dst)
-// is not Dim(), current is not a switch index, obs has the wrong number of
-// switch or leaf samples (wrapping proflow.ErrMissingSwitch for switches), or
-// a value is NaN, infinite or negative (wrapping a
-// *proflow.InvalidObservationError). It does not allocate on success.
+// previous one, adds nothing to them). Encode fails, leaving dst and the
+// history untouched, when len(dst) is not Dim(), current is not a switch
+// index, obs has the wrong number of switch or leaf samples (wrapping
+// proflow.ErrMissingSwitch for switches), or a value is NaN, infinite or
+// negative (wrapping a *proflow.InvalidObservationError). It does not
+// allocate on success.
 func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current int) error {
 	if err := e.check(dst, obs, current); err != nil {
 		return fmt.Errorf("telemetry: encode: %w", err)

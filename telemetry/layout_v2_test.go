@@ -44,6 +44,10 @@ func TestLayoutValidate(t *testing.T) {
 		{"v1 with a queue scale", func() telemetry.EncoderConfig { c := roundConfig(4, 3); c.QueueScale = 5; return c }(), "queue_scale 5 in layout proflow-state-v1, want 0"},
 		{"v2 without", func() telemetry.EncoderConfig { c := v2Config(4, 3); c.QueueScale = 0; return c }(), "queue_scale 0, want a positive finite number"},
 		{"unknown", func() telemetry.EncoderConfig { c := roundConfig(4, 3); c.Layout = "v3"; return c }(), `layout "v3", want`},
+		{"v3 without a deficit scale", func() telemetry.EncoderConfig { c := v3Config(4, 3); c.DeficitScale = 0; return c }(), "deficit_scale 0, want a positive finite number in layout proflow-state-v3"},
+		{"v3 without a queue scale", func() telemetry.EncoderConfig { c := v3Config(4, 3); c.QueueScale = 0; return c }(), "queue_scale 0, want a positive finite number"},
+		{"v2 with a deficit scale", func() telemetry.EncoderConfig { c := v2Config(4, 3); c.DeficitScale = 7; return c }(), "deficit_scale 7 in layout proflow-state-v2, want 0"},
+		{"v1 with a deficit scale", func() telemetry.EncoderConfig { c := roundConfig(4, 3); c.DeficitScale = 7; return c }(), "deficit_scale 7 in layout proflow-state-v1, want 0"},
 	} {
 		err := tc.c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
