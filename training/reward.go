@@ -360,12 +360,14 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	}
 	// δ of the destination, which for a stay is the current switch: the
 	// drain term reads it, and so does the crowd term under CrowdDrain.
-	drain := clip(float64(s[enc.AggOffset(k)+telemetry.FeatureTxRate])-1, 0, 1)
-	if c.DeficitDrain {
-		if !enc.HasDeficit() {
-			return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: deficit_drain needs states of layout %s, these are %s", telemetry.StateLayoutV3, enc.LayoutName())
-		}
+	var drain float64
+	switch {
+	case c.DeficitDrain && !enc.HasDeficit():
+		return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: deficit_drain needs states of layout %s, these are %s", telemetry.StateLayoutV3, enc.LayoutName())
+	case c.DeficitDrain:
 		drain = clip(float64(s[enc.AggOffset(k)+telemetry.FeatureDeficit]), 0, 1)
+	default:
+		drain = clip(float64(s[enc.AggOffset(k)+telemetry.FeatureTxRate])-1, 0, 1)
 	}
 	if c.Kappa != 0 {
 		t.Drain = -c.Kappa * drain
