@@ -609,8 +609,8 @@
 //     episode there (agg2, agg3, agg4, agg1), the adopted model twice
 //     (agg2, agg1), with twice its SLO-violation seconds (35 s, 17.5 s).
 //     The trace of M3 there (proflow evaluate -traces, base seed 1,
-//     repeat 0) shows why: it leaves at 28, 58.5, 88.5 and 118.5 s, each
-//     time 8 s into the crowd's stay, and each time to the clean switch
+//     repeat 0) shows why: it leaves 28, 58.5, 88.5 and 118.5 s into
+//     the episode, each time about 8 s into the crowd's stay, and each time to the clean switch
 //     of lowest index, which is where S6's crowd goes next; the switch
 //     the crowd has just left reads a deficit of about 0.7 and is
 //     avoided, where the adopted model goes back to it. On a drained
@@ -626,7 +626,7 @@
 //     shortfall; if neither passes, the adopted model stays.
 //     Measured: M3, bulk 22.78 and 22.75 MB/s, behind only in S6 (7.1%
 //     and 7.2%); fans 3.4% as the adopted model; rr 0.13×, rate 0.57×,
-//     onoff 1.00×. M4, bulk 21.95 and 21.95, behind in seven and eight
+//     onoff 1.00×. M4, bulk 21.95 and 21.95, behind in eight and seven
 //     scenarios (S5 and S6 by 6.5–9.8%); fans 3.3–4.1%; rate 0.93×.
 //     Neither passes; the adopted model stays, and layout v3 remains an
 //     option of the encoder and the trainer that no committed model
