@@ -633,6 +633,22 @@
 //     uses. With the adopted reward the deficit changes nothing but S6;
 //     read as δ it times the move to the reserve, too late for the
 //     lighter crowds behind the 16-vote gate.
+//   - A longer look ahead for M2. Its traces of the built-ins (proflow
+//     evaluate -traces, base seed 1, repeat 0) show the advantage of
+//     leaving (ΔQ, the decision's margin) clearing the gate's δ about 10 s
+//     before the collapse under S1's full-rate crowd but only about 6 s
+//     before it under S5's lighter one (31 s against 37 s into the
+//     episode), so 16 votes (8 s) come after that collapse; a shorter
+//     gate moves in N2, whose crowd reads like S1's until it leaves.
+//     The hypothesis: the collapse weighs too little on ΔQ while it is
+//     more than 6 s away. Two models on M1's corpus (the v3 corpora with
+//     L_BRIEF 0.08) with M2's reward: M5 with γ = 0.97 instead of 0.95
+//     (a horizon of about 16 s instead of 10), M6 with α_coll 1.0
+//     instead of 0.5 (the collapse costs twice as much), each trained at
+//     seed 1 and run behind the 16-vote gate. The rule, written before the
+//     runs: the rule of the layout-v3 models above (the same criteria and
+//     reference); of those passing, the one with the lower fan shortfall;
+//     if neither passes, the adopted model stays.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
