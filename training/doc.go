@@ -649,6 +649,18 @@
 //     runs: the rule of the layout-v3 models above (the same criteria and
 //     reference); of those passing, the one with the lower fan shortfall;
 //     if neither passes, the adopted model stays.
+//   - An outcome-only reward for v3. The Q-function is fitted as if a
+//     move took effect at once, so an exact one waits for the last safe
+//     step, and any gate's delay then makes it late; the crowd and drain
+//     terms (β, κ) instead open ΔQ on a crowd's arrival, whatever the
+//     reserve, which is what moved M2 in N2 behind 6 votes. With the
+//     deficit in the state, the collapse itself may time the move. M7: M1's
+//     corpus, the adopted reward with β = 0 and κ = 0 (the throughput,
+//     collapse, overflow and latency terms only), seed 1, behind the
+//     16-vote gate and the 6-vote one of the M1/M2 runs. The rule, written
+//     before the runs: the rule of the layout-v3 models above; of the two
+//     gates passing, the one with the lower fan shortfall; if neither
+//     passes, the adopted model stays.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
