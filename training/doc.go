@@ -649,6 +649,17 @@
 //     runs: the rule of the layout-v3 models above (the same criteria and
 //     reference); of those passing, the one with the lower fan shortfall;
 //     if neither passes, the adopted model stays.
+//     Measured (proflow train -universal -config with "gamma": 0.97, or
+//     "alpha_coll": 1.0, beside M2's reward; proflow evaluate, 2 repeats):
+//     M5, bulk 21.71 and 21.65 MB/s at base seeds 1 and 1000, behind in
+//     twelve scenarios (S1–S6, S9, S10, S12b, S12d, C1, C2; S5 by 15–18%);
+//     fans 3.7% (S1), 5.2% (S10), 1.2% (S11); rr 0.20×, rate 0.71×. M6,
+//     bulk 21.38 and 21.40, behind in ten and eleven (S6 by 36–39%); fans
+//     6.3%, 5.9%, 2.4%; rate 1.12×. Neither passes; the adopted model
+//     stays. Neither moved earlier under the lighter crowd: M5 leaves S5
+//     at 38 s, after the collapse at 37.5 s, as M2 did; both leave S1
+//     later than M2, about 1 s before its collapse, so the heavier crowds
+//     cost more too.
 //   - An outcome-only reward for v3. The Q-function is fitted as if a
 //     move took effect at once, so an exact one waits for the last safe
 //     step, and any gate's delay then makes it late; the crowd and drain
