@@ -656,10 +656,10 @@
 //     fans 3.7% (S1), 5.2% (S10), 1.2% (S11); rr 0.20×, rate 0.71×. M6,
 //     bulk 21.38 and 21.40, behind in ten and eleven (S6 by 36–39%); fans
 //     6.3%, 5.9%, 2.4%; rate 1.12×. Neither passes; the adopted model
-//     stays. Neither moved earlier under the lighter crowd: M5 leaves S5
-//     at 38 s, after the collapse at 37.5 s, as M2 did; both leave S1
-//     later than M2, about 1 s before its collapse, so the heavier crowds
-//     cost more too.
+//     stays. The longer look ahead did not move M5 earlier under the
+//     lighter crowd (its traces, base seed 1, repeat 0): it leaves S5 at
+//     38 s, after the collapse that static's trace shows at 37.5 s, as
+//     M2 did, and S1 at 30 s, 1 s before static's collapse there.
 //   - An outcome-only reward for v3. The Q-function is fitted as if a
 //     move took effect at once, so an exact one waits for the last safe
 //     step, and any gate's delay then makes it late; the crowd and drain
