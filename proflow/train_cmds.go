@@ -98,6 +98,10 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
+	if cfg.DecisionLag > 0 && gate.Votes != cfg.DecisionLag+1 {
+		return fmt.Errorf("train: the config's decision_lag %d values a move made %d intervals after the first vote for it, but the gate has %d votes: want votes = decision_lag + 1 (-gate): %w",
+			cfg.DecisionLag, cfg.DecisionLag, gate.Votes, errUsage)
+	}
 	// Everything that can fail without the datasets fails before loading
 	// them (a corpus takes a while to read).
 	if len(paths) > 1 && !cfg.Universal {

@@ -175,12 +175,22 @@ func TestTrainCommandChecksBeforeLoading(t *testing.T) {
 	if err := os.WriteFile(noDyn, []byte(`{"dynamics_epochs":0,"dyna_epochs":0}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	lag := filepath.Join(dir, "lag.json")
+	if err := os.WriteFile(lag, []byte(`{"decision_lag":5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gate16 := filepath.Join(dir, "gate.json")
+	if err := os.WriteFile(gate16, []byte(`{"margin":0.2,"votes":16,"cooldown":15000000000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args  []string
 		want  string
 		usage bool
 	}{
 		{[]string{"-config", noDyn, "-dynamics", filepath.Join(dir, "d.safetensors")}, "dynamics_epochs 0", true},
+		{[]string{"-config", lag, "-gate", gate16}, "decision_lag 5 values a move made 5 intervals after the first vote for it, but the gate has 16 votes: want votes = decision_lag + 1", true},
+		{[]string{"-config", lag}, "but the gate has 3 votes", true},
 		{[]string{"-beta", "0.5"}, "-beta 0.5: want a finite number <= 0", true},
 		{[]string{"-device", "tpu"}, `-device tpu: want "cpu" or "cuda"`, true},
 		{[]string{"stray", "-seed", "2"}, "unexpected arguments", true},

@@ -105,6 +105,14 @@ type TrainConfig struct {
 	// congestion leaves).
 	CheckpointDir string `json:"checkpoint_dir"`
 
+	// DecisionLag, when positive, fits the networks on the datasets'
+	// Lagged copies: each transition's action is valued from the state
+	// DecisionLag intervals before it takes effect, as behind a stability
+	// gate of DecisionLag+1 votes, where a move comes that many intervals
+	// after the first vote for it (proflow's; package documentation,
+	// "Decision lag"). 0, the default, fits Q(s_t, a_t) as the paper does.
+	DecisionLag int `json:"decision_lag,omitempty"`
+
 	// Reward holds the reward coefficients.
 	Reward RewardConfig `json:"reward"`
 }
@@ -182,6 +190,7 @@ func (c TrainConfig) Validate() error {
 		{"min_dynamics_transitions", c.MinDynamicsTransitions, 0},
 		{"fqi_epochs", c.FQIEpochs, 0}, {"dyna_epochs", c.DynaEpochs, 0},
 		{"dyna_rollouts", c.DynaRollouts, 0}, {"dyna_horizon", c.DynaHorizon, 1},
+		{"decision_lag", c.DecisionLag, 0},
 	} {
 		if f.v < f.min {
 			add("%s %d, want >= %d", f.name, f.v, f.min)

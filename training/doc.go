@@ -169,6 +169,22 @@
 //	                           flows with k*).
 //	universal false            a per-fabric Q-network; see "Universal models".
 //
+// # Decision lag
+//
+// A stability gate of W votes moves the flow W−1 intervals after the first
+// vote for the move, but fitted Q-iteration values a move as taking effect
+// in the interval it is decided. A Q-function that times its move to the
+// last safe interval (one whose state tells when the reserve runs out)
+// then moves W−1 intervals too late behind the gate. TrainConfig.DecisionLag
+// = L (proflow's) fits the networks on Dataset.Lagged copies instead: every
+// transition (a_t, r_t) is read from the states s_{t−L} and s_{t+1−L} of
+// its episode, so Q(s, a) values an action that takes effect L intervals
+// after s, and a gate of L+1 votes acts on it when it is due (proflow train
+// refuses any other vote count). The lagged rows keep their own placement
+// one-hot (ClampState), the L rows after a move show the telemetry from
+// before it, and the first L of an episode repeat its first state. The
+// default, 0, is the paper's Q(s_t, a_t).
+//
 // # Universal models
 //
 // TrainConfig.Universal (proflow train -universal) trains the Q-network as
@@ -672,6 +688,24 @@
 //     before the runs: the rule of the layout-v3 models above; of the two
 //     gates passing, the one with the lower fan shortfall; if neither
 //     passes, the adopted model stays.
+//     Measured: M7 behind 16 votes, bulk 20.62 and 20.60 MB/s at base
+//     seeds 1 and 1000, behind in 18 and 19 scenarios (S1–S10 by about
+//     10%); behind 6 votes, 21.55 and 21.54, behind in eleven (S1–S7, S9,
+//     S10 by 4–8%, S12b, S12d, S6 by 32%); fans 5.8% (S1), 5.9% (S10), 0.0%
+//     (S11). Neither passes; the adopted model stays. Its traces (6 votes,
+//     base seed 1) show what the hypothesis said: ΔQ clears δ half an
+//     interval before the collapse, at 30.0 s in S1 (collapse at 30.5 s)
+//     and at 37.0 s in S5 (37.0 s), never in N2, so the move comes the
+//     gate's 2.5 s after the collapse. In S6 it moves four times (32, 66.5,
+//     96.5, 126.5 s), each to the clean switch of lowest index whose
+//     reserve is whole, as M3.
+//   - M7's reward fitted with a decision lag (TrainConfig.DecisionLag, "Decision lag"
+//     above), so that the move the gate delays is valued where the gate
+//     lets it happen. M8: lag 5 behind the 6-vote gate; M9: lag 15 behind
+//     the 16-vote gate; M1's corpus, seed 1. The rule, written before the
+//     runs: the rule of the layout-v3 models above; of those passing, the
+//     one with the lower fan shortfall; if neither passes, the adopted
+//     model stays.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

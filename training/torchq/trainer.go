@@ -1271,12 +1271,23 @@ func Train(ctx context.Context, ds *training.Dataset, cfg training.TrainConfig, 
 
 // TrainMulti runs every stage on datasets, one per fabric size, with cfg
 // (see Trainer.RunMulti; several datasets need cfg.Universal) and exports
-// the networks. Progress lines go to progress (nil discards them).
+// the networks. With cfg.DecisionLag > 0 it trains on the datasets' Lagged
+// copies. Progress lines go to progress (nil discards them).
 func TrainMulti(ctx context.Context, datasets []*training.Dataset, cfg training.TrainConfig, progress io.Writer) (*Result, error) {
 	var encs []telemetry.EncoderConfig
+	if cfg.DecisionLag > 0 {
+		datasets = slices.Clone(datasets)
+	}
 	for i, ds := range datasets {
 		if ds == nil {
 			return nil, fmt.Errorf("torchq: train: dataset %d is nil", i+1)
+		}
+		if cfg.DecisionLag > 0 {
+			lagged, err := ds.Lagged(cfg.DecisionLag)
+			if err != nil {
+				return nil, fmt.Errorf("torchq: train: dataset %d: %w", i+1, err)
+			}
+			datasets[i] = lagged
 		}
 		encs = append(encs, ds.Encoder)
 	}
