@@ -706,6 +706,28 @@
 //     runs: the rule of the layout-v3 models above; of those passing, the
 //     one with the lower fan shortfall; if neither passes, the adopted
 //     model stays.
+//     Measured (proflow train -universal with "decision_lag" and the
+//     gate of lag+1 votes; proflow evaluate, 2 repeats): M8, bulk 22.43
+//     and 22.36 MB/s at base seeds 1 and 1000, behind in S5 (12–17%), S6
+//     (7–8%), S7, S12b, S12d (and S3 by 2.3% at seed 1), level or ahead
+//     in S1, S2, S4 and S8–S11, where M7 behind the same gate was 4–10%
+//     behind; fans 3.4% (S1), 3.2% (S10), 0.9% (S11); rr 0.26×, rate 1.31×.
+//     Its traces (base seed 1) show the lag doing what it was for: it
+//     leaves S1 and S10 at 30.0–30.5 s and S7 at 46.0–46.5 s, within a
+//     second before static's collapse (31.0 s, 46.5 s), and never moves
+//     in N2; but it leaves S5 three times (34, 59–61.5, 78.5–80 s) and S6
+//     four. M9, bulk 19.61 and 19.77, behind in S5, S6 and the five S12
+//     variants by 18–55%; rr 4.66×, rate 6.31×: 7.5 s ahead is more than
+//     the network learned to see. Neither passes; the adopted model
+//     stays. The lag fixes the timing; the destinations and the kinds
+//     are what M7's outcome-only reward lost.
+//   - Lag 5 with the crowd term back, for the destinations. M10: M2's
+//     reward (β −2 read through the deficit, κ 0.7 from the deficit)
+//     with lag 5; M11: M7's reward with M2's crowd term (β −2,
+//     crowd_drain and deficit_drain) and no κ. Both on M1's corpus, seed
+//     1, behind the 6-vote gate. The rule, written before the runs: the
+//     rule of the layout-v3 models above; of those passing, the one with
+//     the lower fan shortfall; if neither passes, the adopted model stays.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
