@@ -41,14 +41,14 @@ func (d *Dataset) Lagged(lag int) (*Dataset, error) {
 	for i, e := range d.Episode {
 		sp := eps[e]
 		if sp == nil {
-			sp = &span{first: d.Step[i]}
+			sp = &span{}
 			eps[e] = sp
 		}
-		sp.first = min(sp.first, d.Step[i])
 		sp.at = append(sp.at, i)
 	}
 	for e, sp := range eps {
 		slices.SortFunc(sp.at, func(a, b int) int { return int(d.Step[a] - d.Step[b]) })
+		sp.first = d.Step[sp.at[0]]
 		for k, i := range sp.at {
 			if d.Step[i] != sp.first+int32(k) {
 				return nil, fmt.Errorf("training: lag: episode %d has steps %d and %d next to each other: want consecutive steps, one transition each",
