@@ -728,10 +728,14 @@
 //     1, behind the 6-vote gate. The rule, written before the runs: the
 //     rule of the layout-v3 models above; of those passing, the one with
 //     the lower fan shortfall; if neither passes, the adopted model stays.
-//     Measured (M10 only; M11's evaluation had not finished): M10, bulk
-//     22.82 and 22.81 MB/s at base seeds 1 and 1000, behind in S6 (6.9%,
-//     6.7%) and N2 (3.2%, 3.3%) only, better in 9 of 24; fans 3.3–3.4%.
-//     It does not pass; the adopted model stays.
+//     Measured: M10, bulk 22.82 and 22.81 MB/s at base seeds 1 and 1000,
+//     behind in S6 (6.9%, 6.7%) and N2 (3.2%, 3.3%) only, better in 9 of
+//     24; fans 3.3–3.4%; rr 0.09×, rate 0.52×, onoff 1.04×. M11, bulk
+//     22.81 and 22.83, behind in S6 (7.2%, 6.8%) and, at base seed 1, N2
+//     (3.3%), better in 9 of 24; fans 3.4%; rr 0.09×, rate 0.54×, onoff
+//     1.02×. Neither passes; the adopted model stays. Both still leave S6
+//     for the clean switch of lowest index, as every v3 model; the crowd
+//     term, read through the deficit or not, changes nothing there.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
