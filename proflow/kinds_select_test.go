@@ -10,8 +10,8 @@ import (
 )
 
 // "kinds" selects the built-in kind scenarios, "heldout-kinds" and
-// K1-K64 the held-out kinds family, and "all" every built-in, the kind
-// scenarios among them.
+// K1-K64 the held-out kinds family, "dev" and D1-D64 the development
+// family, and "all" every built-in, the kind scenarios among them.
 func TestSelectKindScenarios(t *testing.T) {
 	cfg, lim := sim.DefaultConfig(), sim.DefaultLimits()
 	names := func(sel string) []string {
@@ -40,6 +40,11 @@ func TestSelectKindScenarios(t *testing.T) {
 			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.KindsFamilyScenarios()", sel, got)
 		}
 	}
+	for _, sel := range []string{"dev", "D1-D64"} {
+		if got := names(sel); !slices.Equal(got, sim.DevFamilyScenarios()) || len(got) != 64 {
+			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.DevFamilyScenarios()", sel, got)
+		}
+	}
 	if got, want := names("R5,K3-K5,Q1"), []string{"R5", "K3", "K4", "K5", "Q1"}; !slices.Equal(got, want) {
 		t.Errorf("selectScenarios(R5,K3-K5,Q1) = %v, want %v", got, want)
 	}
@@ -53,11 +58,11 @@ func TestSelectKindScenarios(t *testing.T) {
 		}
 	}
 	for _, n := range all {
-		if n[0] == 'K' || n[0] == 'H' {
+		if n[0] == 'K' || n[0] == 'H' || n[0] == 'D' {
 			t.Errorf("selectScenarios(all) has %s, want built-ins only", n)
 		}
 	}
-	for _, sel := range []string{"K65", "K0", "K5-K3", "S1-K3", "H1-K3"} {
+	for _, sel := range []string{"K65", "K0", "K5-K3", "S1-K3", "H1-K3", "D65", "D3-D1"} {
 		if _, err := selectScenarios(sel, nil, cfg, lim); !errors.Is(err, errUsage) {
 			t.Errorf("selectScenarios(%q) = %v, want a usage error", sel, err)
 		}

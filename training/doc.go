@@ -736,6 +736,16 @@
 //     1.02×. Neither passes; the adopted model stays. Both still leave S6
 //     for the clean switch of lowest index, as every v3 model; the crowd
 //     term, read through the deficit or not, changes nothing there.
+//   - The development family D1–D64 (southbound/sim, "Development
+//     family"): the held-out family's generator and design from another
+//     seed, added so that a choice can be judged over the space H1–H64
+//     samples without looking at H1–H64. From its commit on, choices may
+//     look at D1–D64 as at the built-ins, and this log says when they do.
+//     First look: the adopted model behind models/gate-testbed.json, the
+//     four rules and the oracle, proflow evaluate -scenarios dev
+//     -repeats 2 at base seeds 1 and 1000, to find where over the design
+//     the agent loses to the per-scenario best rule, and proflow bound on
+//     those scenarios to tell its own losses from the physics'.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

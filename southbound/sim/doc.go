@@ -733,6 +733,17 @@
 // congester hosts or more. The rates in these scenarios are absolute, as
 // in H1–H64; at another link speed Scenario.ScaleRates scales them.
 //
+// # Development family
+//
+// DevFamilyScenarios names D1–D64, the held-out family's generator and
+// its 64 design cells drawn from another PCG seed (DevFamilyScenario,
+// LookupScenario; "proflow evaluate -scenarios dev" or D1-D64). It is not
+// held out: choices may look at it, as they look at the built-ins, and
+// say so in the training package's log ("What each choice looked at").
+// It exists so that a choice can be judged over the space the held-out
+// family samples without looking at H1–H64; a member and its H namesake
+// are unrelated draws.
+//
 // The held-out kinds family, K1–K64 (KindsFamilyScenarios,
 // KindsFamilyScenario; "proflow evaluate -scenarios heldout-kinds" or
 // K1-K64), is such a family for the protected-flow kinds, from a fixed

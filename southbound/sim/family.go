@@ -27,6 +27,12 @@ const (
 	familySeed1 = 0x50726f466c6f77
 	familySeed2 = 0x48656c644f7574
 
+	// DevFamilyPrefix starts every name of the development family, D1..D64.
+	DevFamilyPrefix = "D"
+	// devFamilySeed2 replaces familySeed2 for the development family
+	// ("DevDraw" in ASCII): the same design, other free draws.
+	devFamilySeed2 = 0x44657644726177
+
 	// familyHosts is the number of congester hosts at the built-in size,
 	// h2..h6 (the testbed's congester leaves; they send to
 	// Config.CongestionSink).
@@ -65,6 +71,22 @@ func FamilyScenario(name string) (*Scenario, error) {
 		return nil, fmt.Errorf("sim: no held-out scenario %q, want %s1..%s%d", name, FamilyPrefix, FamilyPrefix, FamilySize)
 	}
 	return builtinFamily().member(n)
+}
+
+// DevFamilyScenarios returns the names of the development family, D1..D64,
+// in order (package documentation, "Development family"): the held-out
+// family's generator and design drawn from another seed, for choices to
+// look at so that H1..H64 need not.
+func DevFamilyScenarios() []string { return devFamily().names() }
+
+// DevFamilyScenario returns a fresh copy of the development family's
+// scenario name (D1..D64), validated against DefaultConfig.
+func DevFamilyScenario(name string) (*Scenario, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, DevFamilyPrefix))
+	if !strings.HasPrefix(name, DevFamilyPrefix) || err != nil || n < 1 || n > FamilySize || DevFamilyPrefix+strconv.Itoa(n) != name {
+		return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
+	}
+	return devFamily().member(n)
 }
 
 // SizedFamilyScenarios returns the names of the held-out family for a
@@ -136,8 +158,13 @@ func LookupScenario(name string) (*Scenario, error) {
 	if kindsLookup(name) {
 		return KindsFamilyScenario(name)
 	}
+	if rest, ok := strings.CutPrefix(name, DevFamilyPrefix); ok {
+		if _, err := strconv.Atoi(rest); err == nil {
+			return DevFamilyScenario(name)
+		}
+	}
 	if _, err := BuiltinScenarioJSON(name); err != nil {
-		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s) or a held-out one (%s1..%s%d, %s<S>x<L>-1..-%d, %s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize)
+		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s), a held-out one (%s1..%s%d, %s<S>x<L>-1..-%d, %s1..%s%d) or a development one (%s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
 	}
 	return BuiltinScenario(name)
 }
@@ -354,12 +381,22 @@ type familyShape struct {
 	// hosts are the congester hosts: the hosts of the congestion leaves
 	// but the protected flow's and the sink (h2..h6 at the built-in size).
 	hosts []string
+	// dev marks the development family (D1..D64): its own seed and prefix.
+	dev bool
 }
 
 // builtinFamily returns the shape of H1..H64: agg1..agg4, congesters
 // h2..h6.
 func builtinFamily() familyShape {
 	s, _ := sizedFamily(familySwitches, familyLeaves)
+	return s
+}
+
+// devFamily returns the shape of D1..D64: the built-in size, the
+// development seed.
+func devFamily() familyShape {
+	s := builtinFamily()
+	s.dev = true
 	return s
 }
 
@@ -401,6 +438,9 @@ func (s familyShape) builtin() bool { return s.switches == familySwitches && s.l
 // prefix returns the names' prefix: "H" at the built-in size, "H6x3-" at
 // others.
 func (s familyShape) prefix() string {
+	if s.dev {
+		return DevFamilyPrefix
+	}
 	if s.builtin() {
 		return FamilyPrefix
 	}
@@ -431,6 +471,9 @@ func (s familyShape) member(n int) (*Scenario, error) {
 // seeds returns the PCG seeds: the frozen ones at the built-in size, the
 // second one mixed with the size at others.
 func (s familyShape) seeds() (uint64, uint64) {
+	if s.dev {
+		return familySeed1, devFamilySeed2
+	}
 	if s.builtin() {
 		return familySeed1, familySeed2
 	}

@@ -53,16 +53,7 @@ func TestSizedFamilyReproducible(t *testing.T) {
 // protected flow on every switch in turn, traps with their elephant
 // elsewhere, and the fabric's extra congester hosts in use.
 func TestSizedFamilies(t *testing.T) {
-	design := func(ms []familyMember) []familyPlan {
-		var out []familyPlan
-		for _, m := range ms {
-			p := m.plan
-			p.protected, p.trapAt = 0, 0
-			out = append(out, p)
-		}
-		slices.SortFunc(out, func(a, b familyPlan) int { return strings.Compare(planKey(a), planKey(b)) })
-		return out
-	}
+	design := familyDesign
 	want := design(generateFamily())
 	for _, size := range [][2]int{{6, 3}, {16, 3}, {8, 7}, {3, 2}} {
 		s, l := size[0], size[1]
@@ -126,6 +117,19 @@ func TestSizedFamilies(t *testing.T) {
 			t.Errorf("%dx%d: congesters on %d hosts, want all %d congester hosts %v", s, l, len(hosts), len(shape.hosts), shape.hosts)
 		}
 	}
+}
+
+// familyDesign returns the design cells of a family, without their
+// switches, in planKey order.
+func familyDesign(ms []familyMember) []familyPlan {
+	var out []familyPlan
+	for _, m := range ms {
+		p := m.plan
+		p.protected, p.trapAt = 0, 0
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b familyPlan) int { return strings.Compare(planKey(a), planKey(b)) })
+	return out
 }
 
 // planKey orders design cells.
