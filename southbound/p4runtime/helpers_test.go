@@ -65,7 +65,12 @@ func newFabric(t testing.TB, opts *target.Options, sopts ...grpc.ServerOption) *
 func (f *fabric) serve(lis net.Listener) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.gs = grpc.NewServer(f.opts...)
+	// Stop waits for the stream handlers to return, so the target has
+	// dropped a broken stream's arbitration before a restart: otherwise,
+	// on a loaded machine, the reconnecting client may meet its own old
+	// stream still registered ("election id already used") and back off
+	// on the manual clock for good.
+	f.gs = grpc.NewServer(append([]grpc.ServerOption{grpc.WaitForHandlers(true)}, f.opts...)...)
 	f.srv.Register(f.gs)
 	f.done = make(chan struct{})
 	gs, done := f.gs, f.done
