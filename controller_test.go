@@ -226,6 +226,7 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 	want := proflow.Decision{
 		Seq: 1, Time: epoch.Add(500 * time.Millisecond), Flow: testFlow, Current: 0,
 		Scores: []float64{1, 0, 0, 0}, Best: 0, Target: -1, Reason: proflow.ReasonStay,
+		Throughput: 2e7, // the flow's sample, for the gate
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
 		t.Fatalf("first step (-want +got):\n%s", diff)
@@ -236,7 +237,7 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 	want = proflow.Decision{
 		Seq: 2, Time: epoch.Add(time.Second), Flow: testFlow, Current: 0,
 		Scores: []float64{0, 0, 3, 1}, Best: 2, Margin: 3, Votes: 1, Target: 2,
-		Rerouted: true, Reason: proflow.ReasonRerouted,
+		Rerouted: true, Reason: proflow.ReasonRerouted, Throughput: 2e7,
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
 		t.Fatalf("rerouting step (-want +got):\n%s", diff)

@@ -93,6 +93,14 @@ type Decision struct {
 	Votes int `json:"votes"`
 	// Cooldown is the time left before another reroute may happen.
 	Cooldown time.Duration `json:"cooldown"`
+	// Throughput is the protected flow's throughput in the step's sample
+	// (Observation.Flow.Throughput), bytes per second, 0 before a sample
+	// was read; a Gate may read it (policy.DistressConfig).
+	Throughput float64 `json:"throughput,omitempty"`
+	// AppLimited is the share of the sample's interval during which the
+	// flow's sender was application-limited (Observation.Flow.AppLimited;
+	// 0 when the source cannot tell); a Gate may read it.
+	AppLimited float64 `json:"app_limited,omitempty"`
 	// LastReroute is when the flow was last moved; zero if never.
 	LastReroute time.Time `json:"last_reroute"`
 	// Target is the switch the gate admitted, or -1 when holding. In a

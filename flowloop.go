@@ -108,6 +108,7 @@ func (fl *flowLoop) decide(obs *Observation, d *Decision) {
 // baseline phase. It reports whether the flow is to be scored; if not, d
 // says why it holds.
 func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
+	d.Throughput, d.AppLimited = obs.Flow.Throughput, obs.Flow.AppLimited
 	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(state, obs, d.Current) }); err != nil {
 		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
 		return false

@@ -63,8 +63,9 @@ type PolicyFunc func(scores []float64, in *Input) error
 func (f PolicyFunc) Score(scores []float64, in *Input) error { return f(scores, in) }
 
 // Gate is the stability mechanism between the policy and the enforcer (paper
-// §IV-D). Admit reads d.Time, d.Current, d.Scores and d.LastReroute and fills
-// d.Best, d.Margin, d.Votes, d.Cooldown, d.Target (-1 to hold) and d.Reason.
+// §IV-D). Admit reads d.Time, d.Current, d.Scores, d.Throughput,
+// d.AppLimited and d.LastReroute and fills d.Best, d.Margin, d.Votes,
+// d.Cooldown, d.Target (-1 to hold) and d.Reason.
 // Gates keep vote streaks and so implement Resetter.
 type Gate interface {
 	Admit(d *Decision)

@@ -27,6 +27,64 @@ type GateConfig struct {
 	// swapping places by a hair do not restart the count. 0 counts only the
 	// exact k_best.
 	Tolerance float64 `json:"tolerance,omitempty"`
+	// Distress, when set (Fraction > 0), lets a candidate through without
+	// its Votes once the flow's own throughput (Decision.Throughput) has
+	// been low for Distress.Consecutive samples in a row: the vote count
+	// filters noise while the flow is fine, and costs seconds of a
+	// collapsed flow once it is not (see DistressConfig). The zero value
+	// is the paper's gate.
+	Distress DistressConfig `json:"distress,omitzero"`
+}
+
+// DistressConfig says when the protected flow is in distress: its
+// throughput φ strictly below Fraction × h for Consecutive samples in a
+// row, where h is its healthy level, a moving average h ← h + α(φ − h) of
+// the samples that are not low, with α = Smoothing, set by the first
+// sample the gate sees. A sample taken during a cooldown (the flow ramps
+// up on its new path) or one whose sender was application-limited for
+// half the interval or more (Decision.AppLimited: its demand, not the
+// network, set its rate, as for an idle request/response flow or a
+// stream below its path's capacity) is neither low nor learnt from and
+// ends a run of low samples. These are the settings of the throughput-drop
+// rule and come from the same calibration on congestion-free traffic
+// (DistressFrom, proflow calibrate): the most sensitive setting that never
+// fires on the flow alone. The gate still requires a candidate that beats
+// the current switch by more than Margin, and the cooldown: distress only
+// shortens the wait for a move the policy already prefers, so a flow
+// whose own demand falls, with nothing better elsewhere, stays.
+type DistressConfig struct {
+	// Fraction is f, in (0, 1); 0 turns distress off.
+	Fraction float64 `json:"fraction"`
+	// Consecutive is how many low samples in a row make distress, >= 1.
+	Consecutive int `json:"consecutive"`
+	// Smoothing is α of the healthy level's moving average, in (0, 1].
+	Smoothing float64 `json:"smoothing"`
+}
+
+// appLimitedShare is the share of an interval, Decision.AppLimited, from
+// which the flow's own application set its rate: such a sample is neither
+// low nor healthy for the distress rule.
+const appLimitedShare = 0.5
+
+// DistressFrom returns the distress settings of a throughput-drop
+// calibration: its fraction, debounce and smoothing.
+func DistressFrom(c ThroughputDropConfig) DistressConfig {
+	return DistressConfig{Fraction: c.Fraction, Consecutive: c.Consecutive, Smoothing: c.Smoothing}
+}
+
+// enabled reports whether the distress rule is on.
+func (c DistressConfig) enabled() bool { return c != DistressConfig{} }
+
+// validate lists the problems of an enabled configuration.
+func (c DistressConfig) validate() []error {
+	if !c.enabled() {
+		return nil
+	}
+	errs := dropErrors(c.Fraction, c.Consecutive, c.Smoothing)
+	for i, err := range errs {
+		errs[i] = fmt.Errorf("distress %w", err)
+	}
+	return errs
 }
 
 // DefaultGateConfig returns the gate settings for a learned agent whose
@@ -73,6 +131,7 @@ func (c GateConfig) Validate() error {
 	if !(c.Tolerance >= 0) || math.IsInf(c.Tolerance, 0) {
 		errs = append(errs, fmt.Errorf("tolerance %v, want a finite number >= 0", c.Tolerance))
 	}
+	errs = append(errs, c.Distress.validate()...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("policy: invalid gate config: %w", err)
 	}
@@ -104,6 +163,13 @@ func (c GateConfig) Validate() error {
 //     set. Votes keep counting during the cooldown, so a candidate that kept
 //     winning is admitted as soon as the cooldown expires.
 //
+// With Distress set, condition 2 is waived while the flow is in distress
+// (DistressConfig): its throughput, Decision.Throughput, low for
+// Distress.Consecutive samples in a row. Conditions 1 and 3 still hold.
+// The gate learns the flow's healthy level from the decisions it sees
+// and forgets it on Reset; a decision whose Throughput is negative or not
+// finite holds the placement with ReasonPolicy and Err set.
+//
 // A reroute to the current switch is never admitted.
 //
 // # Decision fields
@@ -122,13 +188,16 @@ func (c GateConfig) Validate() error {
 //	Votes      W, consecutive winning steps       default 3 (1.5 s at 500 ms)
 //	Cooldown   quiet time after a reroute         default 15 s
 //	Tolerance  near-tie keeping the candidate     default 0.2
+//	Distress   waive Votes for a flow in distress default off
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
 	cfg       GateConfig
 	candidate int // the candidate whose streak is counted, -1 for none
 	streak    int
-	current   int // Decision.Current at the previous step, -1 before the first
+	current   int     // Decision.Current at the previous step, -1 before the first
+	healthy   float64 // the flow's healthy throughput, 0 before the first sample (Distress)
+	low       int     // low samples in a row (Distress)
 }
 
 var (
@@ -155,7 +224,39 @@ func Immediate() *Gate {
 func (g *Gate) Config() GateConfig { return g.cfg }
 
 // Reset forgets the vote streak.
-func (g *Gate) Reset() { g.candidate, g.streak, g.current = -1, 0, -1 }
+func (g *Gate) Reset() {
+	g.candidate, g.streak, g.current = -1, 0, -1
+	g.healthy, g.low = 0, 0
+}
+
+// distress updates the flow's healthy level and low streak from d and
+// reports whether the flow is in distress. It refuses a throughput that
+// is negative or not finite.
+func (g *Gate) distress(d *proflow.Decision) (bool, error) {
+	c := g.cfg.Distress
+	if !c.enabled() {
+		return false, nil
+	}
+	phi := d.Throughput
+	if !(phi >= 0) || math.IsInf(phi, 0) {
+		return false, fmt.Errorf("policy: gate: flow throughput %v, want a finite rate >= 0", phi)
+	}
+	if g.healthy == 0 {
+		g.healthy = phi
+	}
+	switch {
+	case d.Cooldown > 0:
+		g.low = 0 // the flow ramps up on its new path: neither low nor healthy
+	case d.AppLimited >= appLimitedShare:
+		g.low = 0 // its application, not the network, set its rate
+	case phi < c.Fraction*g.healthy:
+		g.low++
+	default:
+		g.low = 0
+		g.healthy += c.Smoothing * (phi - g.healthy)
+	}
+	return g.low >= c.Consecutive, nil
+}
 
 // Admit applies the gate to d (see the type documentation).
 func (g *Gate) Admit(d *proflow.Decision) {
@@ -187,6 +288,12 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if d.Scores[cur] == d.Scores[best] {
 		best = cur // the current switch wins a tie
 	}
+	distressed, err := g.distress(d)
+	if err != nil {
+		g.Reset()
+		d.Reason, d.Err = proflow.ReasonPolicy, err
+		return
+	}
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
 	}
@@ -214,7 +321,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 	d.Votes = g.streak
 	switch {
-	case g.streak < g.cfg.Votes:
+	case g.streak < g.cfg.Votes && !distressed:
 		d.Reason = proflow.ReasonVotes
 	case d.Cooldown > 0:
 		d.Reason = proflow.ReasonCooldown

@@ -47,23 +47,30 @@ func DefaultThroughputDropConfig() ThroughputDropConfig {
 
 // Validate reports every problem of the configuration at once.
 func (c ThroughputDropConfig) Validate() error {
-	var errs []error
-	if !(c.Fraction > 0 && c.Fraction < 1) {
-		errs = append(errs, fmt.Errorf("fraction %v, want in (0, 1)", c.Fraction))
-	}
-	if c.Consecutive < 1 {
-		errs = append(errs, fmt.Errorf("consecutive %d samples, want >= 1", c.Consecutive))
-	}
+	errs := dropErrors(c.Fraction, c.Consecutive, c.Smoothing)
 	if c.Cooldown < 0 {
 		errs = append(errs, fmt.Errorf("cooldown %v, want >= 0", c.Cooldown))
-	}
-	if !(c.Smoothing > 0 && c.Smoothing <= 1) {
-		errs = append(errs, fmt.Errorf("smoothing %v, want in (0, 1]", c.Smoothing))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("policy: invalid throughput-drop config: %w", err)
 	}
 	return nil
+}
+
+// dropErrors lists the problems of a low-throughput detector's settings,
+// shared by ThroughputDropConfig and DistressConfig.
+func dropErrors(fraction float64, consecutive int, smoothing float64) []error {
+	var errs []error
+	if !(fraction > 0 && fraction < 1) {
+		errs = append(errs, fmt.Errorf("fraction %v, want in (0, 1)", fraction))
+	}
+	if consecutive < 1 {
+		errs = append(errs, fmt.Errorf("consecutive %d samples, want >= 1", consecutive))
+	}
+	if !(smoothing > 0 && smoothing <= 1) {
+		errs = append(errs, fmt.Errorf("smoothing %v, want in (0, 1]", smoothing))
+	}
+	return errs
 }
 
 // MarshalJSON writes the configuration with the cooldown as a Go

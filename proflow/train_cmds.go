@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -225,15 +224,4 @@ func loadDatasets(e *env, paths []string) ([]*training.Dataset, string, error) {
 func sizedPath(path, size string) string {
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "-" + size + ext
-}
-
-// gitCommit returns the current git revision, or "" outside a repository.
-func gitCommit(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
