@@ -783,6 +783,17 @@
 //     and is judged by the same rule. Its first look, the quiet traps
 //     T1–T3, Q1, Q2 (base seed 1, 1 repeat): the same moves and
 //     throughput as without distress.
+//     Measured: D1–D64 22.71 and 22.72 MB/s (22.68 and 22.68 without),
+//     more than 2% behind in D40 and D51 only at both seeds (D9 and D60
+//     gone); the bulk built-ins 22.92 and 22.90, behind nowhere; fans
+//     3.4%; kinds rr 0.09×, rate 0.49×, onoff 1.00×, no move in the
+//     quiet traps, as without distress. It passes and is adopted:
+//     models/gate-testbed.json carries it and proflow gate recorded it in
+//     the committed model (same weights). What remains on D1–D64: D40,
+//     where a capped neighbour of 6 Mbit/s arriving on the flow's switch
+//     reads like a crowd and the agent moves for nothing (3.2%), and
+//     D51, where it takes a trap's elephant switch over an empty one
+//     they score alike (18.0 against 17.9) in one repeat of two.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
