@@ -794,6 +794,27 @@
 //     reads like a crowd and the agent moves for nothing (3.2%), and
 //     D51, where it takes a trap's elephant switch over an empty one
 //     they score alike (18.0 against 17.9) in one repeat of two.
+//   - The destination of an admitted move. With tolerance 3.0 the vote
+//     streak keeps its candidate while that scores within 3.0 of the best
+//     switch, and the move goes to that candidate; in D51 (base seed 1,
+//     repeat 1) the empty switch scored best at 34 s (18.14 against the
+//     elephant's switch's 17.98) and the move went to the elephant's. A
+//     Q-value gap of up to 3.0 is more than the gate's δ of 0.2 and
+//     than the margins that time the moves. The rule, written before the
+//     runs: the gate of models/gate-testbed.json with the move going to
+//     the best-scoring switch of the admitting step (GateConfig.ToBest),
+//     judged as the distress gate was (the bulk built-ins at base seeds
+//     1 and 1000 behind nowhere, D1–D64 at both seeds with fewer
+//     scenarios more than 2% behind or the same number and a higher
+//     mean, fans no worse, kinds no worse and no quiet-trap move); if it
+//     passes it is adopted.
+//     Measured: D1–D64 22.60 and 22.64 MB/s (22.71 and 22.72 with the
+//     candidate in force), more than 2% behind in D40, D42 (28% and 21%)
+//     and, at base seed 1, D51 (8.4%); the built-ins, fans and kinds as
+//     before. It does not pass: the best switch of one step is as noisy
+//     a destination as the kept candidate, and in D42 it is a worse one.
+//     GateConfig.ToBest was removed after this run (the commit after the
+//     one that added it).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
