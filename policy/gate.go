@@ -27,11 +27,6 @@ type GateConfig struct {
 	// swapping places by a hair do not restart the count. 0 counts only the
 	// exact k_best.
 	Tolerance float64 `json:"tolerance,omitempty"`
-	// ToBest sends an admitted move to the best-scoring switch of the
-	// admitting step, k_best, instead of to the candidate whose streak it
-	// completes. The two differ only when Tolerance kept a candidate that
-	// scores below the best.
-	ToBest bool `json:"to_best,omitempty"`
 	// Distress, when set (Fraction > 0), lets a candidate through without
 	// its Votes once the flow's own throughput (Decision.Throughput) has
 	// been low for Distress.Consecutive samples in a row: the vote count
@@ -175,9 +170,6 @@ func (c GateConfig) Validate() error {
 // and forgets it on Reset; a decision whose Throughput is negative or not
 // finite holds the placement with ReasonPolicy and Err set.
 //
-// With ToBest the admitted move goes to the switch with the highest score
-// of the admitting step rather than to the candidate the streak kept.
-//
 // A reroute to the current switch is never admitted.
 //
 // # Decision fields
@@ -196,7 +188,6 @@ func (c GateConfig) Validate() error {
 //	Votes      W, consecutive winning steps       default 3 (1.5 s at 500 ms)
 //	Cooldown   quiet time after a reroute         default 15 s
 //	Tolerance  near-tie keeping the candidate     default 0.2
-//	ToBest     move to k_best, not the candidate  default off
 //	Distress   waive Votes for a flow in distress default off
 //
 // A Gate is not safe for concurrent use.
@@ -307,7 +298,6 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		g.candidate, g.streak = -1, 0
 	}
 	g.current = cur
-	top := best // the best-scoring switch, whatever the streak keeps
 	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
 		d.Scores[best]-d.Scores[c] <= g.cfg.Tolerance && d.Scores[c]-d.Scores[cur] > g.cfg.Margin {
 		best = c // a near-tie keeps the previous candidate while it still clears the margin
@@ -337,9 +327,6 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		d.Reason = proflow.ReasonCooldown
 	default:
 		d.Target = best
-		if g.cfg.ToBest {
-			d.Target = top
-		}
 		d.Reason = proflow.ReasonRerouted
 	}
 }

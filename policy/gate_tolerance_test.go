@@ -8,8 +8,7 @@ import (
 
 // Two destinations that swap places by less than Tolerance do not restart
 // the vote count; one that pulls ahead by more does, and so does a previous
-// candidate that no longer beats the current switch by the margin. With
-// ToBest the admitted move goes to the maximum, not to the kept candidate.
+// candidate that no longer beats the current switch by the margin.
 func TestGateTolerance(t *testing.T) {
 	const none = -1
 	votes := func(best int, margin float64, n int) gateOut {
@@ -24,11 +23,6 @@ func TestGateTolerance(t *testing.T) {
 			{0, []float64{1, 2, 1.96875, 0}, 0, none, votes(1, 1, 1)},
 			{0, []float64{1, 1.9375, 2, 0}, 0.5, none, votes(1, 0.9375, 2)},
 			{0, []float64{1, 1.96875, 2.03125, 0}, 1, none, gateOut{Best: 1, Margin: 0.96875, Votes: 3, Target: 1, Reason: proflow.ReasonRerouted}},
-		}},
-		{"ToBest sends the admitted move to the maximum", GateConfig{Margin: 0.1, Votes: 3, Tolerance: 0.1, ToBest: true}, []gateStep{
-			{0, []float64{1, 2, 1.96875, 0}, 0, none, votes(1, 1, 1)},
-			{0, []float64{1, 1.9375, 2, 0}, 0.5, none, votes(1, 0.9375, 2)},
-			{0, []float64{1, 1.96875, 2.03125, 0}, 1, none, gateOut{Best: 1, Margin: 0.96875, Votes: 3, Target: 2, Reason: proflow.ReasonRerouted}},
 		}},
 		{"without tolerance the same scores restart the count", GateConfig{Margin: 0.1, Votes: 3}, []gateStep{
 			{0, []float64{1, 2, 1.96875, 0}, 0, none, votes(1, 1, 1)},

@@ -813,8 +813,8 @@
 //     and, at base seed 1, D51 (8.4%); the built-ins, fans and kinds as
 //     before. It does not pass: the best switch of one step is as noisy
 //     a destination as the kept candidate, and in D42 it is a worse one.
-//     GateConfig.ToBest was removed after this run (the commit after the
-//     one that added it).
+//     GateConfig.ToBest (commit cd6d267) was removed again after this
+//     run.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
