@@ -168,7 +168,8 @@ func (c GateConfig) Validate() error {
 // Distress.Consecutive samples in a row. Conditions 1 and 3 still hold.
 // The gate learns the flow's healthy level from the decisions it sees
 // and forgets it on Reset; a decision whose Throughput is negative or not
-// finite holds the placement with ReasonPolicy and Err set.
+// finite holds the placement with ReasonPolicy and Err set and restarts
+// the streaks, keeping the healthy level.
 //
 // A reroute to the current switch is never admitted.
 //
@@ -223,11 +224,16 @@ func Immediate() *Gate {
 // Config returns the gate's settings.
 func (g *Gate) Config() GateConfig { return g.cfg }
 
-// Reset forgets the vote streak.
+// Reset forgets the vote streak and the flow's healthy level (a new
+// episode).
 func (g *Gate) Reset() {
-	g.candidate, g.streak, g.current = -1, 0, -1
-	g.healthy, g.low = 0, 0
+	g.resetStreak()
+	g.healthy = 0
 }
+
+// resetStreak forgets the vote streak and the run of low samples, as a
+// step that holds on bad input does; the healthy level stays.
+func (g *Gate) resetStreak() { g.candidate, g.streak, g.current, g.low = -1, 0, -1, 0 }
 
 // distress updates the flow's healthy level and low streak from d and
 // reports whether the flow is in distress. It refuses a throughput that
@@ -268,7 +274,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 	cur := d.Current
 	if cur < 0 || cur >= len(d.Scores) {
-		g.Reset()
+		g.resetStreak()
 		d.Reason = proflow.ReasonPolicy
 		d.Err = fmt.Errorf("policy: gate: current switch %d, but there are %d scores", cur, len(d.Scores))
 		return
@@ -276,7 +282,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	best := 0 // the lowest index among the maxima
 	for k, s := range d.Scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
-			g.Reset()
+			g.resetStreak()
 			d.Reason = proflow.ReasonPolicy
 			d.Err = fmt.Errorf("policy: gate: score %v for switch %d: %w", s, k, proflow.ErrBadScores)
 			return
@@ -290,7 +296,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 	distressed, err := g.distress(d)
 	if err != nil {
-		g.Reset()
+		g.resetStreak()
 		d.Reason, d.Err = proflow.ReasonPolicy, err
 		return
 	}

@@ -145,6 +145,22 @@ func TestGateDistress(t *testing.T) {
 			}
 		}
 	})
+	t.Run("bad input keeps the healthy level", func(t *testing.T) {
+		g, _ := NewGate(cfg)
+		runDistress(t, g, []distressStep{{healthy, true, -1, -1, votes}})
+		d := proflow.Decision{Time: at(0.5), Current: 0, Scores: []float64{0, math.NaN()}, Throughput: hurt}
+		g.Admit(&d)
+		if d.Err == nil || d.Reason != proflow.ReasonPolicy {
+			t.Fatalf("NaN score: reason %s err %v, want a held placement", d.Reason, d.Err)
+		}
+		for i, want := range []proflow.Reason{votes, moved} { // hurt is still low against 20e6
+			d := proflow.Decision{Time: at(1 + 0.5*float64(i)), Current: 0, Scores: []float64{0, 1}, Throughput: hurt}
+			g.Admit(&d)
+			if d.Reason != want {
+				t.Errorf("after the bad step, sample %d: reason %s, want %s", i, d.Reason, want)
+			}
+		}
+	})
 	t.Run("off by default", func(t *testing.T) {
 		g, _ := NewGate(GateConfig{Margin: 0.2, Votes: 16, Cooldown: 15 * time.Second})
 		runDistress(t, g, []distressStep{
