@@ -815,6 +815,18 @@
 //     a destination as the kept candidate, and in D42 it is a worse one.
 //     GateConfig.ToBest (commit cd6d267) was removed again after this
 //     run.
+//   - A stricter proactive gate behind distress. The 16 votes were chosen
+//     when a move the gate held back came 8 s after the collapse; with
+//     distress it comes within a second of it, so holding back a move the
+//     crowd may not justify costs less than it did, and the moves for
+//     nothing (D40; the static-best scenarios) are what remains. The
+//     rule, written before the runs: models/gate-testbed.json with 20 or
+//     24 votes, or with δ 0.4 and 16 votes, each judged by the distress
+//     gate's rule against the adopted gate (the bulk built-ins at base
+//     seeds 1 and 1000 behind nowhere; D1–D64 at both seeds with fewer
+//     scenarios more than 2% behind, or as many and a higher mean; fans
+//     and kinds no worse; no quiet-trap move); of those passing, the one
+//     with the highest mean over D1–D64 is adopted.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
