@@ -844,6 +844,11 @@
 //     written before the run: models/gate-testbed.json with tolerance
 //     1.0, judged by the same rule against the adopted gate; adopted if
 //     it passes.
+//     Measured: the same as the adopted gate to the last digit (D1–D64
+//     22.71 and 22.72, behind in D40 and D51; built-ins, fans, kinds
+//     alike): in D51 every switch but the flow's scores within 0.2 of the
+//     others, so any tolerance keeps the candidate. It does not pass; the
+//     destination there is the Q-network's to learn.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
