@@ -474,7 +474,7 @@ func flowParts(c *Config, topo proflow.Topology) (proflow.FlowParts, error) {
 		// The states the model was trained on: its layout.
 		encCfg = agent.EncoderConfig()
 		if g := c.Gate; g != nil { // the config's gate wins over the model's
-			gc = policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance}
+			gc = g.Policy()
 		}
 		if err := gc.Validate(); err != nil {
 			return parts, &FieldError{Path: "gate", Problem: err.Error()}

@@ -294,14 +294,33 @@ type CrowdConfig struct {
 // model records (as the reference policies' sections keep their defaults);
 // the service fills it in at start, and -check prints the result.
 type GateConfig struct {
-	Margin    float64       `yaml:"margin"`
-	Votes     int           `yaml:"votes"`
-	Cooldown  time.Duration `yaml:"cooldown"`
-	Tolerance float64       `yaml:"tolerance"`
+	Margin    float64        `yaml:"margin"`
+	Votes     int            `yaml:"votes"`
+	Cooldown  time.Duration  `yaml:"cooldown"`
+	Tolerance float64        `yaml:"tolerance"`
+	Distress  DistressConfig `yaml:"distress"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
 	omitted gateKeys
+}
+
+// DistressConfig is policy.DistressConfig in YAML: given, it replaces the
+// model's as a whole; all zero ({}) turns distress off.
+type DistressConfig struct {
+	Fraction    float64 `yaml:"fraction"`
+	Consecutive int     `yaml:"consecutive"`
+	Smoothing   float64 `yaml:"smoothing"`
+}
+
+// Policy returns the settings as policy.DistressConfig.
+func (d DistressConfig) Policy() policy.DistressConfig {
+	return policy.DistressConfig{Fraction: d.Fraction, Consecutive: d.Consecutive, Smoothing: d.Smoothing}
+}
+
+// Policy returns the gate as policy.GateConfig.
+func (g GateConfig) Policy() policy.GateConfig {
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy()}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -312,14 +331,16 @@ const (
 	gateVotes
 	gateCooldown
 	gateTolerance
+	gateDistress
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
 type gateYAML struct {
-	Margin    *float64       `yaml:"margin,omitempty"`
-	Votes     *int           `yaml:"votes,omitempty"`
-	Cooldown  *time.Duration `yaml:"cooldown,omitempty"`
-	Tolerance *float64       `yaml:"tolerance,omitempty"`
+	Margin    *float64        `yaml:"margin,omitempty"`
+	Votes     *int            `yaml:"votes,omitempty"`
+	Cooldown  *time.Duration  `yaml:"cooldown,omitempty"`
+	Tolerance *float64        `yaml:"tolerance,omitempty"`
+	Distress  *DistressConfig `yaml:"distress,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -349,6 +370,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateTolerance
 	}
+	if y.Distress != nil {
+		g.Distress = *y.Distress
+	} else {
+		g.omitted |= gateDistress
+	}
 	return nil
 }
 
@@ -372,6 +398,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Tolerance = new(float64)
 		*y.Tolerance = g.Tolerance
 	}
+	if !g.has(gateDistress) {
+		y.Distress = new(DistressConfig)
+		*y.Distress = g.Distress
+	}
 	return y, nil
 }
 
@@ -383,7 +413,9 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 
 // over returns g with the keys left out taken from base.
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
-	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance}
+	d := base.Distress
+	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
+		Distress: DistressConfig{Fraction: d.Fraction, Consecutive: d.Consecutive, Smoothing: d.Smoothing}}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -395,6 +427,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateTolerance) {
 		out.Tolerance = g.Tolerance
+	}
+	if !g.has(gateDistress) {
+		out.Distress = g.Distress
 	}
 	return out
 }
@@ -875,6 +910,11 @@ func (c *Config) checkPolicy(p *problems) {
 		}
 		if !g.has(gateTolerance) && (g.Tolerance < 0 || math.IsNaN(g.Tolerance) || math.IsInf(g.Tolerance, 0)) {
 			p.add("gate.tolerance", "%v, want a finite number >= 0", g.Tolerance)
+		}
+		if !g.has(gateDistress) {
+			if err := (policy.GateConfig{Votes: 1, Distress: g.Distress.Policy()}).Validate(); err != nil {
+				p.add("gate.distress", "%v (all zero, {}, turns distress off)", err)
+			}
 		}
 	}
 }

@@ -12,8 +12,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/internal/syncbuf"
 	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/telemetry"
 )
 
 // writeConfig writes src as c.yaml in dir and returns its path.
@@ -219,5 +221,64 @@ func TestCheckAcceptsWhatStartAccepts(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: Check accepted it, want it refused as the start refuses it", name)
 		}
+	}
+}
+
+// The model's distress travels with its gate: a config without a gate
+// section, or with a partial one, runs the gate the model was evaluated
+// behind; a distress mapping replaces it, {} turns it off, and a bad one
+// is refused naming gate.distress.
+func TestGateKeepsModelDistress(t *testing.T) {
+	_, recorded, err := policy.LoadModel("../../models/default.safetensors", telemetry.DefaultEncoderConfig(proflow.PaperTopology()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recorded.Distress == (policy.DistressConfig{}) {
+		t.Fatal("the default model records no distress; this test needs one")
+	}
+	for _, tc := range []struct {
+		name, yaml string
+		want       policy.DistressConfig
+	}{
+		{"no gate section", "", recorded.Distress},
+		{"partial gate", "gate: {votes: 7}\n", recorded.Distress},
+		{"distress given", "gate: {distress: {fraction: 0.8, consecutive: 3, smoothing: 0.2}}\n", policy.DistressConfig{Fraction: 0.8, Consecutive: 3, Smoothing: 0.2}},
+		{"distress off", "gate: {distress: {}}\n", policy.DistressConfig{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eff, err := Check(context.Background(), agentConfig(t, tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := eff.Gate.Policy().Distress; got != tc.want {
+				t.Errorf("distress %+v, want %+v", got, tc.want)
+			}
+			parts, err := flowParts(&eff, proflow.PaperTopology())
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := parts.Gate(proflow.ProtectedFlow{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g.(*policy.Gate).Config().Distress; got != tc.want {
+				t.Errorf("the built gate's distress %+v, want %+v", got, tc.want)
+			}
+			out, err := eff.Effective()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Parse(out)
+			if err != nil {
+				t.Fatalf("the effective config does not parse back: %v\n%s", err, out)
+			}
+			if back.Gate == nil || back.Gate.Policy() != eff.Gate.Policy() {
+				t.Errorf("the effective config's gate reads back as %+v, want %+v", back.Gate, eff.Gate)
+			}
+		})
+	}
+	_, err = Check(context.Background(), agentConfig(t, "gate: {distress: {fraction: 1.5, consecutive: 2, smoothing: 0.1}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "gate.distress") || !strings.Contains(err.Error(), "fraction 1.5") {
+		t.Errorf("a bad distress: %v, want an error naming gate.distress and the fraction", err)
 	}
 }

@@ -319,7 +319,7 @@ func (s *Service) resolveGate(c *Config, topo proflow.Topology) error {
 		}
 		s.modelGate = &base
 	}
-	g := GateConfig{omitted: gateMargin | gateVotes | gateCooldown | gateTolerance}
+	g := GateConfig{omitted: gateMargin | gateVotes | gateCooldown | gateTolerance | gateDistress}
 	if c.Gate != nil {
 		g = *c.Gate
 	}
