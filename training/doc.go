@@ -744,8 +744,8 @@
 //     First look: the adopted model behind models/gate-testbed.json, the
 //     four rules and the oracle, proflow evaluate -scenarios dev
 //     -repeats 2 at base seeds 1 and 1000, to find where over the design
-//     the agent loses to the per-scenario best rule, and proflow bound on
-//     those scenarios to tell its own losses from the physics'.
+//     the agent loses to the per-scenario best rule, and the traces of
+//     those scenarios (-traces) to see why.
 //     Measured: 1.02× the per-scenario best rule at both seeds, better or
 //     level in 61 of 64 (seed 1000: 61), more than 2% behind in D9, D40
 //     and D51 at both seeds (D60 by 2.0% at seed 1). The traces (base
@@ -753,8 +753,8 @@
 //     the flow's switch at once, with no precursor, the flow collapses
 //     (24 → 4 MB/s) and the agent, whose margin clears δ from the next
 //     sample on, waits out its 16 votes (8 s) where throughput-drop moves
-//     within a second; in D40 (benign bursts) it moves once for nothing
-//     and D51 (a ramped crowd with a trap) it loses one repeat of two.
+//     within a second; in D40 (benign bursts) it moves once for nothing,
+//     and in D51 (a ramped crowd with a trap) it loses one repeat of two.
 //   - The distress gate (policy.DistressConfig): the vote count waived
 //     while the flow's own throughput has been below the throughput-drop
 //     rule's calibrated fraction for its debounce (0.9, 2 samples,
