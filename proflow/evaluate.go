@@ -45,7 +45,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	latency := fs.String("latency", dropCalibrate, `latency-threshold's settings: "calibrate" (on the profile's congestion-free traffic of every kind of flow, as proflow calibrate does) or a LatencyThresholdConfig JSON `+"`FILE`")
 	model := fs.String("model", defaultModel, "model file of the agent")
 	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (the held-out family of the profile's size: H1..H64 at 4x3, H6x3-1..H6x3-64 at 6x3), "heldout-kinds" (K1..K64), "dev" (the development family D1..D64, which choices may look at), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64", "H6x3-1-H6x3-64" (with -scenario-file and no -scenarios: none)`)
+	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (the held-out family of the profile's size: H1..H64 at 4x3, H6x3-1..H6x3-64 at 6x3), "heldout-kinds" (K1..K64), "dev" (the development family of the profile's size, D1..D64 at 4x3, D6x3-1..D6x3-64 at 6x3, which choices may look at), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64", "H6x3-1-H6x3-64" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
 	alone := fs.Bool("alone", false, "run each scenario with its congesters removed, named NAME-alone: what the protected flows miss with nothing else on the fabric, the floor no placement can go below")
@@ -427,8 +427,8 @@ func splitList(s string) []string {
 // whose protected flow is not bulk), "heldout" (the held-out family of
 // cfg's size: H1..H64 at 4×3, H6x3-1..H6x3-64 at 6×3; southbound/sim's
 // package documentation), "heldout-kinds" (the
-// held-out kinds family K1..K64), "dev" (the development family
-// D1..D64), a comma list and "S1-S10", "H1-H64" or
+// held-out kinds family K1..K64), "dev" (the development family of cfg's
+// size: D1..D64 at 4×3, D6x3-1..D6x3-64 at 6×3), a comma list and "S1-S10", "H1-H64" or
 // "K1-K64" style ranges (both ends in the same list), then adds the user's
 // files. A name or range that is neither built in nor held out,
 // or an empty selection, is a usage error. On a profile at another link
@@ -440,7 +440,9 @@ func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits)
 	sized, errSized := sim.FamilyScenariosFor(cfg)
 	lists := [][]string{builtins, family, kinds, dev}
 	if errSized == nil {
-		lists = append(lists, sized)
+		sizedDev, _ := sim.DevFamilyScenariosFor(cfg) // the same sizes as sized
+		lists = append(lists, sized, sizedDev)
+		dev = sizedDev
 	}
 	for _, item := range splitList(sel) {
 		switch {
@@ -460,6 +462,8 @@ func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits)
 			}
 		case item == "heldout-kinds":
 			names = append(names, kinds...)
+		case item == "dev" && errSized != nil:
+			return nil, fmt.Errorf("-scenarios dev: profile %s: %w: %w", cfg.Name, errSized, errUsage)
 		case item == "dev":
 			names = append(names, dev...)
 		case strings.Contains(item, "-"):

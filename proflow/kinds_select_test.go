@@ -45,6 +45,17 @@ func TestSelectKindScenarios(t *testing.T) {
 			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.DevFamilyScenarios()", sel, got)
 		}
 	}
+	cfg6, err := sim.FamilyConfig(6, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want6, _ := sim.DevFamilyScenariosFor(cfg6)
+	for _, sel := range []string{"dev", "D6x3-1-D6x3-64"} {
+		scs, err := selectScenarios(sel, nil, cfg6, lim)
+		if err != nil || len(scs) != 64 || scs[0].Name != "D6x3-1" || scs[63].Name != want6[63] {
+			t.Errorf("selectScenarios(%q) at 6x3: %d scenarios, %v; want the 64 of D6x3-1..D6x3-64", sel, len(scs), err)
+		}
+	}
 	if got, want := names("R5,K3-K5,Q1"), []string{"R5", "K3", "K4", "K5", "Q1"}; !slices.Equal(got, want) {
 		t.Errorf("selectScenarios(R5,K3-K5,Q1) = %v, want %v", got, want)
 	}

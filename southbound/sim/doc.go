@@ -742,7 +742,10 @@
 // say so in the training package's log ("What each choice looked at").
 // It exists so that a choice can be judged over the space the held-out
 // family samples without looking at H1–H64; a member and its H namesake
-// are unrelated draws.
+// are unrelated draws. Every other size has one too, D<S>x<L>-1 … -64
+// ("D6x3-1"; DevFamilyScenariosFor, and "-scenarios dev" takes the
+// profile's size): the sized held-out family's design from the
+// development seed mixed with the size, never one of its members.
 //
 // The held-out kinds family, K1–K64 (KindsFamilyScenarios,
 // KindsFamilyScenario; "proflow evaluate -scenarios heldout-kinds" or

@@ -79,14 +79,55 @@ func FamilyScenario(name string) (*Scenario, error) {
 // look at so that H1..H64 need not.
 func DevFamilyScenarios() []string { return devFamily().names() }
 
-// DevFamilyScenario returns a fresh copy of the development family's
-// scenario name (D1..D64), validated against DefaultConfig.
-func DevFamilyScenario(name string) (*Scenario, error) {
-	n, err := strconv.Atoi(strings.TrimPrefix(name, DevFamilyPrefix))
-	if !strings.HasPrefix(name, DevFamilyPrefix) || err != nil || n < 1 || n > FamilySize || DevFamilyPrefix+strconv.Itoa(n) != name {
-		return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
+// DevFamilyScenariosFor returns the names of the development family of
+// cfg's size: D1..D64 at 4×3, D6x3-1..D6x3-64 at 6×3 (the sized held-out
+// family's generator and design, from the development seed mixed with the
+// size).
+func DevFamilyScenariosFor(cfg Config) ([]string, error) {
+	shape, err := sizedFamily(cfg.Switches, len(cfg.CongestionLeaves))
+	if err != nil {
+		return nil, err
 	}
-	return devFamily().member(n)
+	shape.dev = true
+	return shape.names(), nil
+}
+
+// DevFamilyScenario returns a fresh copy of the development family's
+// scenario name, D1..D64 (validated against DefaultConfig) or, at another
+// size, D<switches>x<leaves>-<n> such as D6x3-1 (validated against
+// FamilyConfig of its size).
+func DevFamilyScenario(name string) (*Scenario, error) {
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, DevFamilyPrefix)); err == nil && strings.HasPrefix(name, DevFamilyPrefix) {
+		if n < 1 || n > FamilySize || DevFamilyPrefix+strconv.Itoa(n) != name {
+			return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
+		}
+		return devFamily().member(n)
+	}
+	s, l, n, ok := parseSizedName(name, DevFamilyPrefix)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d or %s<switches>x<leaves>-<n> such as %s6x3-1", name, DevFamilyPrefix, DevFamilyPrefix, FamilySize, DevFamilyPrefix, DevFamilyPrefix)
+	case s == familySwitches && l == familyLeaves:
+		return nil, fmt.Errorf("sim: no development scenario %q: the %dx%d family is %s1..%s%d", name, s, l, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
+	}
+	shape, err := sizedFamily(s, l)
+	if err != nil {
+		return nil, fmt.Errorf("sim: no development scenario %q: %w", name, err)
+	}
+	shape.dev = true
+	if n < 1 || n > FamilySize || shape.prefix()+strconv.Itoa(n) != name {
+		return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, shape.prefix(), shape.prefix(), FamilySize)
+	}
+	return shape.member(n)
+}
+
+// parseSizedName reads prefix<switches>x<leaves>-<n>.
+func parseSizedName(name, prefix string) (switches, leaves, n int, ok bool) {
+	rest, okPrefix := strings.CutPrefix(name, prefix)
+	size, num, okCut := strings.Cut(rest, "-")
+	n, errN := strconv.Atoi(num)
+	s, l, errSize := ParseFabricSize(size)
+	return s, l, n, okPrefix && okCut && errN == nil && errSize == nil
 }
 
 // SizedFamilyScenarios returns the names of the held-out family for a
@@ -115,11 +156,9 @@ func FamilyScenariosFor(cfg Config) ([]string, error) {
 // generates the whole family each time (a millisecond), so it keeps no
 // state. The built-in size's members are H1..H64 (FamilyScenario).
 func SizedFamilyScenario(name string) (*Scenario, error) {
-	size, num, ok := strings.Cut(strings.TrimPrefix(name, FamilyPrefix), "-")
-	n, errN := strconv.Atoi(num)
-	s, l, errSize := ParseFabricSize(size)
+	s, l, n, ok := parseSizedName(name, FamilyPrefix)
 	switch {
-	case !strings.HasPrefix(name, FamilyPrefix) || !ok || errN != nil || errSize != nil:
+	case !ok:
 		return nil, fmt.Errorf("sim: no held-out scenario %q, want H<switches>x<leaves>-<n> such as H6x3-1", name)
 	case s == familySwitches && l == familyLeaves:
 		return nil, fmt.Errorf("sim: no held-out scenario %q: the %dx%d family is %s1..%s%d", name, s, l, FamilyPrefix, FamilyPrefix, FamilySize)
@@ -135,9 +174,9 @@ func SizedFamilyScenario(name string) (*Scenario, error) {
 }
 
 // sizedFamilyName reports whether name has the form of a sized family's
-// member, H<digits>x….
-func sizedFamilyName(name string) bool {
-	rest, ok := strings.CutPrefix(name, FamilyPrefix)
+// member, prefix<digits>x… (H6x3-1, D6x3-1).
+func sizedFamilyName(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
 	i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
 	return ok && i > 0 && rest[i] == 'x'
 }
@@ -151,7 +190,7 @@ func LookupScenario(name string) (*Scenario, error) {
 		if _, err := strconv.Atoi(name[len(FamilyPrefix):]); err == nil {
 			return FamilyScenario(name)
 		}
-		if sizedFamilyName(name) {
+		if sizedFamilyName(name, FamilyPrefix) {
 			return SizedFamilyScenario(name)
 		}
 	}
@@ -159,7 +198,7 @@ func LookupScenario(name string) (*Scenario, error) {
 		return KindsFamilyScenario(name)
 	}
 	if rest, ok := strings.CutPrefix(name, DevFamilyPrefix); ok {
-		if _, err := strconv.Atoi(rest); err == nil {
+		if _, err := strconv.Atoi(rest); err == nil || sizedFamilyName(name, DevFamilyPrefix) {
 			return DevFamilyScenario(name)
 		}
 	}
@@ -436,15 +475,16 @@ func FamilyConfig(switches, congestionLeaves int) (Config, error) {
 func (s familyShape) builtin() bool { return s.switches == familySwitches && s.leaves == familyLeaves }
 
 // prefix returns the names' prefix: "H" at the built-in size, "H6x3-" at
-// others.
+// others; "D" and "D6x3-" for the development family.
 func (s familyShape) prefix() string {
+	p := FamilyPrefix
 	if s.dev {
-		return DevFamilyPrefix
+		p = DevFamilyPrefix
 	}
 	if s.builtin() {
-		return FamilyPrefix
+		return p
 	}
-	return FamilyPrefix + strconv.Itoa(s.switches) + "x" + strconv.Itoa(s.leaves) + "-"
+	return p + strconv.Itoa(s.switches) + "x" + strconv.Itoa(s.leaves) + "-"
 }
 
 // names returns the members' names in order: H1..H64 at the built-in
@@ -469,15 +509,17 @@ func (s familyShape) member(n int) (*Scenario, error) {
 }
 
 // seeds returns the PCG seeds: the frozen ones at the built-in size, the
-// second one mixed with the size at others.
+// second one mixed with the size at others; the development family's
+// second seed is its own.
 func (s familyShape) seeds() (uint64, uint64) {
+	seed2 := uint64(familySeed2)
 	if s.dev {
-		return familySeed1, devFamilySeed2
+		seed2 = devFamilySeed2
 	}
 	if s.builtin() {
-		return familySeed1, familySeed2
+		return familySeed1, seed2
 	}
-	return familySeed1, familySeed2 ^ uint64(s.switches)<<8 ^ uint64(s.leaves)
+	return familySeed1, seed2 ^ uint64(s.switches)<<8 ^ uint64(s.leaves)
 }
 
 // generate builds the family of shape s from its seeds: the same

@@ -58,3 +58,52 @@ func TestDevFamily(t *testing.T) {
 		t.Error("LookupScenario(D65) succeeded, want an error")
 	}
 }
+
+// Every size has a development family: the sized held-out family's design
+// from the development seed, D<S>x<L>-1..-64, never a held-out member.
+func TestSizedDevFamily(t *testing.T) {
+	for _, size := range [][2]int{{6, 3}, {16, 3}, {4, 3}} {
+		s, l := size[0], size[1]
+		cfg, err := FamilyConfig(s, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := DevFamilyScenariosFor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == familySwitches && l == familyLeaves {
+			if diff := cmp.Diff(DevFamilyScenarios(), names); diff != "" {
+				t.Errorf("the 4x3 development family is not D1..D64 (-want +got):\n%s", diff)
+			}
+			continue
+		}
+		shape, _ := sizedFamily(s, l)
+		shape.dev = true
+		dev, held := shape.generate(), sizedMembers(t, s, l)
+		if diff := cmp.Diff(familyDesign(held), familyDesign(dev), cmp.AllowUnexported(familyPlan{})); diff != "" {
+			t.Errorf("%dx%d: development design differs from the held-out one (-held +dev):\n%s", s, l, diff)
+		}
+		prefix := DevFamilyPrefix + strconv.Itoa(s) + "x" + strconv.Itoa(l) + "-"
+		for i, n := range names {
+			if want := prefix + strconv.Itoa(i+1); n != want {
+				t.Fatalf("%dx%d: name %d = %s, want %s", s, l, i, n, want)
+			}
+			sc, err := LookupScenario(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
+				t.Error(err)
+			}
+			if h := held[i].sc; cmp.Equal(h.Congesters, sc.Congesters) && h.ProtectedSwitch == sc.ProtectedSwitch {
+				t.Errorf("%s equals its held-out namesake", n)
+			}
+		}
+	}
+	for _, n := range []string{"D4x3-1", "D6x3-65", "D6x3-0", "D6x3", "D6y3-1", "D2x3-1"} {
+		if _, err := DevFamilyScenario(n); err == nil || !strings.Contains(err.Error(), strconv.Quote(n)) {
+			t.Errorf("DevFamilyScenario(%q) = %v, want an error naming it", n, err)
+		}
+	}
+}
