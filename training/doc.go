@@ -849,6 +849,17 @@
 //     alike): in D51 every switch but the flow's scores within 0.2 of the
 //     others, so any tolerance keeps the candidate. It does not pass; the
 //     destination there is the Q-network's to learn.
+//   - First look at the development families of other sizes (D6x3-1 …,
+//     D16x3-1 …; the adopted model and gate, every policy, proflow
+//     evaluate -profile testbed-6x3 or testbed-16x3 -scenarios dev
+//     -repeats 2 -seed 1): 1.02× the per-scenario best rule at both
+//     sizes, better or level in 61 and 63 of 64, more than 2% behind in
+//     D6x3-11, D6x3-44 and D16x3-11 (3.1–3.4%), each a move where staying
+//     is best: a full-rate host on the flow's switch for one 10–15 s
+//     burst at a time, which the bucket's reserve covers (the fans'
+//     trade-off), and capped neighbours on the flow's switch while a
+//     full-rate host sends elsewhere (D16x3-11, as D40). No choice was
+//     made on it.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
