@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os/exec"
 	"strings"
 	"time"
@@ -61,9 +62,9 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("gate: %w", err)
 	}
-	extra := make(map[string]string, len(meta.Extra)+2)
-	for k, v := range meta.Extra {
-		extra[k] = v
+	extra := maps.Clone(meta.Extra)
+	if extra == nil {
+		extra = map[string]string{}
 	}
 	if old, ok := meta.Extra[policy.ModelGateKey]; ok {
 		extra[modelGatePreviousKey] = old

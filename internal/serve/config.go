@@ -315,7 +315,7 @@ type DistressConfig struct {
 
 // Policy returns the settings as policy.DistressConfig.
 func (d DistressConfig) Policy() policy.DistressConfig {
-	return policy.DistressConfig{Fraction: d.Fraction, Consecutive: d.Consecutive, Smoothing: d.Smoothing}
+	return policy.DistressConfig(d)
 }
 
 // Policy returns the gate as policy.GateConfig.
@@ -413,9 +413,8 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 
 // over returns g with the keys left out taken from base.
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
-	d := base.Distress
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
-		Distress: DistressConfig{Fraction: d.Fraction, Consecutive: d.Consecutive, Smoothing: d.Smoothing}}
+		Distress: DistressConfig(base.Distress)}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
