@@ -860,6 +860,26 @@
 //     trade-off), and capped neighbours on the flow's switch while a
 //     full-rate host sends elsewhere (D16x3-11, as D40). No choice was
 //     made on it.
+//   - A seed ensemble. What stays behind on D1–D64 and the sized D
+//     families are moves where staying is best, taken on margins of one
+//     fit that a second fit of the same recipe need not share; the gate
+//     cannot tell such a margin from a real one (more votes or a larger δ
+//     cost more elsewhere, above). Averaging the Q-values of fits that
+//     differ only in their seeds keeps what the recipe learns and damps
+//     what one fit's draws add. The rule, written before the runs: the
+//     mean Q of three models of the adopted recipe (make model with
+//     MODEL_SEED 1, the committed model, 2 and 3: other corpora and
+//     training draws), as one network whose hidden layers lie side by
+//     side (exactly the mean), behind the adopted gate, judged by the
+//     distress gate's rule against the adopted model (the bulk built-ins
+//     at base seeds 1 and 1000 behind nowhere; D1–D64 at both seeds with
+//     fewer scenarios more than 2% behind, or as many and a higher mean;
+//     fans and kinds no worse; no quiet-trap move), and on the sized D
+//     families (testbed-6x3 and testbed-16x3, base seed 1, 2 repeats)
+//     with no more scenarios behind than the adopted model. If it passes,
+//     a 128-wide network distilled from it must pass the same rule before
+//     it is adopted, since three networks side by side cost three times
+//     the decision.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

@@ -4,14 +4,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/policy"
 )
 
 // validSim is a minimal valid config on the simulated fabric.
@@ -261,5 +264,61 @@ func TestLoadRefusesNonRegular(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("Load(%s) blocked", path)
 		}
+	}
+}
+
+// TestGateMirrorsPolicyGate guards the YAML mirror of policy.GateConfig: a
+// gate whose every field (found by reflection, so a field added to
+// policy.GateConfig later is included) holds a distinct non-zero value
+// must come through a section that leaves every key out (the model's gate
+// kept whole) and through a YAML round trip of the completed section
+// unchanged. A field the mirror does not carry fails here instead of being
+// dropped from a running service's gate.
+func TestGateMirrorsPolicyGate(t *testing.T) {
+	var base policy.GateConfig
+	next := 1
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Field(i)
+			switch {
+			case f.Type() == reflect.TypeFor[time.Duration]():
+				f.SetInt(int64(next) * int64(time.Second))
+			case f.Kind() == reflect.Float64:
+				f.SetFloat(float64(next) / 10)
+			case f.Kind() == reflect.Int:
+				f.SetInt(int64(next))
+			case f.Kind() == reflect.Struct:
+				fill(f)
+				continue
+			default:
+				t.Fatalf("policy.GateConfig field %s has kind %s, which this test does not fill: extend it", v.Type().Field(i).Name, f.Kind())
+			}
+			next++
+		}
+	}
+	fill(reflect.ValueOf(&base).Elem())
+
+	var left GateConfig
+	if err := yaml.Unmarshal([]byte("{}"), &left); err != nil {
+		t.Fatal(err)
+	}
+	full := left.over(base)
+	if diff := cmp.Diff(base, full.Policy()); diff != "" {
+		t.Errorf("a section with every key left out does not keep the model's gate (-model +service):\n%s", diff)
+	}
+	b, err := yaml.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back GateConfig
+	if err := yaml.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Partial() {
+		t.Errorf("the completed gate reads back partial from\n%s", b)
+	}
+	if diff := cmp.Diff(base, back.Policy()); diff != "" {
+		t.Errorf("YAML round trip of the gate (-want +got):\n%s\nYAML:\n%s", diff, b)
 	}
 }
