@@ -1343,3 +1343,41 @@ func TestControllerLogsPanicStack(t *testing.T) {
 		t.Errorf("logged stack %q does not show the panicking method rigFabric.Collect", rec.Stack)
 	}
 }
+
+// TestControllerBaselinePhaseOnOffFlow runs the baseline phase on a flow
+// that sends for 7 samples and idles for 10, period 17, with a warm-up of
+// 24 and a window of 10: the first window (samples 25–34) falls in an idle
+// phase, and had the warm-up been repeated after it, so would every later
+// one (each 34 samples on, two periods). The window restarts without it and
+// learns the baseline from samples 35–44.
+func TestControllerBaselinePhaseOnOffFlow(t *testing.T) {
+	r := newRig(t, func(c *proflow.Config) {
+		c.Baseline = nil
+		c.BaselineWarmup, c.BaselineSamples = 24, 10
+	})
+	var want float64
+	for i := 1; i <= 200; i++ {
+		f := proflow.FlowSample{AppLimited: 1}
+		if (i-1)%17 < 7 {
+			f = healthyFlow
+		}
+		if i >= 35 && i <= 44 {
+			want += f.Throughput / 10
+		}
+		r.fab.SetFlow(f)
+		r.step()
+		if _, ok := r.ctrl.Baseline(); ok {
+			if i != 44 {
+				t.Errorf("baseline learned at sample %d, want 44", i)
+			}
+			break
+		}
+	}
+	b, ok := r.ctrl.Baseline()
+	if !ok {
+		t.Fatal("no baseline after 200 samples of an on/off flow")
+	}
+	if math.Abs(b.Throughput-want) > 1e-6*want {
+		t.Errorf("baseline throughput %v, want %v (the mean of samples 35–44)", b.Throughput, want)
+	}
+}

@@ -125,8 +125,8 @@ func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
 		err = fl.setBaseline(b)
 	}
 	if err != nil {
-		fl.estimator.Reset()
-		d.Err = fmt.Errorf("proflow: baseline phase restarts: %w", err)
+		fl.estimator.Restart()
+		d.Err = fmt.Errorf("proflow: baseline window restarts: %w", err)
 	}
 	return false
 }

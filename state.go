@@ -77,6 +77,16 @@ func (e *BaselineEstimator) Reset() {
 	e.seen, e.used, e.sum, e.sw = 0, 0, Baseline{}, -1
 }
 
+// Restart starts a new averaging window without repeating the warm-up:
+// what follows a window that gave no usable baseline (the flow idle
+// throughout it, say). The warm-up is for the flow's ramp-up, long over by
+// then; repeating it would keep the windows of a flow with a regular
+// on/off pattern in step with its idle phases whenever the warm-up plus
+// the window is a multiple of its period.
+func (e *BaselineEstimator) Restart() {
+	e.used, e.sum = 0, Baseline{}
+}
+
 // Add feeds one observation taken while the protected flow is on switch
 // current. A move during the phase restarts the average on the new switch.
 // It reports whether the baseline is complete.

@@ -130,3 +130,34 @@ func TestBaselineEstimatorIgnoresBadSwitchAndRejectsZeroThroughput(t *testing.T)
 		t.Errorf("Baseline with zero throughput = %v, want a throughput error", err)
 	}
 }
+
+func TestBaselineEstimatorRestartKeepsWarmupDone(t *testing.T) {
+	e, _ := proflow.NewBaselineEstimator(2, 2)
+	for range 2 {
+		e.Add(sampleOn(0, 100, 1, 5e6), 0) // the ramp-up, skipped
+	}
+	e.Add(sampleOn(0, 0, 0, 0), 0)
+	if !e.Add(sampleOn(0, 0, 0, 0), 0) {
+		t.Fatal("not Done after the warm-up and two samples")
+	}
+	if _, err := e.Baseline(); err == nil {
+		t.Fatal("Baseline of an idle window succeeded, want a throughput error")
+	}
+	e.Restart()
+	if have, want := e.Progress(); have != 0 || want != 2 {
+		t.Errorf("Progress after Restart = %d of %d, want 0 of 2", have, want)
+	}
+	if e.Add(sampleOn(0, 2000, 3, 1e7), 0) {
+		t.Fatal("Done after one sample of the new window")
+	}
+	if !e.Add(sampleOn(0, 4000, 5, 3e7), 0) {
+		t.Fatal("not Done after two samples of the new window: the warm-up was repeated")
+	}
+	got, err := e.Baseline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (proflow.Baseline{Overflow: 3000, FlowCount: 4, Throughput: 2e7, Switch: 0}); got != want {
+		t.Errorf("Baseline after Restart = %v, want %v", got, want)
+	}
+}

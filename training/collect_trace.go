@@ -131,7 +131,7 @@ func replayBaseline(tr *trace.Episode, opt TraceOptions, onlyPhase bool) (proflo
 			return b, nil
 		}
 		last = err
-		est.Reset()
+		est.Restart()
 	}
 	if last != nil {
 		return proflow.Baseline{}, fmt.Errorf("no usable baseline (last: %v): %w", last, proflow.ErrBaselinePending)
