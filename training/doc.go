@@ -900,6 +900,21 @@
 //     reverted unused) was not run. What the three fits agree on improves the
 //     development family, but a destination among equals is still set by
 //     one step's noise.
+//   - The destination by majority over the streak. The gate times a move
+//     by 16 votes but takes its destination from one step: the first vote
+//     of the streak, kept by the tolerance (S6 with the ensemble, D51), or
+//     the admitting step (ToBest, D42). Counting, over the streak, how
+//     often each switch was the step's best, and moving to the switch
+//     counted most among those that clear the margin at the admitting step
+//     (GateConfig.Majority; ties to the higher score, then the lower
+//     index), reads the destination as the timing is read: from the whole
+//     streak. The rule, written before the runs: the adopted model behind
+//     models/gate-testbed.json with majority on, judged by the ensemble's
+//     rule against the adopted gate (the bulk built-ins at base seeds 1
+//     and 1000 behind nowhere; D1–D64 at both seeds with fewer scenarios
+//     more than 2% behind, or as many and a higher mean; fans and kinds no
+//     worse, no quiet-trap move; the sized D families at base seed 1 with
+//     no more scenarios behind); if it passes it is adopted.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
