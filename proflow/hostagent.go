@@ -73,6 +73,11 @@ func runHostAgent(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One read before the address is announced, so that the first request
+	// sees the socket as it is, not a window no poll has filled yet.
+	if err := agent.Poll(ctx); err != nil {
+		log.WarnContext(ctx, "hostagent: poll", "flow", flow.String(), "err", err)
+	}
 	fmt.Fprintf(e.stderr, "hostagent: reading %v every %v, serving on %s://%s/v1/flow and /metrics (token: %v, client certificates: %v)\n",
 		flow, *poll, scheme, ln.Addr(), token != "", *serving.caFile != "")
 	ctx, cancel := context.WithCancel(ctx)
