@@ -923,6 +923,13 @@
 //     destination than the candidate the tolerance kept, so neither one
 //     step nor the streak's count reads the destination better than the
 //     candidate does. GateConfig.Majority was not committed.
+//   - A corpus twice the size. The ensemble's gain on D1–D64 says that
+//     part of what remains is one fit's noise; more transitions of the
+//     same strategies damp it at no cost to the decision. The rule,
+//     written before the runs: make model with MODEL_FABRICS 4x3:1800
+//     2x3:1000 8x3:800 4x7:800 (seed 1, the adopted recipe otherwise),
+//     behind the adopted gate, judged by the ensemble's rule; if it
+//     passes it is adopted.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
