@@ -890,7 +890,7 @@
 //     D16x3-11 and D16x3-57 (the adopted model D16x3-11 only); fans 3.4%
 //     and kinds as before (rr 0.08×, rate 0.49×, no quiet-trap move); but
 //     the bulk built-ins behind in S6 at both seeds (3.5% and 3.1%). In S6
-//     the crowd rolls on to the next switch every 30 s; at 50 s three
+//     the crowd rolls on to the next switch every 30 s; at 50.5 s three
 //     switches are empty, their candidate rows identical and their scores
 //     equal, and the streak keeps the candidate of its first vote, which a
 //     transient of that step made agg3 (the adopted model's first vote fell
@@ -933,8 +933,9 @@
 //     Measured: D1–D64 22.82 and 22.83 MB/s, behind in D34 and D40 at
 //     both seeds; the bulk built-ins behind in C1 (both seeds) and C2;
 //     the sized D families behind in 6 (6x3) and 5 (16x3) scenarios
-//     against the adopted model's 2 and 1; kinds as before. It does not
-//     pass; the adopted model stays.
+//     against the adopted model's 2 and 1; kinds rr 0.09× and rate
+//     0.49× as before, onoff 1.02× (1.00× before), no quiet-trap move.
+//     It does not pass; the adopted model stays.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
