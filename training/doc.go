@@ -936,6 +936,25 @@
 //     against the adopted model's 2 and 1; kinds rr 0.09× and rate
 //     0.49× as before, onoff 1.02× (1.00× before), no quiet-trap move.
 //     It does not pass; the adopted model stays.
+//   - A move all three fits agree on. The seed ensemble's mean removed the
+//     development family's moves for nothing but let one step's noise pick
+//     among equal destinations (S6); its members disagree exactly where a
+//     margin is one fit's draw. Scoring each candidate by the smallest
+//     advantage over staying that any of the three fits gives it,
+//     min_m [Q_m(s,k) − Q_m(s,k*)] (stay scored as the fits' mean), moves
+//     only where every fit sees a gain and ranks destinations by the gain
+//     they all see: pessimism over fits, as offline RL does with an
+//     ensemble. The rule, written before the runs: the three fits of the
+//     ensemble entry (MODEL_SEED 1, 2, 3) combined so, behind
+//     models/gate-testbed.json, judged by the ensemble's rule against the
+//     adopted model (the bulk built-ins at base seeds 1 and 1000 behind
+//     nowhere; D1–D64 at both seeds with fewer scenarios more than 2%
+//     behind, or as many and a higher mean; fans and kinds no worse, no
+//     quiet-trap move; the sized D families at base seed 1 with no more
+//     scenarios behind). Only this one combination is run. If it passes,
+//     one network distilled from it must pass the same rule before it is
+//     adopted (a decision of three networks costs more than issue 23's
+//     5 µs).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
