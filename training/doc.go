@@ -967,6 +967,25 @@
 //     but the scenarios behind move elsewhere rather than vanish; no
 //     distillation was run. The hack that combined the fits (in
 //     policy.Agent, a dev build) was never committed.
+//   - A proactive move on a strong streak only. Behind distress a move the
+//     gate holds back costs about a second of a collapsed flow, and what
+//     stays behind on the development families are proactive moves where
+//     staying is best. Their streaks differ in size: the adopted model's
+//     ΔQ over its 16 votes is 0.3–0.9 in D40 (a capped neighbour) and
+//     0.5–1.2 in D6x3-44, 1.0–1.4 in D6x3-11 and D16x3-11 (one full-rate
+//     host for one burst), against 1.0–1.4 in S5, S7, S8, S11 and S12
+//     and 1.5–2.2 in S1, S10 and N2 (base seed 1, traces): a
+//     threshold on the streak's mean margin can separate the capped
+//     neighbour, not the brief burst, which looks like S11 until it ends.
+//     The rule, written before the runs: models/gate-testbed.json with
+//     GateConfig.MeanMargin 0.8 or 1.0 (the 16 votes admit a move only
+//     once the streak's mean ΔQ exceeds it; distress unchanged), each
+//     judged by the ensemble's rule against the adopted gate (the bulk
+//     built-ins at base seeds 1 and 1000 behind nowhere; D1–D64 at both
+//     seeds with fewer scenarios more than 2% behind, or as many and a
+//     higher mean; fans and kinds no worse, no quiet-trap move; the sized
+//     D families at base seed 1 with no more scenarios behind); of those
+//     passing, the one with the higher D1–D64 mean is adopted.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
