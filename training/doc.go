@@ -986,6 +986,15 @@
 //     higher mean; fans and kinds no worse, no quiet-trap move; the sized
 //     D families at base seed 1 with no more scenarios behind); of those
 //     passing, the one with the higher D1–D64 mean is adopted.
+//     Measured: 0.8, D1–D64 22.53 and 22.52 MB/s, more than 2% behind in
+//     four at each seed (D10 by 12% with static best, D22, D42 or D37,
+//     D51), the sized families in three and two; 1.0, 22.50 and 22.47,
+//     behind in six and five, S12d behind at base seed 1000, rr 0.21×;
+//     with either, rate 0.62× (0.49× before). Neither passes; the gate
+//     stays. A held-back streak does not end in a stay: the move comes
+//     later, when the flow is already failing or the crowd has moved, and
+//     costs more than the early one. GateConfig.MeanMargin was not
+//     committed.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
