@@ -900,6 +900,16 @@
 //     reverted unused) was not run. What the three fits agree on improves the
 //     development family, but a destination among equals is still set by
 //     one step's noise.
+//     Correction, measured afterwards: S6 with the flow and the crowd
+//     starting on each switch and the crowd rolling through the other
+//     three in each order (docs/scenarios/s6-rolling, 24 files; base
+//     seeds 1 and 1000, 2 repeats): the adopted model is level with the
+//     best rule in all 24, the ensemble more than 2% behind in five and
+//     six (3.2–3.9%), those where the switch the crowd visits next is the
+//     clean one it picks. The ensemble's S6 loss is not one step's noise
+//     among equals: where the adopted model goes back to the switch the
+//     crowd has just left, the ensemble goes to a switch the crowd has not
+//     reached yet.
 //   - The destination by majority over the streak. The gate times a move
 //     by 16 votes but takes its destination from one step: the first vote
 //     of the streak, kept by the tolerance (S6 with the ensemble, D51), or
