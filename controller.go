@@ -71,6 +71,14 @@ type Config struct {
 	// Observer, when set, is called synchronously with every Decision.
 	// It must not block; see SendTo for a channel.
 	Observer func(Decision)
+	// Shadow runs the controller without moving the flow: every step
+	// reads the telemetry, scores and gates as usual, and a move the gate
+	// admits is reported (ReasonShadow, with its Target) instead of sent
+	// to the enforcer, whose Place is never called. The flow stays where
+	// Reconcile found it; the gate's cooldown runs from each move not
+	// made. Use it to watch what a policy would do on a live fabric
+	// before letting it act. It excludes PlaceInitial.
+	Shadow bool
 }
 
 // DefaultConfig returns a Config for the paper's topology with every
@@ -131,6 +139,9 @@ func (c Config) problems(oneFlow bool) []error {
 		}
 		if n := c.Topology.NumSwitches(); c.InitialSwitch < 0 || c.InitialSwitch >= n {
 			errs = append(errs, fmt.Errorf("initial switch %d out of range, want 0..%d", c.InitialSwitch, n-1))
+		}
+		if c.Shadow && c.PlaceInitial {
+			errs = append(errs, errors.New("shadow and place-initial both set: shadow mode never places the flow, want at most one of them"))
 		}
 	}
 	if c.Interval < 0 {
@@ -351,6 +362,10 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 	if c.fl.decide(&c.obs, d); d.Target < 0 {
 		return
 	}
+	if c.cfg.Shadow {
+		c.fl.shadowed(d)
+		return
+	}
 	if err := c.place(ctx, d.Target); err != nil {
 		d.Reason = ReasonEnforcer
 		d.Err = fmt.Errorf("proflow: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[d.Target], err)
@@ -447,7 +462,7 @@ func logDecision(ctx context.Context, log *slog.Logger, topo Topology, d *Decisi
 // decisionLevel is the level d is logged at.
 func decisionLevel(d *Decision) slog.Level {
 	switch {
-	case d.Rerouted:
+	case d.Rerouted, d.Reason == ReasonShadow:
 		return slog.LevelInfo
 	case d.Err != nil:
 		return slog.LevelWarn

@@ -788,6 +788,8 @@ func TestConfigValidate(t *testing.T) {
 			[]string{"clock is a nil *southboundtest.ManualClock, want a usable clock, or nil for the system clock"}},
 		{"typed nil registerer", func(c *proflow.Config) { c.Registerer = (*prometheus.Registry)(nil) },
 			[]string{"registerer is a nil *prometheus.Registry"}},
+		{"shadow and place initial", func(c *proflow.Config) { c.Shadow, c.PlaceInitial = true, true },
+			[]string{"shadow and place-initial both set"}},
 		{"several problems at once", func(c *proflow.Config) {
 			c.Topology.BucketRate = math.Inf(1)
 			c.InitialSwitch = 9
@@ -889,6 +891,7 @@ proflow_decisions_total{reason="invalid-observation"} 0
 proflow_decisions_total{reason="margin"} 0
 proflow_decisions_total{reason="policy-error"} 0
 proflow_decisions_total{reason="rerouted"} 2
+proflow_decisions_total{reason="shadow"} 0
 proflow_decisions_total{reason="stale-observation"} 0
 proflow_decisions_total{reason="stay"} 1
 proflow_decisions_total{reason="telemetry-error"} 2
@@ -1043,7 +1046,7 @@ func TestReasonHeld(t *testing.T) {
 	for r, w := range map[proflow.Reason]want{
 		proflow.ReasonRerouted: {}, proflow.ReasonStay: {}, proflow.ReasonMargin: {},
 		proflow.ReasonVotes: {}, proflow.ReasonCooldown: {}, proflow.ReasonBaseline: {},
-		proflow.ReasonJoint:     {held: true},
+		proflow.ReasonJoint: {held: true}, proflow.ReasonShadow: {held: true},
 		proflow.ReasonTelemetry: {true, true}, proflow.ReasonInvalid: {true, true}, proflow.ReasonStale: {true, true},
 		proflow.ReasonEncoder: {true, true}, proflow.ReasonPolicy: {true, true}, proflow.ReasonEnforcer: {true, true},
 	} {
@@ -1379,5 +1382,57 @@ func TestControllerBaselinePhaseOnOffFlow(t *testing.T) {
 	}
 	if math.Abs(b.Throughput-want) > 1e-6*want {
 		t.Errorf("baseline throughput %v, want %v (the mean of samples 35–44)", b.Throughput, want)
+	}
+}
+
+// TestControllerShadow runs the controller in shadow mode behind a gate
+// with a cooldown: a move the gate admits is reported with its target and
+// never made (the enforcer, which panics if called, is not), the flow stays
+// where it is, and the gate's cooldown runs from the move not made.
+func TestControllerShadow(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	r := newRig(t, func(c *proflow.Config) { c.Shadow, c.PlaceInitial, c.Registerer = true, false, reg })
+	// The flow runs on switch 0 before the controller starts.
+	if err := r.fab.Place(t.Context(), testFlow, 0); err != nil {
+		t.Fatal(err)
+	}
+	g, err := policy.NewGate(policy.GateConfig{Margin: 0.1, Votes: 1, Cooldown: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gate = g.Admit
+	r.panicIn = "Place" // the enforcer must never be called
+	r.scores = []float64{0, 0, 3, 1}
+
+	d := r.step()
+	first := d.Time
+	if d.Reason != proflow.ReasonShadow || d.Target != 2 || d.Rerouted || d.Err != nil || d.Current != 0 {
+		t.Fatalf("first step: reason %q, target %d, rerouted %v, err %v, current %d; want shadow, 2, false, nil, 0",
+			d.Reason, d.Target, d.Rerouted, d.Err, d.Current)
+	}
+	if !d.Reason.Held() {
+		t.Error("ReasonShadow: Held() = false, want true")
+	}
+	d = r.step()
+	if d.Reason != proflow.ReasonCooldown || d.Current != 0 || !d.LastReroute.Equal(first) {
+		t.Errorf("second step: reason %q, current %d, last reroute %v; want cooldown, 0, %v", d.Reason, d.Current, d.LastReroute, first)
+	}
+	for range 3 { // past the 2 s cooldown
+		d = r.step()
+	}
+	if d.Reason != proflow.ReasonShadow || d.Target != 2 {
+		t.Errorf("after the cooldown: reason %q, target %d; want shadow, 2", d.Reason, d.Target)
+	}
+	if got := r.ctrl.Current(); got != 0 {
+		t.Errorf("Current() = %d, want 0: shadow mode never moves the flow", got)
+	}
+	if got := r.placement(); got != 0 {
+		t.Errorf("fabric placement = %d, want 0", got)
+	}
+	if got := counterValue(t, reg, "proflow_decisions_total", "shadow"); got != 2 {
+		t.Errorf(`proflow_decisions_total{reason="shadow"} = %v, want 2`, got)
+	}
+	if got := counterValue(t, reg, "proflow_decisions_total", "enforcer-error"); got != 0 {
+		t.Errorf(`proflow_decisions_total{reason="enforcer-error"} = %v, want 0: the enforcer was called`, got)
 	}
 }

@@ -42,15 +42,22 @@ const (
 	// It is not an error: the gate admits the move again at a later step
 	// while the flow still wants it.
 	ReasonJoint Reason = "joint"
+	// ReasonShadow: the gate admitted a move (Target) and the controller,
+	// running in shadow mode (Config.Shadow, MultiConfig.Shadow), did not
+	// carry it out: the flow stays where it is, the enforcer is not called.
+	// The gate's cooldown runs from the move not made, so that each move
+	// the gate wants is reported once, as it would have been carried out.
+	ReasonShadow Reason = "shadow"
 )
 
 // Held reports whether the controller held the placement whatever the gate
-// decided: for bad input or a failure (Failed), or because the joint
+// decided: for bad input or a failure (Failed), because the joint
 // placement step of a MultiController held a move the gate admitted
-// (ReasonJoint). The gate's own reasons to stay (ReasonStay, ReasonMargin,
-// ReasonVotes, ReasonCooldown) and ReasonBaseline are not holds.
+// (ReasonJoint), or because it runs in shadow mode (ReasonShadow). The
+// gate's own reasons to stay (ReasonStay, ReasonMargin, ReasonVotes,
+// ReasonCooldown) and ReasonBaseline are not holds.
 func (r Reason) Held() bool {
-	return r == ReasonJoint || r.Failed()
+	return r == ReasonJoint || r == ReasonShadow || r.Failed()
 }
 
 // Failed reports whether the reason is one of the error reasons, for which
@@ -101,9 +108,11 @@ type Decision struct {
 	// flow's sender was application-limited (Observation.Flow.AppLimited;
 	// 0 when the source cannot tell); a Gate may read it.
 	AppLimited float64 `json:"app_limited,omitempty"`
-	// LastReroute is when the flow was last moved; zero if never.
+	// LastReroute is when the flow was last moved, zero if never; in
+	// shadow mode, when the gate last admitted a move (ReasonShadow).
 	LastReroute time.Time `json:"last_reroute"`
-	// Target is the switch the gate admitted, or -1 when holding. In a
+	// Target is the switch the gate admitted, or -1 when holding (in shadow
+	// mode, the switch the flow would have moved to: ReasonShadow). In a
 	// MultiController it is the switch the joint placement step assigned,
 	// which may be another than the gate's when the gate's had no budget.
 	Target int `json:"target"`

@@ -81,6 +81,18 @@
 // their number of series does not grow with the number of flows. With one
 // flow and Independent, a MultiController decides exactly as a Controller.
 //
+// # Shadow mode
+//
+// With Config.Shadow (MultiConfig.Shadow) the controller runs every step
+// as usual but moves nothing: a move the gate admits (and, for many flows,
+// the joint step assigns) is reported with ReasonShadow and its Target,
+// logged at Info, counted under that reason in the metrics, and never sent
+// to the Enforcer. The flows stay where Reconcile found them, so the
+// policy keeps seeing the fabric it would act on, and the gate's cooldown
+// runs from each move not made, so each move the gate wants is reported
+// once. An operator can watch what the learned agent would do on a live
+// fabric, beside whatever moves flows today, before letting it act.
+//
 // # Embedding
 //
 // The interfaces are small so a controller can plug in its own parts; each

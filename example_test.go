@@ -112,6 +112,66 @@ func ExampleController_Step() {
 	// 5 12:00:02.5 on agg2: stay
 }
 
+// Shadow mode on the same in-memory fabric: the crowd policy behind the
+// paper's default gate (policy.DefaultGateConfig: 3 votes, a 15 s
+// cooldown) wants to leave agg1 once a crowd gathers there; the controller
+// reports the move it would make and makes none.
+func ExampleConfig_shadow() {
+	ctx := context.Background()
+	clock := southboundtest.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	topo := proflow.PaperTopology()
+	fabric := southboundtest.NewFabric(topo, clock)
+	fabric.SetSwitches(proflow.SwitchSample{TxRate: 10e6, FlowCount: 2})
+	fabric.SetSwitch(0, proflow.SwitchSample{TxRate: 25e6, OverflowRate: 22e3, FlowCount: 8}) // a crowd on agg1
+	fabric.SetFlow(proflow.FlowSample{Throughput: 23e6})
+	flow := proflow.FlowID{
+		Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.8"),
+		SrcPort: 5001, DstPort: 5201, Proto: proflow.ProtoTCP,
+	}
+	if err := fabric.Place(ctx, flow, 0); err != nil { // where the flow runs today
+		fmt.Println(err)
+		return
+	}
+
+	crowd := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
+		for k := range scores {
+			scores[k] = -float64(in.State[k])
+		}
+		return nil
+	})
+	gate, err := policy.NewGate(policy.DefaultGateConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg := proflow.DefaultConfig()
+	cfg.Flow, cfg.Clock, cfg.Shadow = flow, clock, true
+	cfg.Baseline = &proflow.Baseline{Overflow: 20e3, FlowCount: 2, Throughput: 23e6}
+	ctrl, err := proflow.NewController(cfg, fabric, flowCounts{}, crowd, gate, fabric)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for range 5 {
+		clock.Advance(cfg.Interval)
+		d := ctrl.Step(ctx)
+		fmt.Printf("%d on %s: %s", d.Seq, topo.Switches[d.Current], d.Reason)
+		if d.Reason == proflow.ReasonShadow {
+			fmt.Printf(" (would move to %s)", topo.Switches[d.Target])
+		}
+		fmt.Println()
+	}
+	sw, _ := fabric.Placement(flow)
+	fmt.Println("the fabric still forwards the flow through", topo.Switches[sw])
+	// Output:
+	// 1 on agg1: votes
+	// 2 on agg1: votes
+	// 3 on agg1: shadow (would move to agg2)
+	// 4 on agg1: cooldown
+	// 5 on agg1: cooldown
+	// the fabric still forwards the flow through agg1
+}
+
 // The README's "Using it in your controller": the default state encoder,
 // the learned agent and the stability gate, on the OpenFlow southbound of
 // the paper's testbed as both Telemetry and Enforcer. No switch dials in

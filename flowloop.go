@@ -168,6 +168,13 @@ func (fl *flowLoop) admit(d *Decision) {
 	}
 }
 
+// shadowed records a move the gate admitted and shadow mode did not make:
+// the flow stays, and the cooldown runs from now.
+func (fl *flowLoop) shadowed(d *Decision) {
+	fl.lastReroute = d.Time
+	d.Reason = ReasonShadow
+}
+
 // moved records that the enforcer put the flow on d.Target.
 func (fl *flowLoop) moved(d *Decision) {
 	fl.current.Store(int64(d.Target))

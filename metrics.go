@@ -39,7 +39,7 @@ func (r *registration) unregister() {
 // reasons are every Reason a Controller's Decision can carry, the label
 // values of proflow_decisions_total.
 var reasons = []Reason{ReasonRerouted, ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown, ReasonBaseline,
-	ReasonTelemetry, ReasonInvalid, ReasonStale, ReasonEncoder, ReasonPolicy, ReasonEnforcer}
+	ReasonTelemetry, ReasonInvalid, ReasonStale, ReasonEncoder, ReasonPolicy, ReasonEnforcer, ReasonShadow}
 
 // multiReasons are every Reason a Decision can carry, the label values of
 // proflow_multi_decisions_total: a MultiController's joint step adds

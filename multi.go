@@ -64,6 +64,10 @@ type MultiConfig struct {
 	// Joint is the joint placement step between the per-flow gates and the
 	// enforcer (default Independent: no joint step). See Greedy.
 	Joint JointPlacer
+	// Shadow runs every flow without moving it (Config.Shadow): the joint
+	// step's placements are reported (ReasonShadow) and never sent to the
+	// enforcer.
+	Shadow bool
 }
 
 // DefaultMultiConfig returns a MultiConfig for the paper's topology with
@@ -78,7 +82,7 @@ func (c MultiConfig) loop() Config {
 	return Config{Topology: c.Topology, Interval: c.Interval, StepTimeout: c.StepTimeout,
 		MaxSampleAge: c.MaxSampleAge, MaxClockSkew: c.MaxClockSkew, Baseline: c.Baseline,
 		BaselineWarmup: c.BaselineWarmup, BaselineSamples: c.BaselineSamples, Clock: c.Clock,
-		Logger: c.Logger, Registerer: c.Registerer, Observer: c.Observer}
+		Logger: c.Logger, Registerer: c.Registerer, Observer: c.Observer, Shadow: c.Shadow}
 }
 
 func (c MultiConfig) withDefaults() MultiConfig {
@@ -589,8 +593,9 @@ type StepSummary struct {
 	Err  error
 	// Admitted counts the moves the gates admitted; Rerouted the flows the
 	// enforcer moved; JointHeld those the joint step held (ReasonJoint);
-	// Failed the flows held for an error (Reason.Failed).
-	Admitted, Rerouted, JointHeld, Failed int
+	// Shadowed the moves shadow mode did not make (ReasonShadow); Failed
+	// the flows held for an error (Reason.Failed).
+	Admitted, Rerouted, JointHeld, Shadowed, Failed int
 	// Herding is the largest number of protected flows moved onto one
 	// aggregation switch in this step, HerdingSwitch that switch (the lowest
 	// index among equals), or -1 when no flow moved.
@@ -740,6 +745,12 @@ func (m *MultiController) enforce(ctx context.Context) {
 	if len(m.ps) == 0 {
 		return
 	}
+	if m.cfg.Shadow {
+		for _, i := range m.psFlow {
+			m.flows[i].shadowed(&m.ds[i])
+		}
+		return
+	}
 	if m.batch == nil {
 		for j, pl := range m.ps {
 			err := call("Enforcer", "Place", m.enf, func() error { return m.enf.Place(ctx, pl.Flow, pl.Switch) })
@@ -793,6 +804,9 @@ func (m *MultiController) summarise(s *StepSummary) {
 		case d.Reason == ReasonJoint:
 			s.JointHeld++
 			m.on[d.Current]++
+		case d.Reason == ReasonShadow:
+			s.Shadowed++
+			m.on[d.Current]++
 		default:
 			if d.Reason.Failed() {
 				s.Failed++
@@ -823,7 +837,7 @@ func (m *MultiController) report(ctx context.Context, s *StepSummary) {
 	}
 	if log.Enabled(ctx, slog.LevelDebug) {
 		log.LogAttrs(ctx, slog.LevelDebug, "proflow step", slog.Uint64("seq", s.Seq), slog.Int("flows", len(s.Decisions)),
-			slog.Int("admitted", s.Admitted), slog.Int("rerouted", s.Rerouted), slog.Int("joint_held", s.JointHeld),
+			slog.Int("admitted", s.Admitted), slog.Int("rerouted", s.Rerouted), slog.Int("joint_held", s.JointHeld), slog.Int("shadowed", s.Shadowed),
 			slog.Int("failed", s.Failed), slog.Int("herding", s.Herding), slog.Duration("latency", s.Latency))
 	}
 }

@@ -1024,7 +1024,7 @@ func TestMultiControllerLogs(t *testing.T) {
 		"level=DEBUG msg=\"proflow decision\" seq=1",
 		"reason=stay", "flow=\"" + flowN(1).String() + "\"",
 		"level=INFO msg=\"proflow decision\"", "reason=rerouted", "target=agg2", "flow=\"" + flowN(2).String() + "\"",
-		"msg=\"proflow step\" seq=1 flows=2 admitted=1 rerouted=1 joint_held=0 failed=0 herding=1",
+		"msg=\"proflow step\" seq=1 flows=2 admitted=1 rerouted=1 joint_held=0 shadowed=0 failed=0 herding=1",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
@@ -1339,5 +1339,55 @@ func BenchmarkMultiControllerStep(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/flow")
 			b.ReportMetric(float64(moved)/float64(b.N), "reroutes/op")
 		})
+	}
+}
+
+// TestMultiControllerShadow runs the joint step in shadow mode: the moves
+// it assigns are reported (ReasonShadow, their targets) and never sent to
+// the enforcer, every flow stays, and the joint step still holds what it
+// would have held.
+func TestMultiControllerShadow(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	const phi0 = 5e6
+	r := newFlowRig(t, func(c *proflow.MultiConfig) {
+		c.Joint, c.Registerer, c.Shadow = &proflow.Greedy{}, reg, true
+		c.Baseline = &proflow.Baseline{Overflow: 2e4, FlowCount: 2, Throughput: phi0}
+	}, nil)
+	c := r.fab
+	bucket := proflow.PaperTopology().BucketRate
+	c.switches[0].TxRate = bucket
+	c.switches[1].TxRate = bucket - phi0 // room for one baseline
+	c.switches[2].TxRate = bucket
+	c.switches[3].TxRate = bucket
+	for n := 1; n <= 2; n++ {
+		c.samples[flowN(n)] = proflow.FlowSample{Throughput: 1e6}
+		r.add(n, 0, 0)
+	}
+	r.setScores(1, 0, 2, 0, 0)
+	r.setScores(2, 0, 3, 0, 0)
+	s := r.step()
+	want := []outcome{{1, 0, -1, false, proflow.ReasonJoint, ""}, {2, 0, 1, false, proflow.ReasonShadow, ""}}
+	if diff := cmp.Diff(want, outcomes(s)); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	if s.Admitted != 2 || s.Shadowed != 1 || s.JointHeld != 1 || s.Rerouted != 0 || s.Herding != 0 {
+		t.Errorf("summary admitted %d, shadowed %d, joint held %d, rerouted %d, herding %d; want 2, 1, 1, 0, 0",
+			s.Admitted, s.Shadowed, s.JointHeld, s.Rerouted, s.Herding)
+	}
+	if c.places != 0 {
+		t.Errorf("the enforcer placed %d times, want 0", c.places)
+	}
+	for n := 1; n <= 2; n++ {
+		if got, _ := r.ctrl.Current(flowN(n)); got != 0 {
+			t.Errorf("flow %d on switch %d, want 0: shadow mode never moves a flow", n, got)
+		}
+	}
+	if got := counterValue(t, reg, "proflow_multi_decisions_total", "shadow"); got != 1 {
+		t.Errorf(`proflow_multi_decisions_total{reason="shadow"} = %v, want 1`, got)
+	}
+	// The flows stay on switch 0: the next step sees them there.
+	s = r.step()
+	if d := s.Decisions[1]; d.Current != 0 || !d.LastReroute.Equal(epoch.Add(500*time.Millisecond)) {
+		t.Errorf("flow 2 next step: current %d, last reroute %v; want 0, %v", d.Current, d.LastReroute, epoch.Add(500*time.Millisecond))
 	}
 }

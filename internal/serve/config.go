@@ -58,6 +58,11 @@ type Config struct {
 	Gate *GateConfig `yaml:"gate,omitempty"`
 	// Joint is the joint placement step: independent (default) or greedy.
 	Joint string `yaml:"joint,omitempty"`
+	// Shadow runs every flow without moving it (proflow.MultiConfig.Shadow):
+	// the moves the policy would make are logged at info and counted as
+	// reason "shadow", and the southbound is never asked to place a flow
+	// after start. A change needs a restart.
+	Shadow bool `yaml:"shadow,omitempty"`
 	// Baseline shapes each flow's baseline phase.
 	Baseline BaselineConfig `yaml:"baseline,omitempty"`
 	// Cluster, when set, makes this process one replica of several sharing

@@ -229,7 +229,7 @@ func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service
 		mc.StepTimeout = max(c.Interval, time.Second)
 	}
 	mc.BaselineWarmup, mc.BaselineSamples = c.Baseline.Warmup, c.Baseline.Samples
-	mc.Logger, mc.Registerer, mc.Joint = s.log, s.reg, jointPlacer(c.Joint)
+	mc.Logger, mc.Registerer, mc.Joint, mc.Shadow = s.log, s.reg, jointPlacer(c.Joint), c.Shadow
 	fs, err := s.configuredFlows(&c, s.sb)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)

@@ -117,6 +117,16 @@ flows:
 	waitFor(t, func() bool { return strings.Contains(get(t, base+"/metrics"), "proflow_multi_flows 1") })
 
 	cancel()
+	waitStopped(t, done)
+	if !strings.Contains(log.String(), "placements left as they are") {
+		t.Errorf("log lacks the stop record:\n%s", log.String())
+	}
+}
+
+// waitStopped waits for Run's result on done after its context was
+// cancelled: nil, within 10 s.
+func waitStopped(t *testing.T, done <-chan error) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -124,9 +134,6 @@ flows:
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return within 10 s of the cancel")
-	}
-	if !strings.Contains(log.String(), "placements left as they are") {
-		t.Errorf("log lacks the stop record:\n%s", log.String())
 	}
 }
 
