@@ -79,6 +79,13 @@ type Config struct {
 	// made. Use it to watch what a policy would do on a live fabric
 	// before letting it act. It excludes PlaceInitial.
 	Shadow bool
+	// Cordoned are switch indices no flow is moved to, from the start
+	// (Controller.Cordon changes the set while the controller runs): each
+	// step lowers their scores below every other switch's before the gate
+	// sees them, so the gate picks the best switch that is not cordoned,
+	// and stays when none beats the current one. A flow already on a
+	// cordoned switch stays until its policy prefers another.
+	Cordoned []int
 }
 
 // DefaultConfig returns a Config for the paper's topology with every
@@ -144,6 +151,11 @@ func (c Config) problems(oneFlow bool) []error {
 			errs = append(errs, errors.New("shadow and place-initial both set: shadow mode never places the flow, want at most one of them"))
 		}
 	}
+	for _, k := range c.Cordoned {
+		if n := c.Topology.NumSwitches(); k < 0 || k >= n {
+			errs = append(errs, fmt.Errorf("cordoned switch %d out of range, want 0..%d", k, n-1))
+		}
+	}
 	if c.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval %v, want a positive duration", c.Interval))
 	}
@@ -191,9 +203,10 @@ type Controller struct {
 	smp sampler
 	seq uint64
 
-	obs Observation
-	d   Decision
-	m   *metrics
+	obs  Observation
+	d    Decision
+	m    *metrics
+	cord cordons
 }
 
 // NewController checks cfg and the collaborators and returns a controller
@@ -226,7 +239,10 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
 	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
-	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples); err != nil {
+	for _, k := range cfg.Cordoned {
+		c.cord.update(cfg.Topology.NumSwitches(), k, true)
+	}
+	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples, &c.cord); err != nil {
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
 	if fv, ok := enf.(FlowValidator); ok {
@@ -259,6 +275,16 @@ func (c *Controller) Close() error {
 	}
 	return nil
 }
+
+// Cordon marks switch sw as one the flow is not moved to (on), or lifts
+// the mark (off), from the next step on (Config.Cordoned). It is safe to
+// call from any goroutine, also while Run is running, and fails only for a
+// switch index outside the topology.
+func (c *Controller) Cordon(sw int, on bool) error { return c.cord.cordon(c.cfg.Topology, sw, on) }
+
+// Cordoned returns the indices of the cordoned switches, in increasing
+// order. It is safe to call from any goroutine.
+func (c *Controller) Cordoned() []int { return c.cord.list() }
 
 // Reset starts a new episode with the flow on switch current: the encoder,
 // policy and gate forget their history and, unless Config.Baseline is set,

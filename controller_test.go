@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -790,6 +791,8 @@ func TestConfigValidate(t *testing.T) {
 			[]string{"registerer is a nil *prometheus.Registry"}},
 		{"shadow and place initial", func(c *proflow.Config) { c.Shadow, c.PlaceInitial = true, true },
 			[]string{"shadow and place-initial both set"}},
+		{"cordoned switch out of range", func(c *proflow.Config) { c.Cordoned = []int{1, 7} },
+			[]string{"cordoned switch 7 out of range, want 0..3"}},
 		{"several problems at once", func(c *proflow.Config) {
 			c.Topology.BucketRate = math.Inf(1)
 			c.InitialSwitch = 9
@@ -1434,5 +1437,58 @@ func TestControllerShadow(t *testing.T) {
 	}
 	if got := counterValue(t, reg, "proflow_decisions_total", "enforcer-error"); got != 0 {
 		t.Errorf(`proflow_decisions_total{reason="enforcer-error"} = %v, want 0: the enforcer was called`, got)
+	}
+}
+
+// TestControllerCordon cordons switches at start and while the controller
+// steps: the gate never picks a cordoned switch, takes the best other one,
+// stays when no other beats the current switch, and sees a lifted cordon
+// at the next step.
+func TestControllerCordon(t *testing.T) {
+	r := newRig(t, func(c *proflow.Config) { c.Cordoned = []int{2} })
+	r.scores = []float64{0, 1, 3, 2}
+	d := r.step()
+	if !d.Rerouted || d.Target != 3 {
+		t.Fatalf("agg3 cordoned: reason %q, target %d; want rerouted to 3 (the best switch not cordoned)", d.Reason, d.Target)
+	}
+	if want := []float64{0, 1, -1, 2}; !slices.Equal(d.Scores, want) {
+		t.Errorf("scores %v, want %v: the cordoned switch below every other", d.Scores, want)
+	}
+	if got := r.ctrl.Cordoned(); !slices.Equal(got, []int{2}) {
+		t.Errorf("Cordoned() = %v, want [2]", got)
+	}
+
+	// On agg4 now; agg3 is still the policy's best but cordoned.
+	d = r.step()
+	if d.Rerouted || d.Reason != proflow.ReasonStay {
+		t.Errorf("on agg4 with agg3 cordoned: reason %q, rerouted %v; want stay", d.Reason, d.Rerouted)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { // from another goroutine, as an operator's API would
+		if err := r.ctrl.Cordon(2, false); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Wait()
+	d = r.step()
+	if !d.Rerouted || d.Target != 2 {
+		t.Errorf("cordon lifted: reason %q, target %d; want rerouted to 2", d.Reason, d.Target)
+	}
+	if got := r.ctrl.Cordoned(); len(got) != 0 {
+		t.Errorf("Cordoned() = %v, want none", got)
+	}
+
+	// Every other switch cordoned: the flow stays on agg3 whatever the scores.
+	for _, k := range []int{0, 1, 3} {
+		if err := r.ctrl.Cordon(k, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.scores = []float64{9, 8, 0, 7}
+	if d = r.step(); d.Rerouted || d.Current != 2 {
+		t.Errorf("all others cordoned: reason %q, rerouted %v, current %d; want to stay on 2", d.Reason, d.Rerouted, d.Current)
+	}
+	if err := r.ctrl.Cordon(4, true); err == nil || !strings.Contains(err.Error(), "4") {
+		t.Errorf("Cordon(4) = %v, want an error naming the switch", err)
 	}
 }

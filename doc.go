@@ -93,6 +93,17 @@
 // once. An operator can watch what the learned agent would do on a live
 // fabric, beside whatever moves flows today, before letting it act.
 //
+// # Cordoned switches
+//
+// An operator who takes an aggregation switch out of service cordons it
+// (Config.Cordoned, or Controller.Cordon and MultiController.Cordon while
+// the controller runs): no flow is moved there until the cordon is lifted.
+// Each step lowers the cordoned switches' scores below every other
+// switch's before the gate sees them, so a learned agent's move goes to
+// the best switch that is allowed, and the reference policies, which pick
+// one destination by a rule of their own, skip them (Input.Cordoned). A
+// flow already on a cordoned switch stays until its policy prefers another.
+//
 // # Embedding
 //
 // The interfaces are small so a controller can plug in its own parts; each

@@ -21,6 +21,7 @@ type flowLoop struct {
 	pol  Policy
 	gate Gate
 
+	cordons     *cordons // the controller's; never nil once init ran
 	current     atomic.Int64
 	baseline    atomic.Pointer[Baseline]
 	estimator   *BaselineEstimator
@@ -31,7 +32,7 @@ type flowLoop struct {
 }
 
 // init checks the encoder's dimension and prepares fl for its first reset.
-func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Policy, gate Gate, warmup, samples int) error {
+func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Policy, gate Gate, warmup, samples int, cord *cordons) error {
 	var dim int
 	if err := call("StateEncoder", "Dim", enc, func() error { dim = enc.Dim(); return nil }); err != nil {
 		return err
@@ -43,7 +44,7 @@ func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Polic
 	if err != nil {
 		return err
 	}
-	fl.flow, fl.topo, fl.enc, fl.pol, fl.gate, fl.estimator = flow, topo, enc, pol, gate, est
+	fl.flow, fl.topo, fl.enc, fl.pol, fl.gate, fl.estimator, fl.cordons = flow, topo, enc, pol, gate, est, cord
 	fl.state = make(State, dim)
 	return nil
 }
@@ -95,7 +96,7 @@ func (fl *flowLoop) decide(obs *Observation, d *Decision) {
 	if !fl.prepare(fl.state, obs, d) {
 		return
 	}
-	fl.in = Input{Time: d.Time, Obs: obs, State: fl.state, Current: d.Current}
+	fl.in = Input{Time: d.Time, Obs: obs, State: fl.state, Current: d.Current, Cordoned: fl.cordons.snapshot()}
 	fl.scores(d)
 	if err := call("Policy", "Score", fl.pol, func() error { return fl.pol.Score(d.Scores, &fl.in) }); err != nil {
 		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
@@ -141,8 +142,9 @@ func (fl *flowLoop) scores(d *Decision) {
 	clear(d.Scores)
 }
 
-// admit checks the policy's scores in d.Scores and runs the gate: d.Target
-// becomes the switch to move the flow to, or -1 to hold.
+// admit checks the policy's scores in d.Scores, lowers the cordoned
+// switches' below the rest, and runs the gate: d.Target becomes the switch
+// to move the flow to, or -1 to hold.
 func (fl *flowLoop) admit(d *Decision) {
 	n := fl.topo.NumSwitches()
 	for k, s := range d.Scores {
@@ -152,6 +154,7 @@ func (fl *flowLoop) admit(d *Decision) {
 			return
 		}
 	}
+	fl.cordons.mask(d.Scores, d.Current)
 
 	if err := call("Gate", "Admit", fl.gate, func() error { fl.gate.Admit(d); return nil }); err != nil {
 		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1

@@ -45,6 +45,12 @@ type Input struct {
 	State State
 	// Current is the switch index k* carrying the protected flow.
 	Current int
+	// Cordoned marks, by switch index, the switches no flow may be moved
+	// to (Config.Cordoned); nil when none is. The controller lowers their
+	// scores below the rest after Score in any case; a policy that picks
+	// one destination by a rule of its own (the reference policies) skips
+	// them, so that it picks the best one that is allowed. Read only.
+	Cordoned []bool
 }
 
 // Policy scores every aggregation switch as a destination for the protected

@@ -68,6 +68,9 @@ type MultiConfig struct {
 	// step's placements are reported (ReasonShadow) and never sent to the
 	// enforcer.
 	Shadow bool
+	// Cordoned are switch indices no flow is moved to (Config.Cordoned);
+	// MultiController.Cordon changes the set while it runs.
+	Cordoned []int
 }
 
 // DefaultMultiConfig returns a MultiConfig for the paper's topology with
@@ -82,7 +85,7 @@ func (c MultiConfig) loop() Config {
 	return Config{Topology: c.Topology, Interval: c.Interval, StepTimeout: c.StepTimeout,
 		MaxSampleAge: c.MaxSampleAge, MaxClockSkew: c.MaxClockSkew, Baseline: c.Baseline,
 		BaselineWarmup: c.BaselineWarmup, BaselineSamples: c.BaselineSamples, Clock: c.Clock,
-		Logger: c.Logger, Registerer: c.Registerer, Observer: c.Observer, Shadow: c.Shadow}
+		Logger: c.Logger, Registerer: c.Registerer, Observer: c.Observer, Shadow: c.Shadow, Cordoned: c.Cordoned}
 }
 
 func (c MultiConfig) withDefaults() MultiConfig {
@@ -209,6 +212,7 @@ type MultiController struct {
 	bat    batchStep
 	dl     stepDeadline // makes each step's context
 	m      *multiMetrics
+	cord   cordons // shared by every flow's loop
 }
 
 // protectedFlow is one flow of a MultiController.
@@ -254,6 +258,9 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 	m.smp = loop.sampler()
 	n := cfg.Topology.NumSwitches()
 	m.moved, m.on = make([]int, n), make([]int, n)
+	for _, k := range cfg.Cordoned {
+		m.cord.update(n, k, true)
+	}
 	if cfg.Registerer != nil {
 		var err error
 		if m.m, err = newMultiMetrics(cfg.Registerer, cfg.Topology.Switches); err != nil {
@@ -345,7 +352,7 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 		return err
 	}
 	p := &protectedFlow{pf: f}
-	if err := p.init(f.ID, m.cfg.Topology, enc, pol, gate, m.cfg.BaselineWarmup, m.cfg.BaselineSamples); err != nil {
+	if err := p.init(f.ID, m.cfg.Topology, enc, pol, gate, m.cfg.BaselineWarmup, m.cfg.BaselineSamples, &m.cord); err != nil {
 		return err
 	}
 	if err := p.reset(current, b); err != nil {
@@ -450,6 +457,16 @@ func (m *MultiController) Flows() []ProtectedFlow {
 	}
 	return fs
 }
+
+// Cordon marks switch sw as one no flow is moved to (on), or lifts the
+// mark (off), for every flow from the next step on (Config.Cordoned). It
+// is safe to call from any goroutine, also while Run is running, and fails
+// only for a switch index outside the topology.
+func (m *MultiController) Cordon(sw int, on bool) error { return m.cord.cordon(m.cfg.Topology, sw, on) }
+
+// Cordoned returns the indices of the cordoned switches, in increasing
+// order. It is safe to call from any goroutine.
+func (m *MultiController) Cordoned() []int { return m.cord.list() }
 
 // Current returns the switch the controller believes carries flow, and
 // whether the flow is protected.

@@ -1391,3 +1391,33 @@ func TestMultiControllerShadow(t *testing.T) {
 		t.Errorf("flow 2 next step: current %d, last reroute %v; want 0, %v", d.Current, d.LastReroute, epoch.Add(500*time.Millisecond))
 	}
 }
+
+// TestMultiControllerCordon cordons agg2 for every flow: each goes to its
+// best switch that is not cordoned, through the joint step, and a switch
+// index outside the topology is refused.
+func TestMultiControllerCordon(t *testing.T) {
+	r := newFlowRig(t, func(c *proflow.MultiConfig) { c.Cordoned = []int{1} }, nil)
+	r.add(1, 0, 0)
+	r.setScores(1, 0, 3, 2, 1)
+	r.add(2, 0, 0)
+	r.setScores(2, 0, 3, 1, 2)
+	s := r.step()
+	want := []outcome{{1, 0, 2, true, proflow.ReasonRerouted, ""}, {2, 0, 3, true, proflow.ReasonRerouted, ""}}
+	if diff := cmp.Diff(want, outcomes(s)); diff != "" {
+		t.Errorf("agg2 cordoned (-want +got):\n%s", diff)
+	}
+	if err := r.ctrl.Cordon(1, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ctrl.Cordon(-1, true); err == nil {
+		t.Error("Cordon(-1) = nil, want an error")
+	}
+	s = r.step()
+	want = []outcome{{1, 2, 1, true, proflow.ReasonRerouted, ""}, {2, 3, 1, true, proflow.ReasonRerouted, ""}}
+	if diff := cmp.Diff(want, outcomes(s)); diff != "" {
+		t.Errorf("cordon lifted (-want +got):\n%s", diff)
+	}
+	if got := r.ctrl.Cordoned(); len(got) != 0 {
+		t.Errorf("Cordoned() = %v, want none", got)
+	}
+}

@@ -113,7 +113,7 @@ func (c *Crowd) Score(scores []float64, in *proflow.Input) error {
 	dest := -1
 	if fire {
 		for k, s := range sw {
-			if k == in.Current {
+			if k == in.Current || isCordoned(in.Cordoned, k) {
 				continue
 			}
 			if dest < 0 || s.FlowCount < sw[dest].FlowCount {

@@ -281,7 +281,7 @@ func (p *LatencyThreshold) Score(scores []float64, in *proflow.Input) error {
 	}
 	dest := -1
 	if p.t.step(in.Time, in.Current, high) {
-		dest = leastStressedOther(in.Obs.Switches, in.Current)
+		dest = leastStressedOther(in.Obs.Switches, in.Current, in.Cordoned)
 	}
 	writeScores(scores, in.Current, dest)
 	return nil

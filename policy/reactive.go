@@ -147,7 +147,7 @@ func (r *Reactive) Score(scores []float64, in *proflow.Input) error {
 	dest := -1
 	if fire {
 		for k, s := range sw {
-			if k == in.Current {
+			if k == in.Current || isCordoned(in.Cordoned, k) {
 				continue
 			}
 			if dest < 0 || s.OverflowRate < sw[dest].OverflowRate ||

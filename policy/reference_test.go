@@ -272,3 +272,46 @@ func TestReferenceDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// The reference policies pick their destination among the switches that
+// are not cordoned (proflow.Input.Cordoned), and hold when every other
+// switch is.
+func TestReferencePoliciesSkipCordoned(t *testing.T) {
+	// On k*=0, crowded and overflowing; switch 2 is the best destination by
+	// every rule, switch 1 the second best.
+	hot := []proflow.SwitchSample{sw(high, 1e6, 9), sw(5000, 2e6, 3), sw(1000, 1e6, 2)}
+	for _, tc := range []struct {
+		name     string
+		cordoned []bool
+		want     []float64
+		wantDest int
+	}{
+		{"none", nil, to2, 2},
+		{"the best cordoned", []bool{false, false, true}, to1, 1},
+		{"every other cordoned", []bool{false, true, true}, stay0, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reactive, err := NewReactive(ReactiveConfig{Threshold: 27000, Consecutive: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			crowd, err := NewCrowd(DefaultCrowdConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, p := range map[string]proflow.Policy{"reactive": reactive, "crowd": crowd} {
+				scores := make([]float64, 3)
+				in := &proflow.Input{Time: at(0), Obs: &proflow.Observation{Time: at(0), Switches: hot}, Current: 0, Cordoned: tc.cordoned}
+				if err := p.Score(scores, in); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.want, scores); diff != "" {
+					t.Errorf("%s: scores (-want +got):\n%s", name, diff)
+				}
+			}
+			if got := leastStressedOther(hot, 0, tc.cordoned); got != tc.wantDest {
+				t.Errorf("throughput-drop's and latency-threshold's destination %d, want %d", got, tc.wantDest)
+			}
+		})
+	}
+}

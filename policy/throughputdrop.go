@@ -230,7 +230,7 @@ func (p *ThroughputDrop) Score(scores []float64, in *proflow.Input) error {
 	}
 	dest := -1
 	if fire {
-		dest = leastStressedOther(in.Obs.Switches, in.Current)
+		dest = leastStressedOther(in.Obs.Switches, in.Current, in.Cordoned)
 	}
 	writeScores(scores, in.Current, dest)
 	return nil

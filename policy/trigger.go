@@ -95,11 +95,12 @@ func (b *backoff) cooldown(base time.Duration) time.Duration { return base << b.
 // leastStressedOther returns the destination of ThroughputDrop and
 // LatencyThreshold: the switch other than current with the lowest overflow
 // rate, then the fewest flows, then the lowest transmit rate, then the
-// lowest index; -1 when there is no other switch.
-func leastStressedOther(sw []proflow.SwitchSample, current int) int {
+// lowest index, skipping the cordoned ones; -1 when there is no other
+// switch that is not cordoned.
+func leastStressedOther(sw []proflow.SwitchSample, current int, cordoned []bool) int {
 	dest := -1
 	for k, s := range sw {
-		if k == current {
+		if k == current || isCordoned(cordoned, k) {
 			continue
 		}
 		if dest < 0 || lessStressed(s, sw[dest]) {
@@ -108,6 +109,10 @@ func leastStressedOther(sw []proflow.SwitchSample, current int) int {
 	}
 	return dest
 }
+
+// isCordoned reports whether cordoned (proflow.Input.Cordoned, nil for
+// none) marks switch k.
+func isCordoned(cordoned []bool, k int) bool { return k < len(cordoned) && cordoned[k] }
 
 // lessStressed orders destinations: lower overflow, then fewer flows, then
 // a lower transmit rate.

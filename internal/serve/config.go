@@ -63,6 +63,11 @@ type Config struct {
 	// reason "shadow", and the southbound is never asked to place a flow
 	// after start. A change needs a restart.
 	Shadow bool `yaml:"shadow,omitempty"`
+	// Cordon names the aggregation switches no flow is moved to, for
+	// instance during their maintenance (proflow.MultiConfig.Cordoned).
+	// Flows already on one stay until their policy prefers another. A
+	// reload (SIGHUP) applies a change at the next step.
+	Cordon []string `yaml:"cordon,omitempty"`
 	// Baseline shapes each flow's baseline phase.
 	Baseline BaselineConfig `yaml:"baseline,omitempty"`
 	// Cluster, when set, makes this process one replica of several sharing
@@ -642,6 +647,11 @@ func (c *Config) Validate() error {
 	c.checkPolicy(&p)
 	if c.Joint != "" && !slices.Contains(jointModes, c.Joint) {
 		p.add("joint", "%q, want one of %s", c.Joint, strings.Join(jointModes, ", "))
+	}
+	for i, name := range c.Cordon {
+		if name == "" {
+			p.add(fmt.Sprintf("cordon[%d]", i), "empty, want a switch name of the topology")
+		}
 	}
 	if c.Baseline.Warmup < 0 {
 		p.add("baseline.warmup", "%d, want at least 0 samples", c.Baseline.Warmup)

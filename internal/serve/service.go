@@ -230,6 +230,9 @@ func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service
 	}
 	mc.BaselineWarmup, mc.BaselineSamples = c.Baseline.Warmup, c.Baseline.Samples
 	mc.Logger, mc.Registerer, mc.Joint, mc.Shadow = s.log, s.reg, jointPlacer(c.Joint), c.Shadow
+	if mc.Cordoned, err = cordonIndices(s.sb.topo, c.Cordon); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	fs, err := s.configuredFlows(&c, s.sb)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -671,7 +674,12 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("serve: reload: %w", err)
 	}
-	// Accepted: apply the log level and the flow set, nothing before.
+	cordoned, err := cordonIndices(s.sb.topo, c.Cordon)
+	if err != nil {
+		return fmt.Errorf("serve: reload: %w", err)
+	}
+	// Accepted: apply the log level, the cordons and the flow set, nothing
+	// before.
 	if changed := restartFields(s.cfg, c); len(changed) > 0 {
 		s.log.Warn("reload: these settings need a restart; kept as they were", "fields", strings.Join(changed, ", "))
 	}
@@ -679,8 +687,14 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 		s.level.Set(parseLevel(c.LogLevel))
 		s.log.Info("reload: log level", "level", c.LogLevel)
 	}
+	if !slices.Equal(c.Cordon, s.cfg.Cordon) {
+		for k := range s.sb.topo.NumSwitches() {
+			_ = s.ctrl.Cordon(k, slices.Contains(cordoned, k)) // k is in the topology
+		}
+		s.log.Info("reload: cordoned switches", "cordon", strings.Join(c.Cordon, ","))
+	}
 	s.mu.Lock()
-	s.cfg.LogLevel, s.cfg.Flows = c.LogLevel, c.Flows
+	s.cfg.LogLevel, s.cfg.Flows, s.cfg.Cordon = c.LogLevel, c.Flows, c.Cordon
 	s.mu.Unlock()
 	if s.rep != nil {
 		s.mu.Lock()
@@ -698,15 +712,28 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 	return nil
 }
 
+// cordonIndices returns the indices in topo of the switches names.
+func cordonIndices(topo proflow.Topology, names []string) ([]int, error) {
+	idx := make([]int, 0, len(names))
+	for i, name := range names {
+		k, err := topo.SwitchIndex(name)
+		if err != nil {
+			return nil, &FieldError{Path: fmt.Sprintf("cordon[%d]", i), Problem: fmt.Sprintf("%q is not a switch of the topology, want one of %s", name, strings.Join(topo.Switches, ", "))}
+		}
+		idx = append(idx, k)
+	}
+	return idx, nil
+}
+
 // restartFields lists the top-level settings that differ between a and b
-// and that only a restart applies (all but flows and log_level).
+// and that only a restart applies (all but flows, log_level and cordon).
 func restartFields(a, b Config) []string {
 	var changed []string
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	t := va.Type()
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name == "" || name == "-" || name == "flows" || name == "log_level" {
+		if name == "" || name == "-" || name == "flows" || name == "log_level" || name == "cordon" {
 			continue
 		}
 		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {

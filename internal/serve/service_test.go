@@ -29,8 +29,12 @@ flows:
 
 func simConfig(t *testing.T, flows string) *Config {
 	t.Helper()
-	dir := t.TempDir()
-	src := "southbound:\n  sim: {scenario: M2, speed: 50}\nmetrics: {listen: \"127.0.0.1:0\"}\npolicy: {kind: crowd}\njoint: greedy\nlog_level: debug\n" + flows
+	return loadYAML(t, t.TempDir(), "southbound:\n  sim: {scenario: M2, speed: 50}\nmetrics: {listen: \"127.0.0.1:0\"}\npolicy: {kind: crowd}\njoint: greedy\nlog_level: debug\n"+flows)
+}
+
+// loadYAML writes src as dir/c.yaml and loads it.
+func loadYAML(t *testing.T, dir, src string) *Config {
+	t.Helper()
 	path := filepath.Join(dir, "c.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -40,6 +44,19 @@ func simConfig(t *testing.T, flows string) *Config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// startService builds a service from c, logging to log, and runs it until
+// ctx ends; Run's result arrives on the returned channel.
+func startService(t *testing.T, ctx context.Context, c *Config, log io.Writer) (*Service, <-chan error) {
+	t.Helper()
+	s, err := New(ctx, c, Options{LogOutput: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	return s, done
 }
 
 func ids(fs []proflow.ProtectedFlow) []string {

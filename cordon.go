@@ -1,0 +1,88 @@
+package proflow
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// cordons is the set of cordoned switches of a controller, shared by its
+// flow loops: read at every step without locking, changed by Cordon from
+// any goroutine.
+type cordons struct {
+	mu  sync.Mutex             // serialises writers
+	set atomic.Pointer[[]bool] // by switch index; nil: none cordoned
+}
+
+// cordon is Controller.Cordon and MultiController.Cordon on topo.
+func (c *cordons) cordon(topo Topology, sw int, on bool) error {
+	if n := topo.NumSwitches(); sw < 0 || sw >= n {
+		return fmt.Errorf("proflow: cordon: %w", unknownSwitch(topo, sw))
+	}
+	c.update(topo.NumSwitches(), sw, on)
+	return nil
+}
+
+// update cordons (on) or uncordons switch sw of a topology of n switches.
+func (c *cordons) update(n, sw int, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := make([]bool, n)
+	if p := c.set.Load(); p != nil {
+		copy(next, *p)
+	}
+	next[sw] = on
+	if !slices.Contains(next, true) {
+		c.set.Store(nil)
+		return
+	}
+	c.set.Store(&next)
+}
+
+// snapshot returns the cordon marks by switch index, nil when none: a
+// slice no one writes to again.
+func (c *cordons) snapshot() []bool {
+	if p := c.set.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// list returns the cordoned switches' indices in increasing order.
+func (c *cordons) list() []int {
+	var out []int
+	if p := c.set.Load(); p != nil {
+		for k, on := range *p {
+			if on {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// mask lowers the score of every cordoned switch other than current below
+// every other score, so that no gate picks it: to the lowest score minus 1
+// (the next float below it where 1 is lost to rounding). The scores must be
+// finite.
+func (c *cordons) mask(scores []float64, current int) {
+	p := c.set.Load()
+	if p == nil || len(scores) == 0 {
+		return
+	}
+	low := slices.Min(scores)
+	v := low - 1
+	if v == low {
+		v = math.Nextafter(low, math.Inf(-1))
+	}
+	if math.IsInf(v, 0) {
+		v = low
+	}
+	for k, on := range *p {
+		if on && k != current && k < len(scores) {
+			scores[k] = v
+		}
+	}
+}
