@@ -62,7 +62,7 @@ type Config struct {
 	// the moves the policy would make are logged at info and counted as
 	// reason "shadow", and the southbound is never asked to place a flow
 	// after start. A change needs a restart.
-	Shadow bool `yaml:"shadow,omitempty"`
+	Shadow bool `yaml:"shadow"`
 	// Cordon names the aggregation switches no flow is moved to, for
 	// instance during their maintenance (proflow.MultiConfig.Cordoned).
 	// Flows already on one stay until their policy prefers another. A
