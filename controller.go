@@ -445,7 +445,7 @@ func call(iface, method string, impl any, f func() error) (err error) {
 
 func (c *Controller) report(ctx context.Context, d *Decision) {
 	if c.m != nil {
-		c.m.observe(d)
+		c.m.observe(d, c.cord.snapshot())
 	}
 	if c.cfg.Observer != nil {
 		c.cfg.Observer(*d)

@@ -19,6 +19,7 @@ type metrics struct {
 	votes        prometheus.Gauge
 	cooldown     prometheus.Gauge
 	current      []prometheus.Gauge // by switch index
+	cordoned     []prometheus.Gauge // by switch index
 	loopDuration prometheus.Histogram
 
 	registration
@@ -83,17 +84,40 @@ func newMetrics(reg prometheus.Registerer, switches []string) (*metrics, error) 
 	for _, r := range reasons {
 		m.decisions.WithLabelValues(string(r))
 	}
+	cordoned := newCordonedGauge("")
 	for _, name := range switches {
 		m.current = append(m.current, current.WithLabelValues(name))
+		m.cordoned = append(m.cordoned, cordoned.WithLabelValues(name))
 	}
-	m.reg, m.all = reg, []prometheus.Collector{m.decisions, m.reroutes, m.telErrors, m.votes, m.cooldown, current, m.loopDuration}
+	m.reg, m.all = reg, []prometheus.Collector{m.decisions, m.reroutes, m.telErrors, m.votes, m.cooldown, current, cordoned, m.loopDuration}
 	if err := promreg.RegisterAll(reg, m.all...); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (m *metrics) observe(d *Decision) {
+// newCordonedGauge returns the cordoned-switch gauge of a controller
+// (subsystem "") or a MultiController ("multi").
+func newCordonedGauge(subsystem string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "proflow", Subsystem: subsystem, Name: "cordoned",
+		Help: "1 for an aggregation switch cordoned (no flow is moved to it) at the latest step, 0 for the others.",
+	}, []string{"switch"})
+}
+
+// setCordoned sets one gauge per switch from the cordon marks (nil: none).
+func setCordoned(gs []prometheus.Gauge, cordoned []bool) {
+	for k, g := range gs {
+		if k < len(cordoned) && cordoned[k] {
+			g.Set(1)
+		} else {
+			g.Set(0)
+		}
+	}
+}
+
+// observe records one step: its decision, and the cordon marks it ran with.
+func (m *metrics) observe(d *Decision, cordoned []bool) {
 	m.decisions.WithLabelValues(string(d.Reason)).Inc()
 	if d.Rerouted {
 		m.reroutes.Inc()
@@ -115,6 +139,7 @@ func (m *metrics) observe(d *Decision) {
 			g.Set(0)
 		}
 	}
+	setCordoned(m.cordoned, cordoned)
 	m.loopDuration.Observe(d.Latency.Seconds())
 }
 
@@ -127,6 +152,7 @@ type multiMetrics struct {
 	telErrors    prometheus.Counter
 	flows        prometheus.Gauge
 	onSwitch     []prometheus.Gauge // by switch index
+	cordoned     []prometheus.Gauge // by switch index
 	herding      prometheus.Histogram
 	stepDuration prometheus.Histogram
 
@@ -174,19 +200,21 @@ func newMultiMetrics(reg prometheus.Registerer, switches []string) (*multiMetric
 		Namespace: "proflow", Subsystem: "multi", Name: "flows_on_switch",
 		Help: "Protected flows carried by each aggregation switch after the latest step.",
 	}, []string{"switch"})
+	cordoned := newCordonedGauge("multi")
 	for _, name := range switches {
 		m.onSwitch = append(m.onSwitch, onSwitch.WithLabelValues(name))
+		m.cordoned = append(m.cordoned, cordoned.WithLabelValues(name))
 	}
-	m.reg, m.all = reg, []prometheus.Collector{decisions, m.reroutes, m.telErrors, m.flows, onSwitch, m.herding, m.stepDuration}
+	m.reg, m.all = reg, []prometheus.Collector{decisions, m.reroutes, m.telErrors, m.flows, onSwitch, cordoned, m.herding, m.stepDuration}
 	if err := promreg.RegisterAll(reg, m.all...); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// observe records one step: its summary, and onSwitch, the protected flows
-// on each switch after it.
-func (m *multiMetrics) observe(s *StepSummary, onSwitch []int) {
+// observe records one step: its summary, onSwitch, the protected flows on
+// each switch after it, and the cordon marks it ran with.
+func (m *multiMetrics) observe(s *StepSummary, onSwitch []int, cordoned []bool) {
 	clear(m.counts)
 	for i := range s.Decisions {
 		if r := slices.Index(multiReasons, s.Decisions[i].Reason); r >= 0 {
@@ -206,6 +234,7 @@ func (m *multiMetrics) observe(s *StepSummary, onSwitch []int) {
 	for k, g := range m.onSwitch {
 		g.Set(float64(onSwitch[k]))
 	}
+	setCordoned(m.cordoned, cordoned)
 	m.herding.Observe(float64(s.Herding))
 	m.stepDuration.Observe(s.Latency.Seconds())
 }

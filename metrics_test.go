@@ -90,17 +90,24 @@ func TestMetricsCurrentSwitchFollowsReroutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, step := range []struct {
-		d    Decision
-		want []float64
+		d        Decision
+		cordoned []bool
+		want     []float64
+		wantCord []float64
 	}{
-		{Decision{Current: 0, Reason: ReasonStay}, []float64{1, 0, 0}},
-		{Decision{Current: 0, Target: 2, Rerouted: true, Reason: ReasonRerouted}, []float64{0, 0, 1}},
-		{Decision{Current: 2, Target: 1, Reason: ReasonEnforcer}, []float64{0, 0, 1}},
+		{Decision{Current: 0, Reason: ReasonStay}, nil, []float64{1, 0, 0}, []float64{0, 0, 0}},
+		{Decision{Current: 0, Target: 2, Rerouted: true, Reason: ReasonRerouted}, []bool{false, true, false}, []float64{0, 0, 1}, []float64{0, 1, 0}},
+		{Decision{Current: 2, Target: 1, Reason: ReasonEnforcer}, nil, []float64{0, 0, 1}, []float64{0, 0, 0}},
 	} {
-		m.observe(&step.d)
+		m.observe(&step.d, step.cordoned)
 		for k, g := range m.current {
 			if got := testutil.ToFloat64(g); got != step.want[k] {
 				t.Errorf("after %+v: switch %d reads %v, want %v", step.d, k, got, step.want[k])
+			}
+		}
+		for k, g := range m.cordoned {
+			if got := testutil.ToFloat64(g); got != step.wantCord[k] {
+				t.Errorf("cordoned %v: switch %d's proflow_cordoned reads %v, want %v", step.cordoned, k, got, step.wantCord[k])
 			}
 		}
 	}

@@ -840,7 +840,7 @@ func (m *MultiController) summarise(s *StepSummary) {
 
 func (m *MultiController) report(ctx context.Context, s *StepSummary) {
 	if m.m != nil {
-		m.m.observe(s, m.on)
+		m.m.observe(s, m.on, m.cord.snapshot())
 	}
 	log := m.cfg.Logger
 	for i := range s.Decisions {

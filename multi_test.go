@@ -945,13 +945,27 @@ func histogramSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // label has the value label.
 func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
 	t.Helper()
+	return series(t, reg, name, label).GetCounter().GetValue()
+}
+
+// gaugeValue returns the value of the gauge series of family name whose
+// single label has the value label.
+func gaugeValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	return series(t, reg, name, label).GetGauge().GetValue()
+}
+
+// series returns the series of family name whose single label has the
+// value label.
+func series(t *testing.T, reg *prometheus.Registry, name, label string) *dto.Metric {
+	t.Helper()
 	for _, m := range family(t, reg, name).GetMetric() {
 		if m.GetLabel()[0].GetValue() == label {
-			return m.GetCounter().GetValue()
+			return m
 		}
 	}
 	t.Fatalf("no series %s{%s}", name, label)
-	return 0
+	return nil
 }
 
 // TestMultiControllerMetrics checks the aggregate series after two steps
@@ -1396,7 +1410,8 @@ func TestMultiControllerShadow(t *testing.T) {
 // best switch that is not cordoned, through the joint step, and a switch
 // index outside the topology is refused.
 func TestMultiControllerCordon(t *testing.T) {
-	r := newFlowRig(t, func(c *proflow.MultiConfig) { c.Cordoned = []int{1} }, nil)
+	reg := prometheus.NewPedanticRegistry()
+	r := newFlowRig(t, func(c *proflow.MultiConfig) { c.Cordoned, c.Registerer = []int{1}, reg }, nil)
 	r.add(1, 0, 0)
 	r.setScores(1, 0, 3, 2, 1)
 	r.add(2, 0, 0)
@@ -1405,6 +1420,9 @@ func TestMultiControllerCordon(t *testing.T) {
 	want := []outcome{{1, 0, 2, true, proflow.ReasonRerouted, ""}, {2, 0, 3, true, proflow.ReasonRerouted, ""}}
 	if diff := cmp.Diff(want, outcomes(s)); diff != "" {
 		t.Errorf("agg2 cordoned (-want +got):\n%s", diff)
+	}
+	if got := gaugeValue(t, reg, "proflow_multi_cordoned", "agg2"); got != 1 {
+		t.Errorf(`proflow_multi_cordoned{switch="agg2"} = %v, want 1`, got)
 	}
 	if err := r.ctrl.Cordon(1, false); err != nil {
 		t.Fatal(err)
@@ -1419,5 +1437,8 @@ func TestMultiControllerCordon(t *testing.T) {
 	}
 	if got := r.ctrl.Cordoned(); len(got) != 0 {
 		t.Errorf("Cordoned() = %v, want none", got)
+	}
+	if got := gaugeValue(t, reg, "proflow_multi_cordoned", "agg2"); got != 0 {
+		t.Errorf(`proflow_multi_cordoned{switch="agg2"} = %v after the cordon was lifted, want 0`, got)
 	}
 }
