@@ -239,9 +239,7 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
 	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
-	for _, k := range cfg.Cordoned {
-		c.cord.update(cfg.Topology.NumSwitches(), k, true)
-	}
+	_ = c.cord.replace(cfg.Topology, cfg.Cordoned) // checked by Validate
 	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples, &c.cord); err != nil {
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
@@ -281,6 +279,12 @@ func (c *Controller) Close() error {
 // call from any goroutine, also while Run is running, and fails only for a
 // switch index outside the topology.
 func (c *Controller) Cordon(sw int, on bool) error { return c.cord.cordon(c.cfg.Topology, sw, on) }
+
+// SetCordoned makes sws the cordoned switches, replacing the set at once
+// (Config.Cordoned); nil lifts every cordon. It is safe to call from any
+// goroutine, also while Run is running, and fails, changing nothing, for a
+// switch index outside the topology.
+func (c *Controller) SetCordoned(sws []int) error { return c.cord.replace(c.cfg.Topology, sws) }
 
 // Cordoned returns the indices of the cordoned switches, in increasing
 // order. It is safe to call from any goroutine.

@@ -1491,4 +1491,19 @@ func TestControllerCordon(t *testing.T) {
 	if err := r.ctrl.Cordon(4, true); err == nil || !strings.Contains(err.Error(), "4") {
 		t.Errorf("Cordon(4) = %v, want an error naming the switch", err)
 	}
+	if err := r.ctrl.SetCordoned([]int{0, 9}); err == nil || !strings.Contains(err.Error(), "9") {
+		t.Errorf("SetCordoned([0 9]) = %v, want an error naming switch 9", err)
+	}
+	if got := r.ctrl.Cordoned(); !slices.Equal(got, []int{0, 1, 3}) {
+		t.Errorf("Cordoned() after a refused SetCordoned = %v, want [0 1 3] unchanged", got)
+	}
+	if err := r.ctrl.SetCordoned(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ctrl.Cordoned(); len(got) != 0 {
+		t.Errorf("Cordoned() after SetCordoned(nil) = %v, want none", got)
+	}
+	if d = r.step(); !d.Rerouted || d.Target != 0 {
+		t.Errorf("every cordon lifted: reason %q, target %d; want rerouted to 0", d.Reason, d.Target)
+	}
 }

@@ -25,6 +25,23 @@ func (c *cordons) cordon(topo Topology, sw int, on bool) error {
 	return nil
 }
 
+// replace is Controller.SetCordoned and MultiController.SetCordoned on
+// topo: the whole set at once, so that no step sees half of a change.
+func (c *cordons) replace(topo Topology, sws []int) error {
+	n := topo.NumSwitches()
+	next := make([]bool, n)
+	for _, sw := range sws {
+		if sw < 0 || sw >= n {
+			return fmt.Errorf("proflow: cordon: %w", unknownSwitch(topo, sw))
+		}
+		next[sw] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.store(next)
+	return nil
+}
+
 // update cordons (on) or uncordons switch sw of a topology of n switches.
 func (c *cordons) update(n, sw int, on bool) {
 	c.mu.Lock()
@@ -34,6 +51,11 @@ func (c *cordons) update(n, sw int, on bool) {
 		copy(next, *p)
 	}
 	next[sw] = on
+	c.store(next)
+}
+
+// store publishes next, nil when it marks no switch; c.mu must be held.
+func (c *cordons) store(next []bool) {
 	if !slices.Contains(next, true) {
 		c.set.Store(nil)
 		return

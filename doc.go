@@ -96,8 +96,8 @@
 // # Cordoned switches
 //
 // An operator who takes an aggregation switch out of service cordons it
-// (Config.Cordoned, or Controller.Cordon and MultiController.Cordon while
-// the controller runs): no flow is moved there until the cordon is lifted.
+// (Config.Cordoned, or Cordon and SetCordoned of either controller while
+// it runs; SetCordoned replaces the whole set at once): no flow is moved there until the cordon is lifted.
 // Each step lowers the cordoned switches' scores below every other
 // switch's before the gate sees them, so a learned agent's move goes to
 // the best switch that is allowed, and the reference policies, which pick

@@ -258,9 +258,7 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 	m.smp = loop.sampler()
 	n := cfg.Topology.NumSwitches()
 	m.moved, m.on = make([]int, n), make([]int, n)
-	for _, k := range cfg.Cordoned {
-		m.cord.update(n, k, true)
-	}
+	_ = m.cord.replace(cfg.Topology, cfg.Cordoned) // checked by Validate
 	if cfg.Registerer != nil {
 		var err error
 		if m.m, err = newMultiMetrics(cfg.Registerer, cfg.Topology.Switches); err != nil {
@@ -463,6 +461,12 @@ func (m *MultiController) Flows() []ProtectedFlow {
 // is safe to call from any goroutine, also while Run is running, and fails
 // only for a switch index outside the topology.
 func (m *MultiController) Cordon(sw int, on bool) error { return m.cord.cordon(m.cfg.Topology, sw, on) }
+
+// SetCordoned makes sws the cordoned switches for every flow, replacing
+// the set at once (Config.Cordoned); nil lifts every cordon. It is safe to
+// call from any goroutine, also while Run is running, and fails, changing
+// nothing, for a switch index outside the topology.
+func (m *MultiController) SetCordoned(sws []int) error { return m.cord.replace(m.cfg.Topology, sws) }
 
 // Cordoned returns the indices of the cordoned switches, in increasing
 // order. It is safe to call from any goroutine.

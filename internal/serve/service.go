@@ -688,9 +688,7 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 		s.log.Info("reload: log level", "level", c.LogLevel)
 	}
 	if !slices.Equal(c.Cordon, s.cfg.Cordon) {
-		for k := range s.sb.topo.NumSwitches() {
-			_ = s.ctrl.Cordon(k, slices.Contains(cordoned, k)) // k is in the topology
-		}
+		_ = s.ctrl.SetCordoned(cordoned) // every index is in the topology
 		s.log.Info("reload: cordoned switches", "cordon", strings.Join(c.Cordon, ","))
 	}
 	s.mu.Lock()
