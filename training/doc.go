@@ -905,11 +905,12 @@
 //     three in each order (docs/scenarios/s6-rolling, 24 files; base
 //     seeds 1 and 1000, 2 repeats): the adopted model is level with the
 //     best rule in all 24, the ensemble more than 2% behind in five and
-//     six (3.2–3.9%), those where the switch the crowd visits next is the
-//     clean one it picks. The ensemble's S6 loss is not one step's noise
-//     among equals: where the adopted model goes back to the switch the
-//     crowd has just left, the ensemble goes to a switch the crowd has not
-//     reached yet.
+//     six (3.2–3.9%). Its traces of S6-1234, S6-2143 and S6-4123 (base
+//     seed 1, repeat 0, -traces) show why: after its first move it goes to
+//     a switch the crowd has not reached yet, never back to the one the
+//     crowd has just left, and the crowd arrives there next; it moves three
+//     or four times an episode. The ensemble's S6 loss is not one step's
+//     noise among equals.
 //   - The destination by majority over the streak. The gate times a move
 //     by 16 votes but takes its destination from one step: the first vote
 //     of the streak, kept by the tolerance (S6 with the ensemble, D51), or
@@ -981,12 +982,14 @@
 //     gate holds back costs about a second of a collapsed flow, and what
 //     stays behind on the development families are proactive moves where
 //     staying is best. Their streaks differ in size: the adopted model's
-//     ΔQ over its 16 votes is 0.3–0.9 in D40 (a capped neighbour) and
-//     0.5–1.2 in D6x3-44, 1.0–1.4 in D6x3-11 and D16x3-11 (one full-rate
-//     host for one burst), against 1.0–1.4 in S5, S7, S8, S11 and S12
-//     and 1.5–2.2 in S1, S10 and N2 (base seed 1, traces): a
-//     threshold on the streak's mean margin can separate the capped
-//     neighbour, not the brief burst, which looks like S11 until it ends.
+//     ΔQ over its 16 votes is 0.32–0.92 in D40 (a capped neighbour),
+//     0.53–1.20 in D6x3-44, 0.85–1.34 in D6x3-11 and 0.93–1.40 in D16x3-11
+//     (one full-rate host for one burst), against 0.85–1.37 in S7,
+//     0.94–1.34 in S8, 0.94–1.32 in S11, 0.97–1.93 in S5, 0.64–2.09 in S12
+//     and 1.52–2.26 in S1, S10 and N2 (base seed 1, -traces; the sized D
+//     scenarios 2 repeats, the rest 1): a threshold on the streak's mean
+//     margin can separate the capped neighbour, not the brief burst, which
+//     looks like S11 until it ends.
 //     The rule, written before the runs: models/gate-testbed.json with
 //     GateConfig.MeanMargin 0.8 or 1.0 (the 16 votes admit a move only
 //     once the streak's mean ΔQ exceeds it; distress unchanged), each
@@ -1010,9 +1013,9 @@
 //     flow pays a move with 10–15 s of TCP recovery and a brief crowd
 //     (N2) reads like a lasting one. A constant-bitrate flow pays its SLO
 //     seconds mostly in that recovery, and more the later it moves: in V1
-//     (base seed 1) the agent moves 8 s into the crowd's stay and spends
-//     5.5 s below 90% of its demand, the crowd rule moves on arrival and
-//     spends 3.5 s. While a sample says the sender was
+//     (the kind built-ins, base seed 1, 2 repeats) the agent moves 8 s into
+//     the crowd's stay and spends 5.5 s below 90% of its demand, the crowd
+//     rule moves on arrival and spends 4.5 s. While a sample says the sender was
 //     application-limited (FlowSample.AppLimited, TCP_INFO's flag), the
 //     network is not yet what limits the flow. The rule, written before
 //     the runs: models/gate-testbed.json with a second vote count used
