@@ -1037,6 +1037,13 @@
 //     backlogged flow costs its recovery; the rate flows gain 0.03×.
 //     The bulk runs were not made. The second vote count was not
 //     committed.
+//   - Analyses of the held-out families in the same session, after the
+//     choices above and followed by none: the rule chosen per scenario from
+//     another base seed's run (the cells.csv of make demo's H1–H64 at base
+//     seed 5000 against base seed 9400's) is more than 2% behind the
+//     per-scenario best rule in 0 and 1 of 64; the best of all policies per
+//     K1–K64 rate scenario, picked with hindsight, is 0.34× the best rule;
+//     and docs/heldout-family.md's descriptions of H1–H64 were read.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
