@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
@@ -98,12 +99,24 @@ const (
 	// before a crowd had been there long enough to matter
 	// (training/doc.go). Share 0 by default.
 	StrategyLBrief Strategy = "L_BRIEF"
+	// StrategyMFamily is proflow's, not the paper's: a scenario drawn by
+	// the held-out family's generator from seeds of its own
+	// (sim.DrawFamilyScenario: the family's design of crowds, elephants,
+	// capped crowds and mixtures; full, partial and no overlap; arrivals
+	// together, ramped, rolling, in bursts and brief; destination traps),
+	// never an H or K member's traffic. The runner stays in a third of the
+	// episodes and otherwise reroutes at a random time in the first 60 s
+	// of congestion, to the cleanest switch or to a random other one. The
+	// other strategies sample the paper's patterns one at a time; this one
+	// samples the space the held-out family is drawn from, as its
+	// generator weighs it (training/doc.go). Share 0 by default.
+	StrategyMFamily Strategy = "M_FAMILY"
 )
 
 // Strategies returns every strategy in the order of Table I.
 func Strategies() []Strategy {
 	return []Strategy{StrategyA, StrategyALong, StrategyAShort, StrategyB, StrategyC, StrategyD, StrategyDShort,
-		StrategyDLong, StrategyE, StrategyFStay, StrategyFLate, StrategyFEarly, StrategyGClean, StrategyHPartial, StrategyHEarly, StrategyJTrap, StrategyKQuiet, StrategyLBrief}
+		StrategyDLong, StrategyE, StrategyFStay, StrategyFLate, StrategyFEarly, StrategyGClean, StrategyHPartial, StrategyHEarly, StrategyJTrap, StrategyKQuiet, StrategyLBrief, StrategyMFamily}
 }
 
 // ParseStrategy returns the strategy named s.
@@ -153,6 +166,8 @@ func (s Strategy) Description() string {
 		return "an elephant on another switch, a crowd on the flow's, capped hosts elsewhere; reroute 5–20 s after the crowd to a random other switch (proflow's, not Table I's)"
 	case StrategyLBrief:
 		return "a pile-up on the flow's switch that leaves 3–15 s after arriving; reroute 2–16 s after congestion start in two episodes of three"
+	case StrategyMFamily:
+		return "a draw of the held-out family's generator (never a held-out member); stay in a third of the episodes, else reroute in the first 60 s to the cleanest or a random other switch (proflow's, not Table I's)"
 	case StrategyKQuiet:
 		return "no congestion; the flow's own demand may change; reroute at a random time in half the episodes (proflow's, not Table I's)"
 	}
@@ -745,6 +760,28 @@ func PlanEpisode(st Strategy, index int, seed uint64, cfg sim.Config) (Plan, err
 		}
 		timed(p.t0 + p.uniform(5, 20))
 		script.To = p.other()
+	case StrategyMFamily:
+		sc, err := sim.DrawFamilyScenario(cfg, rng.Uint64(), rng.IntN(sim.FamilySize))
+		if err != nil {
+			return Plan{}, fmt.Errorf("training: plan %s #%d: %w", st, index, err)
+		}
+		k, err := strconv.Atoi(strings.TrimPrefix(sc.ProtectedSwitch, "agg"))
+		if err != nil || k < 1 || k > p.n {
+			return Plan{}, fmt.Errorf("training: plan %s #%d: the draw's protected switch %q is not agg1..agg%d", st, index, sc.ProtectedSwitch, p.n)
+		}
+		sc.Name = p.sc.Name
+		sc.Description = p.sc.Description + "; " + sc.Description
+		p.sc, p.k = sc, k-1
+		p.t0 = time.Duration(sc.CongestionStart)
+		p.end = p.t0 + time.Duration(sc.Window)
+		switch rng.IntN(3) {
+		case 0: // stay
+		case 1:
+			timed(p.t0 + p.uniform(0, 60))
+		default:
+			timed(p.t0 + p.uniform(0, 60))
+			script.To = p.other()
+		}
 	case StrategyHPartial, StrategyHEarly:
 		m := p.mode(true)
 		on := 1 + rng.IntN(min(3, all))

@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -123,7 +124,7 @@ func TestPlanEpisode(t *testing.T) {
 					moved++
 				}
 				switch st {
-				case StrategyKQuiet, StrategyLBrief:
+				case StrategyKQuiet, StrategyLBrief, StrategyMFamily:
 					if s.Trigger != TriggerNone && s.Trigger != TriggerTime {
 						t.Errorf("plan %d: trigger %s, want none or time", j, s.Trigger)
 					}
@@ -150,6 +151,13 @@ func TestPlanEpisode(t *testing.T) {
 					lo, hi = 20*time.Second, 40*time.Second
 				case StrategyFLate:
 					lo, hi = 40*time.Second, 60*time.Second
+				case StrategyMFamily:
+					if s.Trigger == TriggerTime {
+						lo, hi = 0, 60*time.Second
+					}
+					if want := fmt.Sprintf("M_FAMILY-%d", j); sc.Name != want || !strings.Contains(sc.Description, "Congesters:") {
+						t.Errorf("plan %d: %q, %q; want the name %s and the draw's description", j, sc.Name, sc.Description, want)
+					}
 				case StrategyLBrief:
 					if s.Trigger == TriggerTime {
 						lo, hi = 2*time.Second, 16*time.Second
@@ -186,7 +194,7 @@ func TestPlanEpisode(t *testing.T) {
 			if st == StrategyKQuiet && (moved < 10 || moved > 30) {
 				t.Errorf("%d of 40 quiet plans reroute, want about half", moved)
 			}
-			if st == StrategyLBrief && (moved < 18 || moved > 36) {
+			if (st == StrategyLBrief || st == StrategyMFamily) && (moved < 18 || moved > 36) {
 				t.Errorf("%d of 40 brief plans reroute, want about two in three", moved)
 			}
 		})

@@ -1044,6 +1044,32 @@
 //     per-scenario best rule in 0 and 1 of 64; the best of all policies per
 //     K1–K64 rate scenario, picked with hindsight, is 0.34× the best rule;
 //     and docs/heldout-family.md's descriptions of H1–H64 were read.
+//   - Scenarios drawn the way the held-out family is drawn (strategy
+//     M_FAMILY, session 16). The strategies A–L sample the paper's
+//     patterns one at a time, each with its own script; what stays behind
+//     on D1–D64 and at other sizes are moves whose worth depends on how
+//     often such traffic lasts, brief bursts against lasting crowds, and
+//     the corpus sets that prior by its shares, not by the space the
+//     families sample. M_FAMILY draws scenarios with the held-out
+//     family's generator from seeds of its own (sim.DrawFamilyScenario;
+//     never an H or K member's traffic, which the draw checks), stays in
+//     a third of the episodes and moves at a random time in the first 60
+//     s otherwise. H1–H64 stay unseen; they are no longer outside the
+//     training distribution's design, as D1–D64 never were, so a result
+//     on them then says how the agent does on new draws of that design,
+//     and S1–S12, C, N and the kinds built-ins are the out-of-design
+//     checks. The rule, written before the runs: make model with
+//     models/shares-testbed.json plus M_FAMILY 0.42 (a quarter of the
+//     corpus) and MODEL_FABRICS 4x3:1200 2x3:667 8x3:533 4x7:533 (the
+//     other strategies keep their episodes), seed 1 and the adopted recipe
+//     otherwise, behind models/gate-testbed.json, judged by the ensemble's
+//     rule against the adopted model (the bulk built-ins at base seeds 1
+//     and 1000 behind nowhere; D1–D64 at both seeds with fewer scenarios
+//     more than 2% behind, or as many and a higher mean; fans and kinds no
+//     worse, no quiet-trap move; the sized D families at base seed 1 with
+//     no more scenarios behind) and the S6 rolling files at base seeds 1
+//     and 1000 behind nowhere. If it passes it is adopted, and the
+//     held-out families are then run at base seed 9500, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

@@ -407,6 +407,99 @@ func trapPairs(r *rand.Rand, switches, from, n int) [][2]int {
 	return pairs
 }
 
+// corpusFamilySeed1 is the first PCG seed of every corpus draw
+// ("Corpus" in ASCII), so that no draw replays the held-out, development or
+// sized families, whose first seed is familySeed1.
+const corpusFamilySeed1 = 0x436f72707573
+
+// DrawFamilyScenario returns one scenario of a family generated for the
+// fabric cfg from seed by the held-out family's generator: the same design
+// of FamilySize cells and the same builder as H1–H64 (package
+// documentation, "Held-out family"), other random draws. cell picks the
+// member (taken modulo FamilySize; the design is shuffled, so a cell index
+// says nothing about the kind). It is for training corpora (the training
+// package's strategy M_FAMILY): a draw is never an H, D or K member, as
+// its first PCG seed is its own. On a fabric of two switches the design's
+// destination traps lose their elephant (a trap needs a third switch).
+// The scenario is validated against cfg.
+func DrawFamilyScenario(cfg Config, seed uint64, cell int) (*Scenario, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: family draw: %w", err)
+	}
+	s := familyShape{switches: cfg.Switches, leaves: len(cfg.CongestionLeaves), cfg: cfg,
+		draw: &[2]uint64{corpusFamilySeed1, seed}}
+	for _, l := range cfg.CongestionLeaves {
+		for j := range cfg.HostsPerLeaf {
+			h := hostName(l*cfg.HostsPerLeaf + j)
+			if h != cfg.ProtectedSrc && h != cfg.ProtectedDst && h != cfg.CongestionSink {
+				s.hosts = append(s.hosts, h)
+			}
+		}
+	}
+	if cfg.Switches < 2 {
+		return nil, fmt.Errorf("sim: family draw: %d switches, want at least 2", cfg.Switches)
+	}
+	if len(s.hosts) < familyMinHosts {
+		return nil, fmt.Errorf("sim: family draw: %d congester hosts, want at least %d (more congestion leaves)", len(s.hosts), familyMinHosts)
+	}
+	cell %= FamilySize
+	if cell < 0 {
+		cell += FamilySize
+	}
+	heldOut := heldOutTraffic(cfg)
+	var sc *Scenario
+	for attempt := uint64(0); ; attempt++ {
+		s.draw[1] = seed + attempt*0x9e3779b97f4a7c15
+		sc = s.generate()[cell].sc
+		if !heldOut[trafficKey(sc)] {
+			break
+		}
+	}
+	sc.Name = "draw-" + strconv.Itoa(cell+1)
+	if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
+		return nil, fmt.Errorf("sim: family draw %d of seed %#x: %w", cell+1, seed, err)
+	}
+	return sc, nil
+}
+
+// heldOutTraffic returns the traffic keys (trafficKey) of the held-out
+// scenarios of cfg's size: H1–H64 and the congestion of K1–K64 at the
+// built-in size, the sized family elsewhere (none below three switches).
+// A corpus draw whose traffic equals one of them, which the small choice
+// spaces of some cells allow by chance, is drawn again.
+func heldOutTraffic(cfg Config) map[string]bool {
+	keys := map[string]bool{}
+	if cfg.Switches == familySwitches && len(cfg.CongestionLeaves) == familyLeaves {
+		for _, m := range generateFamily() {
+			keys[trafficKey(m.sc)] = true
+		}
+		for _, m := range generateKindsFamily() {
+			keys[trafficKey(m.sc)] = true
+		}
+		return keys
+	}
+	if shape, err := sizedFamily(cfg.Switches, len(cfg.CongestionLeaves)); err == nil {
+		for _, m := range shape.generate() {
+			keys[trafficKey(m.sc)] = true
+		}
+	}
+	return keys
+}
+
+// trafficKey identifies a scenario's traffic: the protected flow's switch
+// and every congester entry.
+func trafficKey(sc *Scenario) string {
+	var b strings.Builder
+	b.WriteString(sc.ProtectedSwitch)
+	for _, c := range sc.Congesters {
+		fmt.Fprintf(&b, "|%s>%s %d %v %d %d %s", c.Host, c.Dst, c.Streams, float64(c.StreamCap), c.Arrive, c.Depart, c.Switch)
+		for _, mv := range c.Moves {
+			fmt.Fprintf(&b, " %d>%s", mv.At, mv.Switch)
+		}
+	}
+	return b.String()
+}
+
 // generateFamily builds the held-out family from its fixed seed: the same
 // FamilySize members, in the same order, on every call.
 func generateFamily() []familyMember { return builtinFamily().generate() }
@@ -422,6 +515,8 @@ type familyShape struct {
 	hosts []string
 	// dev marks the development family (D1..D64): its own seed and prefix.
 	dev bool
+	// draw, when set, replaces both seeds: a corpus draw (DrawFamilyScenario).
+	draw *[2]uint64
 }
 
 // builtinFamily returns the shape of H1..H64: agg1..agg4, congesters
@@ -512,6 +607,9 @@ func (s familyShape) member(n int) (*Scenario, error) {
 // second one mixed with the size at others; the development family's
 // second seed is its own.
 func (s familyShape) seeds() (uint64, uint64) {
+	if s.draw != nil {
+		return s.draw[0], s.draw[1]
+	}
 	seed2 := uint64(familySeed2)
 	if s.dev {
 		seed2 = devFamilySeed2
@@ -527,6 +625,19 @@ func (s familyShape) seeds() (uint64, uint64) {
 func (s familyShape) generate() []familyMember {
 	r := rand.New(rand.NewPCG(s.seeds()))
 	plans := familyPlans(r, s)
+	if s.switches < 3 {
+		// Only a corpus draw comes here (sizedFamily refuses two switches):
+		// a trap needs a third switch for its decoys, so its cells keep
+		// their pattern and arrival without the elephant.
+		// A crowd rolling round the other switches only has no second
+		// switch to roll to: it arrives together instead.
+		for i := range plans {
+			plans[i].trap = false
+			if plans[i].overlap == ovNone && plans[i].arrival == arrRolling {
+				plans[i].arrival = arrTogether
+			}
+		}
+	}
 	members := make([]familyMember, len(plans))
 	for i, p := range plans {
 		b := familyBuilder{r: r, plan: p, shape: s}
