@@ -747,6 +747,15 @@
 // profile's size): the sized held-out family's design from the
 // development seed mixed with the size, never one of its members.
 //
+// DrawFamilyScenario draws a member of the same design on any fabric of
+// two switches or more from a seed of the caller's, for training corpora
+// (the training package's strategy M_FAMILY). Its first PCG seed is its
+// own, and a draw whose traffic equals a held-out member's (H, K, or the
+// sized family of its size) is drawn again, so a corpus never holds a
+// held-out scenario. On two switches the destination traps lose their
+// elephant and a crowd rolling round the other switches arrives together
+// instead (neither has a switch to use).
+//
 // The held-out kinds family, K1–K64 (KindsFamilyScenarios,
 // KindsFamilyScenario; "proflow evaluate -scenarios heldout-kinds" or
 // K1-K64), is such a family for the protected-flow kinds, from a fixed
