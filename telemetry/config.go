@@ -28,6 +28,11 @@ const (
 	// the bucket rate would be drained by what the switch transmitted,
 	// appended to its block.
 	StateLayoutV3 = "proflow-state-v3"
+	// StateLayoutV4 names proflow's fourth layout, [x_agg (7|S|), x_leaf
+	// (2|L|), h (|S|), x_flow (6)]: v2 with each switch's vacated flows
+	// (FeatureVacated), how many flows have left the switch in the last
+	// VacatedSeconds, appended to its block.
+	StateLayoutV4 = "proflow-state-v4"
 )
 
 // EncoderConfig holds the scaling constants and windows of the default state
@@ -61,6 +66,10 @@ type EncoderConfig struct {
 	// behind StateLayoutV3's FeatureDeficit (filled at RateScale); it
 	// must be 0 in the other layouts.
 	DeficitScale float64 `json:"deficit_scale,omitempty"`
+	// VacatedSeconds is T, the seconds in which the leaky peak behind
+	// StateLayoutV4's FeatureVacated falls by FlowCountScale flows; it
+	// must be 0 in the other layouts.
+	VacatedSeconds float64 `json:"vacated_seconds,omitempty"`
 }
 
 // LayoutName returns the name of the layout c writes: StateLayout when
@@ -80,12 +89,14 @@ func (c EncoderConfig) SwitchWidth() int {
 		return SwitchFeaturesV2
 	case StateLayoutV3:
 		return SwitchFeaturesV3
+	case StateLayoutV4:
+		return SwitchFeaturesV4
 	}
 	return SwitchFeatures
 }
 
 // FlowWidth returns the number of features of x_flow in c's layout:
-// FlowFeatures (v1) or FlowFeaturesV2 (v2 and v3).
+// FlowFeatures (v1) or FlowFeaturesV2 (v2, v3 and v4).
 func (c EncoderConfig) FlowWidth() int {
 	if c.HasFlowSignals() {
 		return FlowFeaturesV2
@@ -94,27 +105,37 @@ func (c EncoderConfig) FlowWidth() int {
 }
 
 // HasFlowSignals reports whether c's layout carries the backlog, latency
-// and application-limited features StateLayoutV2 added (v2 and v3 do).
+// and application-limited features StateLayoutV2 added (v2, v3 and v4
+// do).
 func (c EncoderConfig) HasFlowSignals() bool {
-	return c.Layout == StateLayoutV2 || c.Layout == StateLayoutV3
+	return c.Layout == StateLayoutV2 || c.Layout == StateLayoutV3 || c.Layout == StateLayoutV4
 }
+
+// HasVacated reports whether c's layout carries FeatureVacated (v4).
+func (c EncoderConfig) HasVacated() bool { return c.Layout == StateLayoutV4 }
 
 // HasDeficit reports whether c's layout carries FeatureDeficit (v3).
 func (c EncoderConfig) HasDeficit() bool { return c.Layout == StateLayoutV3 }
 
 // KnownLayout reports whether name is a state layout this package writes
-// (StateLayout, StateLayoutV2 or StateLayoutV3).
+// (StateLayout, StateLayoutV2, StateLayoutV3 or StateLayoutV4).
 func KnownLayout(name string) bool {
-	return name == StateLayout || name == StateLayoutV2 || name == StateLayoutV3
+	return name == StateLayout || name == StateLayoutV2 || name == StateLayoutV3 || name == StateLayoutV4
 }
 
-// WithLayout returns c writing layout (StateLayout, StateLayoutV2 or
-// StateLayoutV3), with the constants that layout adds derived as
-// DefaultEncoderConfig derives the others (Cq = C·5 ms, CD = C·60 s, C =
-// RateScale) and those it lacks zeroed. It does not validate: an unknown
-// layout is Validate's error.
+// Layouts returns the names of the layouts this package writes, for
+// messages.
+func Layouts() string {
+	return fmt.Sprintf("%q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4)
+}
+
+// WithLayout returns c writing layout (StateLayout, StateLayoutV2,
+// StateLayoutV3 or StateLayoutV4), with the constants that layout adds
+// derived as DefaultEncoderConfig derives the others (Cq = C·5 ms, CD =
+// C·60 s, C = RateScale; T = VacatedDefault) and those it lacks zeroed.
+// It does not validate: an unknown layout is Validate's error.
 func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
-	c.Layout, c.QueueScale, c.DeficitScale = layout, 0, 0
+	c.Layout, c.QueueScale, c.DeficitScale, c.VacatedSeconds = layout, 0, 0, 0
 	switch layout {
 	case StateLayout:
 		c.Layout = ""
@@ -123,9 +144,17 @@ func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
 	case StateLayoutV3:
 		c.QueueScale = c.RateScale * 5e-3
 		c.DeficitScale = c.RateScale * DeficitSeconds
+	case StateLayoutV4:
+		c.QueueScale = c.RateScale * 5e-3
+		c.VacatedSeconds = VacatedDefault
 	}
 	return c
 }
+
+// VacatedDefault is the default T of FeatureVacated (WithLayout): 30 s,
+// the period at which S6's crowd moves on, so that a switch a rolling
+// crowd left reads vacated until the crowd's next move.
+const VacatedDefault = 30
 
 // DeficitSeconds is the default depth of FeatureDeficit's virtual bucket
 // in seconds of the bucket rate (WithLayout: CD = C·60 s). The reserves
@@ -169,6 +198,9 @@ func (c EncoderConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %v in layout %s, want 0 (the layout has no %s feature)", name, v, c.LayoutName(), what))
 		}
 	}
+	if c.Layout != StateLayoutV4 {
+		absent("vacated_seconds", c.VacatedSeconds, "vacated")
+	}
 	switch c.Layout {
 	case "", StateLayout:
 		absent("queue_scale", c.QueueScale, "queue")
@@ -179,8 +211,12 @@ func (c EncoderConfig) Validate() error {
 	case StateLayoutV3:
 		positive("queue_scale", c.QueueScale)
 		positive("deficit_scale", c.DeficitScale)
+	case StateLayoutV4:
+		positive("queue_scale", c.QueueScale)
+		absent("deficit_scale", c.DeficitScale, "deficit")
+		positive("vacated_seconds", c.VacatedSeconds)
 	default:
-		errs = append(errs, fmt.Errorf("layout %q, want %q (or empty), %q or %q", c.Layout, StateLayout, StateLayoutV2, StateLayoutV3))
+		errs = append(errs, fmt.Errorf("layout %q, want %s (or empty)", c.Layout, Layouts()))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: invalid encoder config: %w", err)

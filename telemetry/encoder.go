@@ -31,6 +31,9 @@ type Encoder struct {
 	// deficit holds D_k of each switch in bytes (v3 only; package
 	// documentation of FeatureDeficit).
 	deficit []float64
+	// peak holds m_k of each switch, in flows (v4 only; package
+	// documentation of FeatureVacated).
+	peak []float64
 
 	// phi is a ring of the last len(phi) throughputs; next is the slot the
 	// next sample goes to and filled how many slots hold a sample.
@@ -59,6 +62,7 @@ func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 		cfg:     cfg,
 		prevTx:  make([]float64, cfg.NumSwitches),
 		deficit: make([]float64, cfg.NumSwitches),
+		peak:    make([]float64, cfg.NumSwitches),
 		phi:     make([]float64, cfg.DropWindow),
 	}, nil
 }
@@ -99,6 +103,7 @@ func (e *Encoder) Baseline() proflow.Baseline { return e.baseline }
 func (e *Encoder) Reset() {
 	clear(e.prevTx)
 	clear(e.deficit)
+	clear(e.peak)
 	e.prevTime = time.Time{}
 	e.minLat = [3]float64{}
 	clear(e.phi)
@@ -111,8 +116,8 @@ func (e *Encoder) Reset() {
 // into dst, and records obs as the previous sample. Rates of change (ρ̇, Δφ)
 // are differences to the previous successfully encoded sample, per sample
 // rather than per second, and 0 on the first sample after NewEncoder or
-// Reset; the deficits of StateLayoutV3 integrate over the observations'
-// Time instead (an observation without a Time, or not later than the
+// Reset; the deficits of StateLayoutV3 and the leaky peaks of
+// StateLayoutV4 integrate over the observations' Time instead (an observation without a Time, or not later than the
 // previous one, adds nothing to them). Encode fails, leaving dst and the
 // history untouched, when len(dst) is not Dim(), current is not a switch
 // index, obs has the wrong number of switch or leaf samples (wrapping
@@ -125,7 +130,7 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	}
 	c := &e.cfg
 	nS := c.NumSwitches
-	v2, v3 := c.HasFlowSignals(), c.HasDeficit()
+	v2, v3, v4 := c.HasFlowSignals(), c.HasDeficit(), c.HasVacated()
 	var dt float64 // seconds since the previous sample, for the deficits
 	if e.havePrev && !obs.Time.IsZero() && !e.prevTime.IsZero() {
 		dt = max(0, obs.Time.Sub(e.prevTime).Seconds())
@@ -157,6 +162,14 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 		if v3 {
 			e.deficit[k] = clip(e.deficit[k]+(s.TxRate-c.RateScale)*dt, 0, c.DeficitScale)
 			dst[c.AggOffset(k)+FeatureDeficit] = float32(e.deficit[k] / c.DeficitScale)
+		}
+		if v4 {
+			m := s.FlowCount
+			if e.havePrev {
+				m = max(m, e.peak[k]-c.FlowCountScale*dt/c.VacatedSeconds)
+			}
+			e.peak[k] = m
+			dst[c.AggOffset(k)+FeatureVacated] = float32(clip((m-s.FlowCount)/c.FlowCountScale, 0, 1))
 		}
 		e.prevTx[k] = s.TxRate
 	}

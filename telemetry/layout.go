@@ -47,6 +47,22 @@ const (
 	SwitchFeaturesV3
 )
 
+// The feature StateLayoutV4 appends to each switch's block (v2's).
+const (
+	// FeatureVacated is clip((m_k − n_k)/Cn, 0, 1), n_k the switch's flow
+	// count and m_k a leaky peak of it: m_k ← max(n_k, m_k − Cn·Δt/T), T
+	// = EncoderConfig.VacatedSeconds, Δt the time between the
+	// observations (their Time), m_k = n_k on the first sample after
+	// NewEncoder or Reset. It reads how many flows have left the switch in
+	// the last T seconds: a crowd that has just moved on from a switch
+	// shows there for T seconds after it left, which no single sample's
+	// counts tell. StateLayoutV4 only.
+	FeatureVacated = SwitchFeaturesV2 + iota
+	// SwitchFeaturesV4 is the number of features per switch in
+	// StateLayoutV4 (7).
+	SwitchFeaturesV4
+)
+
 // Features of one congestion leaf's block of x_leaf, in order. Read leaf l's
 // feature f of a state s as s[cfg.LeafOffset(l)+f].
 const (

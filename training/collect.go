@@ -120,7 +120,7 @@ func (c CollectConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	if l := c.layout(); !telemetry.KnownLayout(l) {
-		errs = append(errs, fmt.Errorf("layout %q, want %q, %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2, telemetry.StateLayoutV3))
+		errs = append(errs, fmt.Errorf("layout %q, want %s", l, telemetry.Layouts()))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("training: invalid collect config: %w", err)

@@ -567,7 +567,7 @@ func readDataset(r io.Reader) (*Dataset, error) {
 		return nil, fmt.Errorf("format_version %q, want %q (or %q, read with no transition done)", version, DatasetFormatVersion, datasetFormatVersion1)
 	}
 	if l := meta["state_layout"]; !telemetry.KnownLayout(l) {
-		return nil, fmt.Errorf("state_layout %q, want %q, %q or %q", l, telemetry.StateLayout, telemetry.StateLayoutV2, telemetry.StateLayoutV3)
+		return nil, fmt.Errorf("state_layout %q, want %s", l, telemetry.Layouts())
 	}
 	d := &Dataset{Corpus: meta["corpus"], Profile: meta["profile"], ProfileDigest: meta["profile_digest"]}
 	if s, ok := meta["interval"]; ok {

@@ -1083,6 +1083,20 @@
 //     with the seed ensemble, the development family's mean rose and S6
 //     fell: every fit that gained on D1–D64 so far left S6's crowd for a
 //     switch it had not reached yet.
+//   - Which switch a crowd has just left (telemetry.StateLayoutV4,
+//     session 16). The traces of S6 with the M_FAMILY model and the
+//     adopted one (base seed 1, -traces) show the destination after the
+//     crowd's second move set by score differences of 0.1–0.2 between
+//     the empty switches, the one the crowd has just left and the one it
+//     reaches next looking alike: no feature of a single sample tells
+//     them apart, and the adopted model's choice there is its
+//     tie-break's. The rolling crowds of the held-out family's design
+//     need the same memory. Layout v4 adds to v2 each switch's vacated
+//     flows, the gap between a leaky peak of its flow count (falling by
+//     Cn flows in T = 30 s) and the count now. The rule, written before
+//     the run: the M_FAMILY recipe above with MODEL_LAYOUT
+//     proflow-state-v4 (the same corpus plans and seed), judged by the
+//     same rule against the adopted model; if it passes it is adopted.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
