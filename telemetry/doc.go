@@ -86,6 +86,19 @@
 // It is a reading of the transmit rates, not of any bucket's counters, so
 // it needs nothing a switch does not already report.
 //
+// StateLayoutV4 appends instead one feature to v2's switch block, also
+// 8|S|+2|L|+6 entries:
+//
+//	x_agg, per switch k, after FeatureQueue:
+//	  FeatureVacated          clip((m_k − n_k)/Cn, 0, 1), m_k ← max(n_k, m_k − Cn·Δt/T)
+//
+// m_k is a leaky peak of the switch's flow count n_k that falls by Cn
+// flows in T = 30 s (VacatedSeconds), Δt the time between observations.
+// Two empty switches read alike in every other feature; this one tells
+// the switch a crowd has just left (it reads the flows gone for T seconds)
+// from one no crowd has touched. Like the deficit it reads only what a
+// switch already reports.
+//
 // The paper clips "values exceeding the constant" to 1 and says nothing of a
 // lower bound; since every unsigned input is a non-negative rate or count,
 // the encoder clips them to [0, 1], which only ever bites at the top.
