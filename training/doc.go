@@ -1097,6 +1097,22 @@
 //     the run: the M_FAMILY recipe above with MODEL_LAYOUT
 //     proflow-state-v4 (the same corpus plans and seed), judged by the
 //     same rule against the adopted model; if it passes it is adopted.
+//     Measured (make model: train 18 min on 2 CPUs): the S6 rolling files
+//     level with the best rule in all 24 at both base seeds, and S6 among
+//     the bulk built-ins too, so the feature does what it was made for;
+//     but S12b (4.1%) and S12d (2.3% and 4.4%) behind, D1–D64 22.66 and
+//     22.71 MB/s, behind in four (D10 5.1% with static best, D22, D37,
+//     D55) and two (D22, D55), the sized D families in two (6x3: -11,
+//     -16) and two (16x3: -11, -13, the adopted model one); fans 3.4%,
+//     kinds rr 0.09×, rate 0.49×, onoff 1.01×. It does not pass; the
+//     adopted model stays.
+//   - Layout v4 on the adopted corpus recipe (no M_FAMILY). The M_FAMILY
+//     corpus alone moved the development family up and S6 down, v4 on it
+//     moved S6 back and the rest down; the rule, written before the run:
+//     make model with MODEL_LAYOUT proflow-state-v4 and the adopted recipe
+//     otherwise (models/shares-testbed.json, MODEL_FABRICS 4x3:900 2x3:500
+//     8x3:400 4x7:400, seed 1), judged by the same rule; if it passes it
+//     is adopted.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
