@@ -1113,6 +1113,31 @@
 //     otherwise (models/shares-testbed.json, MODEL_FABRICS 4x3:900 2x3:500
 //     8x3:400 4x7:400, seed 1), judged by the same rule; if it passes it
 //     is adopted.
+//     Measured (make model: collect 55 s, train 13 min): D1–D64 22.84 and
+//     22.88 MB/s (the adopted model 22.71 and 22.72), more than 2% behind
+//     in D42 (3.9%) and in none, closing 86% and 92% of the oracle's lead
+//     (71% and 79%); the bulk built-ins behind nowhere at either seed and
+//     the S6 rolling files level in all 24 at both; fans 3.4% as before;
+//     kinds rr 0.09×, rate 0.49×, no quiet-trap move, but onoff 1.01×
+//     static's with seven of its 14 scenarios worse than their strongest
+//     rule (the adopted model 1.00×, none worse); and the sized D families
+//     behind in three (6x3: -11, -44 as the adopted model, and -16 by
+//     2.1%) and two (16x3: -11 and -57, the adopted model -11 only). It
+//     does not pass (the sized families and onoff); the adopted model
+//     stays. It is the first candidate level with the best rule on S1–S12,
+//     C, N and all 24 S6 variants at both seeds while gaining on the
+//     development family.
+//   - A second fit of that recipe (MODEL_SEED 2: other corpus draws and
+//     training draws), since what v4 on the adopted recipe loses is one
+//     scenario per size and one kind, by margins a fit's draws have moved
+//     before (the seed-ensemble entry). The rule, written before the run:
+//     make model with MODEL_LAYOUT proflow-state-v4 and MODEL_SEED 2, the
+//     adopted recipe otherwise, judged by the same rule against the
+//     adopted model; only this one more fit is run. If it passes, it is
+//     adopted after the held-out families are run with it at base seed
+//     9500 (unused; a result there is reported, not a choice); the figures
+//     that change are then redone by make demo and the commands of
+//     docs/reproduction.md.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
