@@ -1138,6 +1138,19 @@
 //     9500 (unused; a result there is reported, not a choice); the figures
 //     that change are then redone by make demo and the commands of
 //     docs/reproduction.md.
+//     Measured: D1–D64 22.76 and 22.77 MB/s, behind in D40 and D54 (17%,
+//     static best) and in D54; the bulk built-ins behind in S6 (7.1% and
+//     6.7%) and S9 (8.5% and 9.1%) at both seeds; the S6 rolling files
+//     behind in all 24 at both seeds (3.2–7.4%); fans 6.6%; kinds rr
+//     0.11×, rate 0.67×, onoff 1.01×; the sized D families behind in five
+//     (6x3) and seven (16x3). It does not pass; the adopted model stays.
+//     What the first fit of layout v4 gained, S6 included, was that fit's
+//     draws, not the layout's: two fits of one recipe differ by more
+//     than any recipe change logged here has moved the figures, so a
+//     single fit that passes a rule of this kind says little about the
+//     recipe. A recipe would have to pass with several fits (or their
+//     ensemble, distilled) before its model is worth adopting; no further
+//     fit was run.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
