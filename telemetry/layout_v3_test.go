@@ -53,14 +53,7 @@ func TestLayoutV3Offsets(t *testing.T) {
 // features are the v2 encoder's.
 func TestEncodeV3(t *testing.T) {
 	c := v3Config(2, 1)
-	e3, err := telemetry.NewEncoder(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2, err := telemetry.NewEncoder(v2Config(2, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e3, e2 := encoderPair(t, c)
 	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	sample := func(at time.Duration, tx0 float64) *proflow.Observation {
 		o := obs([]proflow.SwitchSample{sw(tx0, 10, 4, 0), sw(500, 0, 0, 0)}, []proflow.LeafSample{leaf(100, 100)}, 400, 0)
@@ -83,28 +76,12 @@ func TestEncodeV3(t *testing.T) {
 		{sample(45*time.Second, 1000), 50000.0 / 60000}, // at C: no change
 		{sample(95*time.Second, 0), 0},                  // refilled: −1000 × 50
 	}
-	s3, s2 := make(proflow.State, c.Dim()), make(proflow.State, v2Config(2, 1).Dim())
-	v2 := v2Config(2, 1)
+	obsList, want := make([]*proflow.Observation, len(steps)), make([]float32, len(steps))
 	for i, st := range steps {
-		if err := e3.Encode(s3, st.o, 0); err != nil {
-			t.Fatal(err)
-		}
-		if err := e2.Encode(s2, st.o, 0); err != nil {
-			t.Fatal(err)
-		}
-		got := []float32{s3[c.AggOffset(0)+telemetry.FeatureDeficit], s3[c.AggOffset(1)+telemetry.FeatureDeficit]}
-		if diff := cmp.Diff([]float32{st.d0, 0}, got, approx); diff != "" {
-			t.Errorf("step %d: deficits (-want +got):\n%s", i, diff)
-		}
-		for k := range 2 {
-			if diff := cmp.Diff(s2[v2.AggOffset(k):][:telemetry.SwitchFeaturesV2], s3[c.AggOffset(k):][:telemetry.SwitchFeaturesV2]); diff != "" {
-				t.Errorf("step %d: switch %d's v2 features differ (-v2 +v3):\n%s", i, k, diff)
-			}
-		}
-		if diff := cmp.Diff(s2[v2.LeafOffset(0):], s3[c.LeafOffset(0):]); diff != "" {
-			t.Errorf("step %d: leaf, placement and flow features differ (-v2 +v3):\n%s", i, diff)
-		}
+		obsList[i], want[i] = st.o, st.d0
 	}
+	appendedSteps(t, c, e3, e2, 0, telemetry.FeatureDeficit, obsList, want)
+	s3 := make(proflow.State, c.Dim())
 
 	// Reset forgets the deficits; an observation without a time adds
 	// nothing.
@@ -125,5 +102,58 @@ func TestEncodeV3(t *testing.T) {
 		if got := s3[c.AggOffset(0)+telemetry.FeatureDeficit]; got != 0 {
 			t.Errorf("after Reset, sample %d: deficit %v, want 0 (first sample, then no time)", i, got)
 		}
+	}
+}
+
+// sameAsV2 checks that state s of layout c (v3 or v4) carries, at step i,
+// the v2 encoder's state s2 (layout v2) in every feature but the one c
+// appends to each switch.
+func sameAsV2(t *testing.T, i int, v2 telemetry.EncoderConfig, s2 proflow.State, c telemetry.EncoderConfig, s proflow.State) {
+	t.Helper()
+	for k := range c.NumSwitches {
+		if diff := cmp.Diff(s2[v2.AggOffset(k):][:telemetry.SwitchFeaturesV2], s[c.AggOffset(k):][:telemetry.SwitchFeaturesV2]); diff != "" {
+			t.Errorf("step %d: switch %d's v2 features differ (-v2 +%s):\n%s", i, k, c.LayoutName(), diff)
+		}
+	}
+	if diff := cmp.Diff(s2[v2.LeafOffset(0):], s[c.LeafOffset(0):]); diff != "" {
+		t.Errorf("step %d: leaf, placement and flow features differ (-v2 +%s):\n%s", i, c.LayoutName(), diff)
+	}
+}
+
+// encoderPair returns an encoder of c and one of the v2 layout of c's
+// size.
+func encoderPair(t *testing.T, c telemetry.EncoderConfig) (*telemetry.Encoder, *telemetry.Encoder) {
+	t.Helper()
+	e, err := telemetry.NewEncoder(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := telemetry.NewEncoder(v2Config(c.NumSwitches, c.NumLeaves))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, e2
+}
+
+// appendedSteps encodes obs in turn with e (layout c, v3 or v4) and e2
+// (v2), the flow on switch current, and checks at each step that switch
+// 0's appended feature is want[i], switch 1's is 0, and every other
+// feature is the v2 encoder's (sameAsV2).
+func appendedSteps(t *testing.T, c telemetry.EncoderConfig, e, e2 *telemetry.Encoder, current, feature int, obs []*proflow.Observation, want []float32) {
+	t.Helper()
+	v2 := v2Config(c.NumSwitches, c.NumLeaves)
+	s, s2 := make(proflow.State, c.Dim()), make(proflow.State, v2.Dim())
+	for i, o := range obs {
+		if err := e.Encode(s, o, current); err != nil {
+			t.Fatal(err)
+		}
+		if err := e2.Encode(s2, o, current); err != nil {
+			t.Fatal(err)
+		}
+		got := []float32{s[c.AggOffset(0)+feature], s[c.AggOffset(1)+feature]}
+		if diff := cmp.Diff([]float32{want[i], 0}, got, approx); diff != "" {
+			t.Errorf("step %d: %s feature %d of switches 0 and 1 (-want +got):\n%s", i, c.LayoutName(), feature, diff)
+		}
+		sameAsV2(t, i, v2, s2, c, s)
 	}
 }

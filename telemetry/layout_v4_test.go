@@ -61,14 +61,7 @@ func TestLayoutV4Config(t *testing.T) {
 // are the v2 encoder's.
 func TestEncodeV4(t *testing.T) {
 	c := v4Config(2, 1)
-	e4, err := telemetry.NewEncoder(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2, err := telemetry.NewEncoder(v2Config(2, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e4, e2 := encoderPair(t, c)
 	t0 := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
 	sample := func(at time.Duration, flows0 float64) *proflow.Observation {
 		o := obs([]proflow.SwitchSample{sw(900, 10, flows0, 0), sw(500, 0, 3, 0)}, []proflow.LeafSample{leaf(100, 100)}, 400, 0)
@@ -93,28 +86,12 @@ func TestEncodeV4(t *testing.T) {
 		{sample(91*time.Second*2, 0), 0},     // long gone
 		{sample(91*time.Second*2+1, 5), 0},   // rising: m = n
 	}
-	s4, s2 := make(proflow.State, c.Dim()), make(proflow.State, v2Config(2, 1).Dim())
-	v2 := v2Config(2, 1)
+	obsList, want := make([]*proflow.Observation, len(steps)), make([]float32, len(steps))
 	for i, st := range steps {
-		if err := e4.Encode(s4, st.o, 1); err != nil {
-			t.Fatal(err)
-		}
-		if err := e2.Encode(s2, st.o, 1); err != nil {
-			t.Fatal(err)
-		}
-		got := []float32{s4[c.AggOffset(0)+telemetry.FeatureVacated], s4[c.AggOffset(1)+telemetry.FeatureVacated]}
-		if diff := cmp.Diff([]float32{st.v0, 0}, got, approx); diff != "" {
-			t.Errorf("step %d: vacated (-want +got):\n%s", i, diff)
-		}
-		for k := range 2 {
-			if diff := cmp.Diff(s2[v2.AggOffset(k):][:telemetry.SwitchFeaturesV2], s4[c.AggOffset(k):][:telemetry.SwitchFeaturesV2]); diff != "" {
-				t.Errorf("step %d: switch %d's v2 features differ (-v2 +v4):\n%s", i, k, diff)
-			}
-		}
-		if diff := cmp.Diff(s2[v2.LeafOffset(0):], s4[c.LeafOffset(0):]); diff != "" {
-			t.Errorf("step %d: leaf, placement and flow features differ (-v2 +v4):\n%s", i, diff)
-		}
+		obsList[i], want[i] = st.o, st.v0
 	}
+	appendedSteps(t, c, e4, e2, 1, telemetry.FeatureVacated, obsList, want)
+	s4 := make(proflow.State, c.Dim())
 
 	// Reset forgets the peaks: a switch emptied right after it reads 0.
 	if err := e4.Encode(s4, sample(200*time.Second, 20), 1); err != nil {
