@@ -47,7 +47,8 @@
 #                      backlogs and the flow's latency and app-limited share;
 #                      proflow-state-v1, the paper's, for the others;
 #                      proflow-state-v3 adds each switch's reserve deficit
-#                      to v2, measured and not adopted: training/doc.go)
+#                      to v2, proflow-state-v4 each switch's vacated flows;
+#                      both measured and not adopted: training/doc.go)
 #   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default
 #                      $(MODEL_CONFIG_DIR)/train-$(PROFILE).json when present)
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
