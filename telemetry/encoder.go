@@ -117,8 +117,9 @@ func (e *Encoder) Reset() {
 // are differences to the previous successfully encoded sample, per sample
 // rather than per second, and 0 on the first sample after NewEncoder or
 // Reset; the deficits of StateLayoutV3 and the leaky peaks of
-// StateLayoutV4 integrate over the observations' Time instead (an observation without a Time, or not later than the
-// previous one, adds nothing to them). Encode fails, leaving dst and the
+// StateLayoutV4 integrate over the observations' Time instead (an
+// observation without a Time, or not later than the previous one, adds
+// nothing to them). Encode fails, leaving dst and the
 // history untouched, when len(dst) is not Dim(), current is not a switch
 // index, obs has the wrong number of switch or leaf samples (wrapping
 // proflow.ErrMissingSwitch for switches), or a value is NaN, infinite or
@@ -131,7 +132,7 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	c := &e.cfg
 	nS := c.NumSwitches
 	v2, v3, v4 := c.HasFlowSignals(), c.HasDeficit(), c.HasVacated()
-	var dt float64 // seconds since the previous sample, for the deficits
+	var dt float64 // seconds since the previous sample, for the deficits and peaks
 	if e.havePrev && !obs.Time.IsZero() && !e.prevTime.IsZero() {
 		dt = max(0, obs.Time.Sub(e.prevTime).Seconds())
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
@@ -765,13 +764,13 @@ func PlanEpisode(st Strategy, index int, seed uint64, cfg sim.Config) (Plan, err
 		if err != nil {
 			return Plan{}, fmt.Errorf("training: plan %s #%d: %w", st, index, err)
 		}
-		k, err := strconv.Atoi(strings.TrimPrefix(sc.ProtectedSwitch, "agg"))
-		if err != nil || k < 1 || k > p.n {
-			return Plan{}, fmt.Errorf("training: plan %s #%d: the draw's protected switch %q is not agg1..agg%d", st, index, sc.ProtectedSwitch, p.n)
+		k, err := cfg.Topology().SwitchIndex(sc.ProtectedSwitch)
+		if err != nil {
+			return Plan{}, fmt.Errorf("training: plan %s #%d: %w", st, index, err)
 		}
 		sc.Name = p.sc.Name
 		sc.Description = p.sc.Description + "; " + sc.Description
-		p.sc, p.k = sc, k-1
+		p.sc, p.k = sc, k
 		p.t0 = time.Duration(sc.CongestionStart)
 		p.end = p.t0 + time.Duration(sc.Window)
 		switch rng.IntN(3) {

@@ -417,56 +417,56 @@ const corpusFamilySeed1 = 0x436f72707573
 const familyDrawAttempts = 64
 
 // DrawFamilyScenario returns one scenario of a family generated for the
-// fabric cfg from seed by the held-out family's generator: the same design
-// of FamilySize cells and the same builder as H1–H64 (package
-// documentation, "Held-out family"), other random draws. cell picks the
-// member (taken modulo FamilySize; the design is shuffled, so a cell index
-// says nothing about the kind). It is for training corpora (the training
-// package's strategy M_FAMILY): a draw is never an H, D or K member, as
-// its first PCG seed is its own. On a fabric of two switches the design's
-// destination traps lose their elephant (a trap needs a third switch).
-// The scenario is validated against cfg.
+// fabric cfg (two switches or more, Config.Validate) from seed by the
+// held-out family's generator: the same design of FamilySize cells and
+// the same builder as H1–H64 (package documentation, "Held-out family"),
+// other random draws. cell picks the member (taken modulo FamilySize; the
+// design is shuffled, so a cell index says nothing about the kind). It is
+// for training corpora (the training package's strategy M_FAMILY): its
+// first PCG seed is its own, and a draw whose traffic equals a held-out
+// member's (H or K, or the sized family of cfg's size) is drawn again, so
+// a corpus never holds a held-out scenario. On a fabric of two switches
+// the design's destination traps lose their elephant (a trap needs a
+// third switch). The scenario is validated against cfg.
 func DrawFamilyScenario(cfg Config, seed uint64, cell int) (*Scenario, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: family draw: %w", err)
 	}
-	s := familyShape{switches: cfg.Switches, leaves: len(cfg.CongestionLeaves), cfg: cfg,
-		draw: &[2]uint64{corpusFamilySeed1, seed}}
+	s := familyShape{switches: cfg.Switches, leaves: len(cfg.CongestionLeaves), cfg: cfg, hosts: congesterHosts(cfg)}
+	if len(s.hosts) < familyMinHosts {
+		return nil, fmt.Errorf("sim: family draw: %d congester hosts, want at least %d (more congestion leaves)", len(s.hosts), familyMinHosts)
+	}
+	cell = ((cell % FamilySize) + FamilySize) % FamilySize
+	heldOut := heldOutTraffic(cfg)
+	for attempt := range uint64(familyDrawAttempts) {
+		s.draw = &[2]uint64{corpusFamilySeed1, seed + attempt*0x9e3779b97f4a7c15}
+		sc := s.generate()[cell].sc
+		if heldOut[trafficKey(sc)] {
+			continue
+		}
+		sc.Name = "draw-" + strconv.Itoa(cell+1)
+		if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
+			return nil, fmt.Errorf("sim: family draw %d of seed %#x: %w", cell+1, seed, err)
+		}
+		return sc, nil
+	}
+	return nil, fmt.Errorf("sim: family draw %d of seed %#x: %d draws all equal held-out traffic", cell+1, seed, familyDrawAttempts)
+}
+
+// congesterHosts returns the hosts of cfg's congestion leaves but the
+// protected flow's ends and the sink: the hosts a family's congesters
+// send from.
+func congesterHosts(cfg Config) []string {
+	var hosts []string
 	for _, l := range cfg.CongestionLeaves {
 		for j := range cfg.HostsPerLeaf {
 			h := hostName(l*cfg.HostsPerLeaf + j)
 			if h != cfg.ProtectedSrc && h != cfg.ProtectedDst && h != cfg.CongestionSink {
-				s.hosts = append(s.hosts, h)
+				hosts = append(hosts, h)
 			}
 		}
 	}
-	if cfg.Switches < 2 {
-		return nil, fmt.Errorf("sim: family draw: %d switches, want at least 2", cfg.Switches)
-	}
-	if len(s.hosts) < familyMinHosts {
-		return nil, fmt.Errorf("sim: family draw: %d congester hosts, want at least %d (more congestion leaves)", len(s.hosts), familyMinHosts)
-	}
-	cell %= FamilySize
-	if cell < 0 {
-		cell += FamilySize
-	}
-	heldOut := heldOutTraffic(cfg)
-	var sc *Scenario
-	for attempt := uint64(0); ; attempt++ {
-		if attempt == familyDrawAttempts {
-			return nil, fmt.Errorf("sim: family draw %d of seed %#x: %d draws all equal held-out traffic", cell+1, seed, familyDrawAttempts)
-		}
-		s.draw[1] = seed + attempt*0x9e3779b97f4a7c15
-		sc = s.generate()[cell].sc
-		if !heldOut[trafficKey(sc)] {
-			break
-		}
-	}
-	sc.Name = "draw-" + strconv.Itoa(cell+1)
-	if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
-		return nil, fmt.Errorf("sim: family draw %d of seed %#x: %w", cell+1, seed, err)
-	}
-	return sc, nil
+	return hosts
 }
 
 // heldOutTraffic returns the traffic keys (trafficKey) of the held-out
@@ -548,15 +548,7 @@ func sizedFamily(switches, congestionLeaves int) (familyShape, error) {
 	if err != nil {
 		return familyShape{}, err
 	}
-	s := familyShape{switches: switches, leaves: congestionLeaves, cfg: cfg}
-	for _, l := range cfg.CongestionLeaves {
-		for j := range cfg.HostsPerLeaf {
-			h := hostName(l*cfg.HostsPerLeaf + j)
-			if h != cfg.ProtectedSrc && h != cfg.ProtectedDst && h != cfg.CongestionSink {
-				s.hosts = append(s.hosts, h)
-			}
-		}
-	}
+	s := familyShape{switches: switches, leaves: congestionLeaves, cfg: cfg, hosts: congesterHosts(cfg)}
 	if switches < 3 {
 		return familyShape{}, fmt.Errorf("sim: held-out family %dx%d: %d switches, want at least 3 (a trap's congesters need a switch besides the protected flow's and the elephant's)", switches, congestionLeaves, switches)
 	}

@@ -79,19 +79,34 @@ func TestDrawFamilyScenario(t *testing.T) {
 	if cmp.Equal(a.Congesters, c.Congesters) {
 		t.Error("seeds 7 and 8 drew the same congesters for cell 3")
 	}
-	one, err := DefaultConfig().WithFabric(1, 3)
-	if err == nil {
-		if _, err := DrawFamilyScenario(one, 1, 0); err == nil {
-			t.Error("a fabric of one switch was accepted")
-		}
+	one := DefaultConfig()
+	one.Switches = 1
+	if _, err := DrawFamilyScenario(one, 1, 0); err == nil || !strings.Contains(err.Error(), "switches 1") {
+		t.Errorf("a fabric of one switch: %v, want an error naming its switches", err)
 	}
+	few := DefaultConfig()
+	few.CongestionLeaves = []int{0}
+	if _, err := DrawFamilyScenario(few, 1, 0); err == nil || !strings.Contains(err.Error(), "congester hosts") {
+		t.Errorf("a fabric of one congester host: %v, want an error naming the congester hosts", err)
+	}
+	if a, b := mustDraw(t, cfg, 7, 3-FamilySize), mustDraw(t, cfg, 7, 3); !cmp.Equal(a, b) {
+		t.Error("cell -61 and cell 3 drew different scenarios, want the same member (modulo FamilySize)")
+	}
+}
+
+// mustDraw returns DrawFamilyScenario's draw or fails the test.
+func mustDraw(t *testing.T, cfg Config, seed uint64, cell int) *Scenario {
+	t.Helper()
+	sc, err := DrawFamilyScenario(cfg, seed, cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }
 
 // rawDraw is the first draw DrawFamilyScenario makes for seed and cell,
 // before any redraw.
 func rawDraw(cfg Config, seed uint64, cell int) *Scenario {
-	s := familyShape{switches: cfg.Switches, leaves: len(cfg.CongestionLeaves), cfg: cfg, draw: &[2]uint64{corpusFamilySeed1, seed}}
-	shape, _ := sizedFamily(cfg.Switches, len(cfg.CongestionLeaves))
-	s.hosts = shape.hosts
+	s := familyShape{switches: cfg.Switches, leaves: len(cfg.CongestionLeaves), cfg: cfg, hosts: congesterHosts(cfg), draw: &[2]uint64{corpusFamilySeed1, seed}}
 	return s.generate()[cell].sc
 }
