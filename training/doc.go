@@ -1151,6 +1151,27 @@
 //     recipe. A recipe would have to pass with several fits (or their
 //     ensemble, distilled) before its model is worth adopting; no further
 //     fit was run.
+//   - The ensemble of layout v4's fits (session 17). A single fit of the
+//     v4 recipe passed nearly everything and the next failed nearly
+//     everything, and the seed ensemble of layout v2's fits gained on the
+//     development family but lost S6 to a tie between empty switches,
+//     which v4's vacated flows are meant to break. Averaging v4's fits
+//     judges the recipe rather than one draw of it. The rule, written
+//     before the third fit was made: the mean Q of three fits of layout
+//     v4 on the adopted recipe (MODEL_SEED 1 and 2, the two fits above,
+//     and 3), as one network whose hidden layers lie side by side
+//     (exactly the mean), behind models/gate-testbed.json, judged by the
+//     same rule against the adopted model (the bulk built-ins at base
+//     seeds 1 and 1000 behind nowhere; D1–D64 at both seeds with fewer
+//     scenarios more than 2% behind, or as many and a higher mean; fans
+//     and kinds no worse, onoff's scenarios behind their strongest rule
+//     no more than the adopted model's, no quiet-trap move; the sized D
+//     families at base seed 1 with no more scenarios behind; the S6
+//     rolling files at base seeds 1 and 1000 behind nowhere). Only this
+//     combination is run. If it passes, one 128-wide network distilled
+//     from it must pass the same rule before it is adopted (three
+//     networks side by side cost more than issue 23's 5 µs a decision),
+//     and the held-out families are then run at base seed 9500, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
