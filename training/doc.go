@@ -1172,6 +1172,20 @@
 //     from it must pass the same rule before it is adopted (three
 //     networks side by side cost more than issue 23's 5 µs a decision),
 //     and the held-out families are then run at base seed 9500, unused.
+//     Measured (the third fit: make model printed collect 66 s, train
+//     653 s): D1–D64 22.85 and 22.84 MB/s (the adopted model 22.71 and
+//     22.72), more than 2% behind in none at either seed, closing 85% and
+//     83% of the oracle's lead (71% and 79%); fans 3.4% as before; but the
+//     bulk built-ins behind in S6 at both seeds (7.1% and 6.7%), the S6
+//     rolling files in all 24 and 22 of 24 (2.3–7.4%), the sized D
+//     families in three (6x3: -11, -44, -62) and four (16x3: -11, -26 by
+//     16%, -27, -57) against the adopted model's two and one, kinds rr
+//     0.12× and rate 0.68× (0.09× and 0.49×), onoff 1.01×. It does not
+//     pass; the adopted model stays. Averaging removes what one fit's
+//     draws add to D1–D64 (no scenario behind, for the first time at both
+//     seeds), but what the fits share on S6 is the second fit's habit, not
+//     the first's: the recipe does not teach the way back to a switch the
+//     crowd has left, and the first fit's S6 was its own.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
