@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func TestPlanEpisode(t *testing.T) {
 					moved++
 				}
 				switch st {
-				case StrategyKQuiet, StrategyLBrief, StrategyMFamily:
+				case StrategyKQuiet, StrategyLBrief, StrategyMFamily, StrategyNRolling:
 					if s.Trigger != TriggerNone && s.Trigger != TriggerTime {
 						t.Errorf("plan %d: trigger %s, want none or time", j, s.Trigger)
 					}
@@ -158,6 +159,11 @@ func TestPlanEpisode(t *testing.T) {
 					if want := fmt.Sprintf("M_FAMILY-%d", j); sc.Name != want || !strings.Contains(sc.Description, "Congesters:") {
 						t.Errorf("plan %d: %q, %q; want the name %s and the draw's description", j, sc.Name, sc.Description, want)
 					}
+				case StrategyNRolling:
+					if s.Trigger == TriggerTime {
+						lo, hi = 2*time.Second, 80*time.Second
+					}
+					checkRolling(t, j, sc, cfg.Switches)
 				case StrategyLBrief:
 					if s.Trigger == TriggerTime {
 						lo, hi = 2*time.Second, 16*time.Second
@@ -194,13 +200,60 @@ func TestPlanEpisode(t *testing.T) {
 			if st == StrategyKQuiet && (moved < 10 || moved > 30) {
 				t.Errorf("%d of 40 quiet plans reroute, want about half", moved)
 			}
-			if (st == StrategyLBrief || st == StrategyMFamily) && (moved < 18 || moved > 36) {
+			if (st == StrategyLBrief || st == StrategyMFamily || st == StrategyNRolling) && (moved < 18 || moved > 36) {
 				t.Errorf("%d of 40 brief plans reroute, want about two in three", moved)
 			}
 		})
 	}
 	if _, err := PlanEpisode("Z", 0, 1, cfg); err == nil {
 		t.Error("unknown strategy: no error")
+	}
+}
+
+// checkRolling requires N_ROLLING's crowd: two or more congesters, at every
+// second of the episode all those present on one switch, the crowd staying
+// 20–40 s on each, and leaving a switch for one it has not visited since,
+// until every switch has had its turn (a cyclic order).
+func checkRolling(t *testing.T, j int, sc *sim.Scenario, switches int) {
+	t.Helper()
+	if len(sc.Congesters) < 2 {
+		t.Errorf("plan %d: %d congesters, want a crowd of two or more", j, len(sc.Congesters))
+		return
+	}
+	var visits []string
+	var since time.Duration
+	for at := sc.Start(); at < sc.Start()+time.Duration(sc.Window); at += time.Second {
+		where := map[string]bool{}
+		for k := range switches {
+			if sw := switchName(k); onSwitch(sc, sw, at) > 0 {
+				where[sw] = true
+			}
+		}
+		if len(where) > 1 {
+			t.Errorf("plan %d: at %v the crowd is on %v, want one switch", j, at, where)
+			return
+		}
+		for sw := range where {
+			if n := len(visits); n == 0 || visits[n-1] != sw {
+				if n > 1 && (at-since < 19*time.Second || at-since > 41*time.Second) {
+					t.Errorf("plan %d: the crowd stayed %v on %s, want 20–40 s", j, at-since, visits[n-1])
+				}
+				visits, since = append(visits, sw), at
+			}
+		}
+	}
+	for i, sw := range visits {
+		if i >= switches && visits[i-switches] != sw {
+			t.Errorf("plan %d: the crowd visits %v, want a cyclic order of the %d switches", j, visits, switches)
+			return
+		}
+		if i < switches && slices.Contains(visits[:i], sw) {
+			t.Errorf("plan %d: the crowd visits %v, back to %s before every switch had its turn", j, visits, sw)
+			return
+		}
+	}
+	if len(visits) < 3 {
+		t.Errorf("plan %d: the crowd visits %v, want it to move at least twice", j, visits)
 	}
 }
 

@@ -1186,6 +1186,21 @@
 //     seeds), but what the fits share on S6 is the second fit's habit, not
 //     the first's: the recipe does not teach the way back to a switch the
 //     crowd has left, and the first fit's S6 was its own.
+//   - Rolling crowds in the corpus (strategy N_ROLLING, session 17). In
+//     the adopted recipe a crowd rolls only in B, host by host from random
+//     switches, in about one episode of a hundred, so whether the switch a
+//     crowd has just left is a good destination is left to each fit's
+//     draws. N_ROLLING rolls a whole crowd through a random cyclic order
+//     of the switches every 20–40 s and reroutes to a random other switch
+//     in two episodes of three. The rule, written before the runs: make
+//     model with MODEL_LAYOUT proflow-state-v4 (its vacated flows tell the
+//     switch left from the one next) and models/shares-testbed.json plus
+//     N_ROLLING 0.08, the adopted recipe otherwise, with MODEL_SEED 1, 2
+//     and 3; their mean Q (hidden layers side by side) behind
+//     models/gate-testbed.json, judged by the rule of the entry above;
+//     only this combination is run. If it passes, one 128-wide network
+//     distilled from it must pass the same rule before it is adopted, and
+//     the held-out families are then run at base seed 9500, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
