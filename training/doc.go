@@ -1201,6 +1201,25 @@
 //     only this combination is run. If it passes, one 128-wide network
 //     distilled from it must pass the same rule before it is adopted, and
 //     the held-out families are then run at base seed 9500, unused.
+//     Measured (make model printed train 669–700 s a fit): D1–D64 22.86
+//     and 22.84 MB/s (the adopted model 22.71 and 22.72), more than 2%
+//     behind in none at either seed, closing 84% and 85% of the oracle's
+//     lead (71% and 79%); the bulk built-ins 22.92 and 22.91, behind
+//     nowhere at either seed; the S6 rolling files behind in none of 24
+//     at both seeds; fans 3.4% as before; kinds rr 0.08×, rate 0.49×,
+//     onoff 1.00× with none of its 14 scenarios worse, no quiet-trap
+//     move; but the sized D families behind in three (6x3: -11 and -44
+//     as the adopted model, and -16 by 2.1%, a tie by its interval) and
+//     two (16x3: -11 as the adopted model, and -57 by 3.2%) against the
+//     adopted model's two and one. It does not pass, by one scenario at
+//     each size; the adopted model stays, and no distillation was run.
+//     In D16x3-57 (base seed 1, -traces) two flows join the flow's
+//     switch at 61 s without touching its throughput and the ensemble
+//     moves at 68 s (ΔQ 0.86 over 16 votes), paying 10 s of recovery
+//     where staying costs nothing: the capped neighbour of D40, which
+//     the adopted model left at 1.6%. It is the first candidate level
+//     with the best rule on every development check at the paper's size,
+//     S6's 24 variants included, across three fits.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
