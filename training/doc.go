@@ -1201,7 +1201,7 @@
 //     only this combination is run. If it passes, one 128-wide network
 //     distilled from it must pass the same rule before it is adopted, and
 //     the held-out families are then run at base seed 9500, unused.
-//     Measured (make model printed train 669–700 s a fit): D1–D64 22.86
+//     Measured (make model printed train 676, 694 and 699 s): D1–D64 22.86
 //     and 22.84 MB/s (the adopted model 22.71 and 22.72), more than 2%
 //     behind in none at either seed, closing 84% and 85% of the oracle's
 //     lead (71% and 79%); the bulk built-ins 22.92 and 22.91, behind
