@@ -1220,6 +1220,20 @@
 //     the adopted model left at 1.6%. It is the first candidate level
 //     with the best rule on every development check at the paper's size,
 //     S6's 24 variants included, across three fits.
+//   - Brief pile-ups beside the rolling crowds (session 17). What the
+//     N_ROLLING ensemble loses at other sizes are moves where staying is
+//     best: neighbours that join the flow's switch without hurting it, or
+//     one full-rate host for one brief burst. L_BRIEF (a pile-up that
+//     leaves 3–15 s after arriving) was tried before the distress gate
+//     existed and left the agent waiting through collapses; behind
+//     distress a held-back move costs about a second. The rule, written
+//     before the runs: the N_ROLLING recipe above with L_BRIEF 0.08 added
+//     to its shares (MODEL_SEED 1, 2, 3; layout v4), their mean Q behind
+//     models/gate-testbed.json, judged by the same rule against the
+//     adopted model; only this combination is run. If it passes, one
+//     128-wide network distilled from it must pass the same rule before it
+//     is adopted, and the held-out families are then run at base seed
+//     9500, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
