@@ -1234,6 +1234,16 @@
 //     128-wide network distilled from it must pass the same rule before it
 //     is adopted, and the held-out families are then run at base seed
 //     9500, unused.
+//     Measured (make model printed train 686, 758 and 661 s): D1–D64
+//     22.83 and 22.85 MB/s, behind in none at either seed; the bulk
+//     built-ins and the 24 S6 rolling files behind nowhere at both seeds;
+//     fans 3.4%; kinds rr 0.09×, rate 0.49×, but onoff 1.01× with three
+//     of its 14 scenarios worse than their strongest rule; the sized D
+//     families behind in three (6x3: -11, -44, -54) and three (16x3: -11,
+//     -41, -57) against the adopted model's two and one. It does not
+//     pass, and does worse at other sizes than N_ROLLING alone: brief
+//     pile-ups do not teach the agent to stay beside neighbours that do
+//     not hurt. The adopted model stays; no distillation was run.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
