@@ -607,7 +607,7 @@ func (p *planner) rolling(m loadMode) {
 		start = p.other()
 	}
 	i := slices.Index(order, start)
-	order = append(order[i:], order[:i]...) // the cycle starts at the crowd's first switch
+	order = slices.Concat(order[i:], order[:i]) // the cycle starts at the crowd's first switch
 	period := p.uniform(20, 40)
 	n := len(p.hosts)
 	if n > 2 {
