@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,98 @@ func trainCommands() []command {
 		name:    "train",
 		summary: "train the Q-network offline (dynamics model, fitted Q-iteration, Dyna) and write the model file",
 		run:     runTrain,
+	}, {
+		name:    "distill",
+		summary: "fit one universal Q-network to the mean Q-values of several (an ensemble at one network's cost)",
+		run:     runDistill,
 	}}
+}
+
+func runDistill(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("distill", "distill -teachers MODEL,MODEL[,...] -data DATASET[,DATASET...] [-out model.safetensors] [flags]")
+	teacherList := fs.String("teachers", "", "universal model files whose mean Q-value the student learns (required); the first's metadata, gate and interval included, is the student's")
+	data := fs.String("data", "", "datasets whose states s_t the student is fitted on, comma-separated (required; the teachers' training corpora)")
+	out := fs.String("out", "model.safetensors", "student model file to write")
+	def := torchq.DefaultDistillConfig()
+	epochs := fs.Int("epochs", def.Epochs, "passes over the states")
+	batch := fs.Int("batch", def.BatchSize, "states per gradient step")
+	lr := fs.Float64("lr", def.LearningRate, "Adam step size of the first epoch (it falls along a half cosine to 2% of it)")
+	marginW := fs.Float64("margin-weight", def.MarginWeight, "weight of the decision margins' error against the Q-values'")
+	seed := fs.Uint64("seed", def.Seed, "seed of the student's initialisation, split and step order")
+	device := fs.String("device", def.Device, `"cpu" or "cuda"`)
+	commit := fs.String("commit", "", "source revision recorded in the model (default: git rev-parse HEAD, when available)")
+	if err := parseFlags(fs, "distill", args); err != nil {
+		return err
+	}
+	if *teacherList == "" || *data == "" {
+		fs.Usage()
+		return fmt.Errorf("distill: -teachers and -data are required: %w", errUsage)
+	}
+	tpaths, dpaths := strings.Split(*teacherList, ","), strings.Split(*data, ",")
+	if slices.Contains(tpaths, "") {
+		return badFlag("distill", "teachers", *teacherList, "model files separated by commas, none empty")
+	}
+	if slices.Contains(dpaths, "") {
+		return badFlag("distill", "data", *data, "dataset files separated by commas, none empty")
+	}
+	cfg := def
+	cfg.Epochs, cfg.BatchSize, cfg.LearningRate, cfg.MarginWeight, cfg.Seed, cfg.Device = *epochs, *batch, *lr, *marginW, *seed, *device
+	var teachers []*qnet.Model
+	var meta qnet.Metadata
+	for i, p := range tpaths {
+		m, md, err := qnet.Load(p)
+		if err != nil {
+			return fmt.Errorf("distill: teacher %s: %w", p, err)
+		}
+		if !md.Universal() {
+			return fmt.Errorf("distill: teacher %s is a per-fabric model, want a universal one (q_layout %s): %w", p, telemetry.CandidateLayout, errUsage)
+		}
+		if i == 0 {
+			meta = md
+		} else if md.StateLayout != meta.StateLayout || md.Encoder != meta.Encoder {
+			return fmt.Errorf("distill: teacher %s has layout %s and encoder %+v, the first teacher %s and %+v: want teachers of one layout and scaling: %w",
+				p, md.StateLayout, md.Encoder, meta.StateLayout, meta.Encoder, errUsage)
+		}
+		teachers = append(teachers, m)
+	}
+	dss, corpus, err := loadDatasets(e, dpaths)
+	if err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	for _, ds := range dss {
+		if ds.Encoder.LayoutName() != meta.StateLayout {
+			return fmt.Errorf("distill: a dataset has layout %s, the teachers %s: %w", ds.Encoder.LayoutName(), meta.StateLayout, errUsage)
+		}
+	}
+	student, report, err := torchq.Distill(ctx, cfg, teachers, dss, e.stdout)
+	if err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	if *commit == "" {
+		*commit = gitCommit(ctx)
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	meta.MadeBy = "proflow distill"
+	meta.Corpus = corpus
+	meta.Seed = strconv.FormatUint(cfg.Seed, 10)
+	meta.Commit = *commit
+	meta.Created = time.Now().UTC().Format(time.RFC3339)
+	meta.Extra = maps.Clone(meta.Extra)
+	if meta.Extra == nil {
+		meta.Extra = map[string]string{}
+	}
+	meta.Extra["distill_config"] = string(cfgJSON)
+	meta.Extra["distill_teachers"] = *teacherList
+	if err := qnet.Save(*out, student, meta); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	last := report[len(report)-1]
+	fmt.Fprintf(e.stdout, "wrote %s (universal Q-network %v from %d teachers; held-out greedy agreement %.4f, margin error %.4f; %s)\n",
+		*out, student.Sizes(), len(teachers), last.Agreement, last.MarginError, last.Elapsed.Round(time.Millisecond))
+	return nil
 }
 
 func runTrain(ctx context.Context, e *env, args []string) error {

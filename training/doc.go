@@ -1244,6 +1244,20 @@
 //     pass, and does worse at other sizes than N_ROLLING alone: brief
 //     pile-ups do not teach the agent to stay beside neighbours that do
 //     not hurt. The adopted model stays; no distillation was run.
+//   - How faithful a distilled network is (a measurement, not a
+//     candidate: its teachers failed the rule). proflow distill
+//     (torchq.Distill, restored from commit 245ef75) on the N_ROLLING
+//     ensemble's three fits, fitted on the first fit's four corpora with
+//     the default DistillConfig (30 epochs; 4 min 30 s on 2 CPUs): held-out
+//     greedy agreement 0.969, margin error 0.142. Judged by the same
+//     checks: D1–D64 22.82 and 22.79 MB/s, behind in D42 at both seeds
+//     (12% and 13%, throughput-drop best; the ensemble behind in none);
+//     the bulk built-ins and the 24 S6 files behind nowhere; fans 3.4%;
+//     kinds rr 0.08×, rate 0.49×, onoff 1.01×; the sized D families behind
+//     in one (6x3: -11) and two (16x3: -11, -57). One state in thirty
+//     gets another greedy action, and D42's destination is among them:
+//     a student is a fit of its own and must be judged as one, as the
+//     rules above require.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

@@ -37,6 +37,7 @@ const (
 	streamFQI
 	streamDyna
 	streamPermute
+	streamDistill
 )
 
 // evalChunk bounds the rows of one evaluation forward pass.
@@ -487,7 +488,7 @@ func (t *Trainer) TrainDynamics(ctx context.Context, train, held *training.Datas
 			tp := newTape(t.dev)
 			pred := f.dyn.forward(tp, tp.floats(x, int64(len(rows)), int64(dim+nS)))
 			loss := tp.mse(pred, tp.floats(y, int64(len(rows)), int64(dim)))
-			err := t.optimise(tp, f.dynOpt, loss)
+			err := optimise(tp, f.dynOpt, loss)
 			v := tp.values(loss)
 			tp.free()
 			if err == nil {
@@ -870,7 +871,7 @@ func (t *Trainer) qStep(enc telemetry.EncoderConfig, b *batch) (loss, q []float3
 	pred := tp.gather(t.qTensor(tp, t.q, enc, b.s, n), tp.ints(b.a))
 	el := tp.elementLoss(pred, target, t.cfg.HuberDelta)
 	total := tp.sum(tp.mul(el, tp.floats(b.weight, int64(n))))
-	if err := t.optimise(tp, t.qOpt, total); err != nil {
+	if err := optimise(tp, t.qOpt, total); err != nil {
 		return nil, nil, err
 	}
 	loss, q = tp.values(el), tp.values(pred)
@@ -913,8 +914,8 @@ func (t *Trainer) candidates(enc telemetry.EncoderConfig, s []float32, n int) ([
 	return rows, nil
 }
 
-// optimise back-propagates loss and takes an optimiser step.
-func (t *Trainer) optimise(tp *tape, opt *nn.Optimizer, loss *ts.Tensor) error {
+// optimise back-propagates loss and takes a step of opt.
+func optimise(tp *tape, opt *nn.Optimizer, loss *ts.Tensor) error {
 	if tp.err != nil {
 		return tp.err
 	}
