@@ -10,13 +10,28 @@ import (
 )
 
 // torchCommands stands in for the commands that need libtorch: without the
-// torch build tag, train only says how to build a proflow that has it.
+// torch build tag, train and distill only say how to build a proflow that
+// has them.
 func torchCommands() []command {
 	return []command{{
 		name:    "train",
 		summary: "train the Q-network offline (needs a build with libtorch: -tags torch)",
 		run:     runTrainWithoutTorch,
+	}, {
+		name:    "distill",
+		summary: "fit one universal Q-network to the mean Q-values of several (needs a build with libtorch: -tags torch)",
+		run:     runDistillWithoutTorch,
 	}}
+}
+
+// runDistillWithoutTorch refuses distill and says how to build a proflow
+// that has it.
+func runDistillWithoutTorch(_ context.Context, e *env, args []string) error {
+	if slices.ContainsFunc(args, isHelpFlag) {
+		fmt.Fprintf(e.stderr, "Usage: proflow distill [flags]\n\ndistill: %s.\n", noTorch)
+		return flag.ErrHelp
+	}
+	return fmt.Errorf("distill: %s", noTorch)
 }
 
 // noTorch says why train is missing and how to build a proflow with it.

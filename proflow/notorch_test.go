@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// Without the torch tag, train is listed; a good command line fails with
+// Without the torch tag, train and distill are listed; a good command line fails with
 // exit 1 saying how to build a proflow that has it, a bad one is a usage
 // error (exit 2) as in the torch build.
 func TestTrainWithoutTorch(t *testing.T) {
@@ -30,6 +30,7 @@ func TestTrainWithoutTorch(t *testing.T) {
 		{[]string{"train", "-seed", "many", "-data", "x"}, 2, "-seed"},
 		{[]string{"train", "-data", "x", "stray"}, 2, `unexpected arguments ["stray"]`},
 		{[]string{"train"}, 2, "train: -data is required"},
+		{[]string{"distill", "-teachers", "a.safetensors,b.safetensors", "-data", "x"}, 1, "distill: built without libtorch (-tags torch): see docs/torch.md"},
 	} {
 		e, _, _ := newTestEnv()
 		err := e.dispatch(context.Background(), c.args)

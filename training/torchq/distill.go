@@ -1,3 +1,5 @@
+//go:build torch
+
 package torchq
 
 import (
