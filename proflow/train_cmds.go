@@ -78,9 +78,9 @@ func runDistill(ctx context.Context, e *env, args []string) error {
 		}
 		if i == 0 {
 			meta = md
-		} else if md.StateLayout != meta.StateLayout || md.Encoder != meta.Encoder {
-			return fmt.Errorf("distill: teacher %s has layout %s and encoder %+v, the first teacher %s and %+v: want teachers of one layout and scaling: %w",
-				p, md.StateLayout, md.Encoder, meta.StateLayout, meta.Encoder, errUsage)
+		} else if field, mine, first, ok := md.Encoder.ScalingMismatch(meta.Encoder); !ok {
+			return fmt.Errorf("distill: teacher %s has %s %s, the first teacher %s: want teachers of one layout and scaling: %w",
+				p, field, mine, first, errUsage)
 		}
 		teachers = append(teachers, m)
 	}
@@ -88,9 +88,10 @@ func runDistill(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("distill: %w", err)
 	}
-	for _, ds := range dss {
-		if ds.Encoder.LayoutName() != meta.StateLayout {
-			return fmt.Errorf("distill: a dataset has layout %s, the teachers %s: %w", ds.Encoder.LayoutName(), meta.StateLayout, errUsage)
+	for i, ds := range dss {
+		if field, mine, teachers, ok := ds.Encoder.ScalingMismatch(meta.Encoder); !ok {
+			return fmt.Errorf("distill: dataset %s has %s %s, the teachers %s: want the teachers' layout and scaling: %w",
+				dpaths[i], field, mine, teachers, errUsage)
 		}
 	}
 	student, report, err := torchq.Distill(ctx, cfg, teachers, dss, e.stdout)

@@ -166,6 +166,57 @@ func TestTrainCommandUniversal(t *testing.T) {
 	}
 }
 
+// distill fits a student to two toy universal teachers on two fabrics'
+// datasets and records them; a dataset scaled otherwise than the teachers
+// is refused, naming the field.
+func TestDistillCommand(t *testing.T) {
+	dir := t.TempDir()
+	small, big := filepath.Join(dir, "small.dataset"), filepath.Join(dir, "big.dataset")
+	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+	writeToyDatasetOf(t, small, enc)
+	encBig := enc
+	encBig.NumSwitches = 6
+	writeToyDatasetOf(t, big, encBig)
+	cfgPath := filepath.Join(dir, "train.json")
+	cfg := `{"dynamics_hidden":[16],"batch_size":16,"dynamics_epochs":1,"fqi_epochs":1,"dyna_epochs":1,"dyna_rollouts":4,"held_out":0.2}`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var teachers []string
+	for _, seed := range []string{"1", "2"} {
+		m := filepath.Join(dir, "t"+seed+".safetensors")
+		e, stdout, _ := newTestEnv()
+		if err := e.dispatch(context.Background(), []string{"train", "-universal", "-data", small + "," + big, "-config", cfgPath,
+			"-seed", seed, "-out", m, "-dynamics", filepath.Join(dir, "d"+seed+".safetensors"), "-commit", "abc"}); err != nil {
+			t.Fatalf("train: %v\n%s", err, stdout)
+		}
+		teachers = append(teachers, m)
+	}
+	student := filepath.Join(dir, "student.safetensors")
+	e, stdout, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"distill", "-teachers", strings.Join(teachers, ","), "-data", small + "," + big,
+		"-epochs", "2", "-out", student, "-commit", "abc"}); err != nil {
+		t.Fatalf("distill: %v\n%s", err, stdout)
+	}
+	if want := "wrote " + student + " (universal Q-network [34 128 128 1] from 2 teachers"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, stdout)
+	}
+	if _, meta, err := qnet.Load(student); err != nil || !meta.Universal() || meta.Encoder != enc ||
+		meta.Extra["distill_teachers"] != strings.Join(teachers, ",") || meta.MadeBy != "proflow distill" {
+		t.Errorf("student metadata %+v (%v): want a universal model with the teachers' encoder and their names", meta, err)
+	}
+
+	other := filepath.Join(dir, "other.dataset")
+	encOther := enc
+	encOther.FlowCountScale *= 2
+	writeToyDatasetOf(t, other, encOther)
+	e, _, _ = newTestEnv()
+	err := e.dispatch(context.Background(), []string{"distill", "-teachers", strings.Join(teachers, ","), "-data", other, "-out", student})
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "dataset "+other+" has encoder.flow_count_scale") {
+		t.Errorf("a dataset scaled otherwise: %v (exit %d), want a usage error naming encoder.flow_count_scale", err, exitCode(err))
+	}
+}
+
 // Flag and config mistakes are reported before the dataset is read: the
 // dataset here does not exist, and the error must be about the mistake.
 func TestTrainCommandChecksBeforeLoading(t *testing.T) {

@@ -45,9 +45,10 @@ type DistillConfig struct {
 	Device string
 }
 
-// DefaultDistillConfig returns the settings the committed ensemble student
-// was made with: a 128×128 student, 30 epochs of 256 states, Adam from
-// 1e-3, margins weighed 4, 5% held out.
+// DefaultDistillConfig returns proflow distill's defaults, those of the
+// one measured distillation (training/doc.go; no student is committed): a
+// 128×128 student, 30 epochs of 256 states, Adam from 1e-3, margins
+// weighed 4, 5% held out.
 func DefaultDistillConfig() DistillConfig {
 	return DistillConfig{Hidden: training.UniversalHidden(), Epochs: 30, BatchSize: 256, LearningRate: 1e-3, MarginWeight: 4, HeldOut: 0.05, Seed: 1, Device: training.DeviceCPU}
 }
