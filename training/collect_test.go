@@ -201,7 +201,7 @@ func TestPlanEpisode(t *testing.T) {
 				t.Errorf("%d of 40 quiet plans reroute, want about half", moved)
 			}
 			if (st == StrategyLBrief || st == StrategyMFamily || st == StrategyNRolling) && (moved < 18 || moved > 36) {
-				t.Errorf("%d of 40 brief plans reroute, want about two in three", moved)
+				t.Errorf("%d of 40 %s plans reroute, want about two in three", moved, st)
 			}
 		})
 	}
