@@ -125,7 +125,7 @@ func TestPlanEpisode(t *testing.T) {
 					moved++
 				}
 				switch st {
-				case StrategyKQuiet, StrategyLBrief, StrategyMFamily, StrategyNRolling:
+				case StrategyKQuiet, StrategyLBrief, StrategyMFamily, StrategyNRolling, StrategyOSolo:
 					if s.Trigger != TriggerNone && s.Trigger != TriggerTime {
 						t.Errorf("plan %d: trigger %s, want none or time", j, s.Trigger)
 					}
@@ -164,6 +164,11 @@ func TestPlanEpisode(t *testing.T) {
 						lo, hi = 2*time.Second, 80*time.Second
 					}
 					checkRolling(t, j, sc, cfg.Switches)
+				case StrategyOSolo:
+					if s.Trigger == TriggerTime {
+						lo, hi = 0, 60*time.Second
+					}
+					checkSolo(t, j, sc, p.Scenario.Start())
 				case StrategyLBrief:
 					if s.Trigger == TriggerTime {
 						lo, hi = 2*time.Second, 16*time.Second
@@ -197,8 +202,8 @@ func TestPlanEpisode(t *testing.T) {
 			if capped == 0 && st != StrategyA && st != StrategyALong && st != StrategyD && st != StrategyC && st != StrategyKQuiet {
 				t.Errorf("none of 40 plans has a capped crowd")
 			}
-			if st == StrategyKQuiet && (moved < 10 || moved > 30) {
-				t.Errorf("%d of 40 quiet plans reroute, want about half", moved)
+			if (st == StrategyKQuiet || st == StrategyOSolo) && (moved < 10 || moved > 30) {
+				t.Errorf("%d of 40 %s plans reroute, want about half", moved, st)
 			}
 			if (st == StrategyLBrief || st == StrategyMFamily || st == StrategyNRolling) && (moved < 18 || moved > 36) {
 				t.Errorf("%d of 40 %s plans reroute, want about two in three", moved, st)
@@ -207,6 +212,53 @@ func TestPlanEpisode(t *testing.T) {
 	}
 	if _, err := PlanEpisode("Z", 0, 1, cfg); err == nil {
 		t.Error("unknown strategy: no error")
+	}
+}
+
+// checkSolo requires O_SOLO's lone neighbour: one host on the flow's switch
+// in one to three bursts of 5–20 s, the first at congestion start, 20–40 s
+// apart and never overlapping, and every other congester on another switch
+// with the same load mode (capped or full rate).
+func checkSolo(t *testing.T, j int, sc *sim.Scenario, start time.Duration) {
+	t.Helper()
+	var bursts []sim.Congester
+	for _, c := range sc.Congesters {
+		if len(c.Moves) != 0 {
+			t.Errorf("plan %d: congester %+v moves, want none to", j, c)
+		}
+		if c.Switch == sc.ProtectedSwitch {
+			bursts = append(bursts, c)
+		}
+	}
+	if len(bursts) < 1 || len(bursts) > 3 {
+		t.Errorf("plan %d: %d bursts on the flow's switch, want 1–3", j, len(bursts))
+		return
+	}
+	capped := bursts[0].StreamCap != 0
+	if time.Duration(bursts[0].Arrive) != start {
+		t.Errorf("plan %d: first burst at %v, want at congestion start %v", j, time.Duration(bursts[0].Arrive), start)
+	}
+	for i, b := range bursts {
+		if b.Host != bursts[0].Host || b.Depart == 0 {
+			t.Errorf("plan %d: burst %+v, want host %s leaving", j, b, bursts[0].Host)
+			continue
+		}
+		if d := time.Duration(b.Depart - b.Arrive); d < 5*time.Second || d > 20*time.Second {
+			t.Errorf("plan %d: burst %d lasts %v, want 5–20 s", j, i, d)
+		}
+		if i > 0 {
+			if gap := time.Duration(b.Arrive - bursts[i-1].Depart); gap < 20*time.Second || gap > 40*time.Second {
+				t.Errorf("plan %d: %v between bursts %d and %d, want 20–40 s", j, gap, i-1, i)
+			}
+		}
+	}
+	for _, c := range sc.Congesters {
+		if c.Switch == sc.ProtectedSwitch {
+			continue
+		}
+		if c.Host == bursts[0].Host || (c.StreamCap != 0) != capped {
+			t.Errorf("plan %d: congester %+v elsewhere, want another host with the neighbour's load mode (capped %v)", j, c, capped)
+		}
 	}
 }
 

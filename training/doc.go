@@ -1258,6 +1258,25 @@
 //     gets another greedy action, and D42's destination is among them:
 //     a student is a fit of its own and must be judged as one, as the
 //     rules above require.
+//   - A lone neighbour's brief visits (strategy O_SOLO, session 18). What
+//     the N_ROLLING ensemble loses at other sizes are moves under one
+//     host's brief burst on the flow's switch that never touches the flow
+//     (D16x3-57: a 16-stream elephant for 10 s; D6x3-11 and -44 alike),
+//     and L_BRIEF, whose pile-ups are every congester host, did not teach
+//     staying there. In the corpus one host on the flow's switch stays 20
+//     s or more, and moves while a lone neighbour visits are rare. O_SOLO
+//     sends one host (full rate in two episodes of three, else capped)
+//     through the flow's switch in 1–3 bursts of 5–20 s, and the runner
+//     stays in half the episodes, else reroutes in the first 60 s to a
+//     random other switch. The rule, written before the runs: the
+//     N_ROLLING recipe above with O_SOLO 0.08 added to its shares
+//     (MODEL_SEED 1, 2, 3; layout v4), their mean Q behind
+//     models/gate-testbed.json, judged by the same rule against the
+//     adopted model; only this combination is run. If it passes, one
+//     network that computes the ensemble's decisions (distilled, or the
+//     fits evaluated side by side) must pass the same rule before it is
+//     adopted, and the held-out families are then run at base seed 9500,
+//     unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
