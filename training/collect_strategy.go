@@ -648,7 +648,8 @@ func (p *planner) rolling(m loadMode) {
 
 // solo sends one congester host (full rate in two episodes of three, else
 // capped) through the flow's switch in one to three bursts of 5–20 s, 20–40
-// s apart, the first at congestion start, and each other host, in half the
+// s apart, the first at congestion start (a later one only where it ends 5
+// s before the episode does), and each other host, in half the
 // episodes, through a random other switch with the same load mode.
 func (p *planner) solo() {
 	m := loadFull
@@ -658,8 +659,11 @@ func (p *planner) solo() {
 	h, _ := p.take()
 	l := p.load(m)
 	at := p.t0
-	for range 1 + p.rng.IntN(3) {
+	for i := range 1 + p.rng.IntN(3) {
 		d := p.uniform(5, 20)
+		if i > 0 && at+d > p.end-5*time.Second {
+			break // no burst is cut short by the end of the episode
+		}
 		if c := p.add(h, p.k, at, l); c != nil {
 			c.Depart = sim.Duration(at + d)
 		}

@@ -814,3 +814,27 @@ func TestPlanJTrap(t *testing.T) {
 		t.Errorf("%d of 40 plans reroute to the elephant's switch, want some but not most", toTrap)
 	}
 }
+
+// Every strategy draws valid plans over many indices on small, default and
+// large fabrics: PlanEpisode validates each scenario against its fabric, so
+// a congester left past the end of the episode, or a switch the fabric
+// lacks, is an error here.
+func TestPlanEpisodeManyValid(t *testing.T) {
+	for _, size := range [][2]int{{2, 3}, {4, 3}, {8, 7}} {
+		cfg, err := sim.DefaultConfig().WithFabric(size[0], size[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range Strategies() {
+			n := 300
+			if st == StrategyMFamily {
+				n = 30 // each draw regenerates the held-out families to exclude them
+			}
+			for j := range n {
+				if _, err := PlanEpisode(st, j, planSeed(11, st, j), cfg); err != nil {
+					t.Errorf("%dx%d: %v", size[0], size[1], err)
+				}
+			}
+		}
+	}
+}
