@@ -125,8 +125,9 @@ const (
 	StrategyNRolling Strategy = "N_ROLLING"
 	// StrategyOSolo is proflow's, not the paper's: one congester host (full
 	// rate in two episodes of three, else capped) visits the flow's switch
-	// in one to three bursts of 5–20 s, 20–40 s apart, the first at
-	// congestion start; each other congester host sends through a random
+	// in one to three bursts of 3–10 s, 20–40 s apart, the first at
+	// congestion start, each gone before a full-rate host would have
+	// drained the flow's reserve (about 10.5 s on the testbed profile); each other congester host sends through a random
 	// other switch in half the episodes. The runner stays in half the
 	// episodes and otherwise reroutes to a random other switch at a random
 	// time in the first 60 s of congestion, during a burst or between two.
@@ -134,7 +135,9 @@ const (
 	// more, and a runner that moves while a lone neighbour visits is rare,
 	// so what such a move costs against staying is left to each fit's
 	// extrapolation; ensembles moved under a brief lone burst that never
-	// touched the flow (training/doc.go). Share 0 by default.
+	// touched the flow. With bursts of 5–20 s, most of them outlasting the
+	// reserve, the moves mostly paid and the agent left crowds sooner
+	// (training/doc.go). Share 0 by default.
 	StrategyOSolo Strategy = "O_SOLO"
 )
 
@@ -196,7 +199,7 @@ func (s Strategy) Description() string {
 	case StrategyNRolling:
 		return "a crowd rolling through the switches in a random cyclic order every 20–40 s (S6 at every position); stay in a third of the episodes, else reroute 2–80 s after congestion start to a random other switch (proflow's, not Table I's)"
 	case StrategyOSolo:
-		return "one congester host (full-rate or capped) visiting the flow's switch in 1–3 bursts of 5–20 s; stay in half the episodes, else reroute in the first 60 s to a random other switch (proflow's, not Table I's)"
+		return "one congester host (full-rate or capped) visiting the flow's switch in 1–3 bursts of 3–10 s; stay in half the episodes, else reroute in the first 60 s to a random other switch (proflow's, not Table I's)"
 	case StrategyKQuiet:
 		return "no congestion; the flow's own demand may change; reroute at a random time in half the episodes (proflow's, not Table I's)"
 	}
@@ -647,7 +650,7 @@ func (p *planner) rolling(m loadMode) {
 }
 
 // solo sends one congester host (full rate in two episodes of three, else
-// capped) through the flow's switch in one to three bursts of 5–20 s, 20–40
+// capped) through the flow's switch in one to three bursts of 3–10 s, 20–40
 // s apart, the first at congestion start (a later one only where it ends 5
 // s before the episode does), and each other host, in half the
 // episodes, through a random other switch with the same load mode.
@@ -660,7 +663,7 @@ func (p *planner) solo() {
 	l := p.load(m)
 	at := p.t0
 	for i := range 1 + p.rng.IntN(3) {
-		d := p.uniform(5, 20)
+		d := p.uniform(3, 10)
 		if i > 0 && at+d > p.end-5*time.Second {
 			break // no burst is cut short by the end of the episode
 		}

@@ -216,7 +216,7 @@ func TestPlanEpisode(t *testing.T) {
 }
 
 // checkSolo requires O_SOLO's lone neighbour: one host on the flow's switch
-// in one to three bursts of 5–20 s, the first at congestion start, 20–40 s
+// in one to three bursts of 3–10 s, the first at congestion start, 20–40 s
 // apart and never overlapping, and every other congester on another switch
 // with the same load mode (capped or full rate).
 func checkSolo(t *testing.T, j int, sc *sim.Scenario, start time.Duration) {
@@ -243,8 +243,8 @@ func checkSolo(t *testing.T, j int, sc *sim.Scenario, start time.Duration) {
 			t.Errorf("plan %d: burst %+v, want host %s leaving", j, b, bursts[0].Host)
 			continue
 		}
-		if d := time.Duration(b.Depart - b.Arrive); d < 5*time.Second || d > 20*time.Second {
-			t.Errorf("plan %d: burst %d lasts %v, want 5–20 s", j, i, d)
+		if d := time.Duration(b.Depart - b.Arrive); d < 3*time.Second || d > 10*time.Second {
+			t.Errorf("plan %d: burst %d lasts %v, want 3–10 s", j, i, d)
 		}
 		if i > 0 {
 			if gap := time.Duration(b.Arrive - bursts[i-1].Depart); gap < 20*time.Second || gap > 40*time.Second {

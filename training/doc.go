@@ -1277,6 +1277,35 @@
 //     fits evaluated side by side) must pass the same rule before it is
 //     adopted, and the held-out families are then run at base seed 9500,
 //     unused.
+//     Measured (O_SOLO's bursts then 5–20 s, commit 186eba7; make model
+//     printed train 629, 810 and 740 s): D1–D64 22.74 and 22.77 MB/s,
+//     behind in one (D37, 2.5%) and none (the adopted model: D40 and D51
+//     at both seeds); the bulk built-ins 22.90 and 22.88 (22.92 and
+//     22.90), behind nowhere; the 24 S6 rolling files behind in none at
+//     both seeds; fans 3.4% as before; the sized D families behind in one
+//     (6x3: -11) and one (16x3: -11) against the adopted model's two and
+//     one; kinds rr 0.08×, rate 0.49×, no quiet-trap move; but onoff 1.01×
+//     with 3 of its 14 scenarios worse than static (O1, O9, O10: 66.5
+//     against 65.5 SLO seconds at both repeats), where the adopted model
+//     has none. It does not pass, by onoff; the adopted model stays. The
+//     three are the flow under a full-rate crowd that the ensemble now
+//     leaves at 8 s, the earliest its 16-vote gate allows (N_ROLLING's
+//     left at 10–12 s), a move the onoff flow pays a second for: O_SOLO's
+//     bursts outlast the reserve (about 10.5 s, docs/reproduction.md) in
+//     two of three episodes, so its moves mostly paid, and the ensemble
+//     learned to leave a lone host sooner, not to stay beside it.
+//   - A lone neighbour that leaves before the reserve drains (session 18,
+//     after the entry above). O_SOLO's bursts cut to 3–10 s, shorter than
+//     the roughly 10.5 s a full-rate crowd leaves the flow whole
+//     (proflow bound on S1, S5, S10 and S11), so a move while the
+//     neighbour visits is always a needless cost, and H_PARTIAL still
+//     shows a lone host that stays. The rule, written before the runs:
+//     the N_ROLLING recipe with O_SOLO 0.08 (bursts 3–10 s), MODEL_SEED 1,
+//     2, 3, layout v4, their mean Q behind models/gate-testbed.json,
+//     judged by the same rule against the adopted model; only this
+//     combination is run. If it passes, one network computing the
+//     ensemble's decisions must pass the same rule before it is adopted,
+//     and the held-out families are then run at base seed 9500, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
