@@ -1306,6 +1306,20 @@
 //     combination is run. If it passes, one network computing the
 //     ensemble's decisions must pass the same rule before it is adopted,
 //     and the held-out families are then run at base seed 9500, unused.
+//     Measured (make model printed train 629–712 s): D1–D64 22.84 and
+//     22.89 MB/s, behind in none at either seed, closing 84% and 90% of
+//     the oracle's lead, the most of any candidate; the bulk built-ins
+//     22.92 and 22.91, behind nowhere; the 24 S6 rolling files behind in
+//     none at both seeds; fans 3.4% as before; kinds rr 0.08×, rate 0.49×,
+//     no quiet-trap move; but onoff 1.01× with 5 of 14 scenarios a second
+//     worse than static (O1, O2, O6, O9, O10), and the sized D families
+//     behind in three (6x3: -11, -44, -55) and two (16x3: -11, -57)
+//     against the adopted model's two and one. It does not pass; the
+//     adopted model stays. Between the two O_SOLO trials the recipes trade
+//     what they fail: the long bursts kept the other sizes and lost onoff,
+//     the short ones lost both. Each trial moves a check by one to three
+//     scenarios, about what two fits of one recipe differ by (the entries
+//     above), so no next corpus change is indicated by these figures.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
