@@ -127,17 +127,17 @@ const (
 	// rate in two episodes of three, else capped) visits the flow's switch
 	// in one to three bursts of 3–10 s, 20–40 s apart, the first at
 	// congestion start, each gone before a full-rate host would have
-	// drained the flow's reserve (about 10.5 s on the testbed profile); each other congester host sends through a random
-	// other switch in half the episodes. The runner stays in half the
-	// episodes and otherwise reroutes to a random other switch at a random
-	// time in the first 60 s of congestion, during a burst or between two.
-	// In the other strategies one host on the flow's switch stays 20 s or
-	// more, and a runner that moves while a lone neighbour visits is rare,
-	// so what such a move costs against staying is left to each fit's
-	// extrapolation; ensembles moved under a brief lone burst that never
-	// touched the flow. With bursts of 5–20 s, most of them outlasting the
-	// reserve, the moves mostly paid and the agent left crowds sooner
-	// (training/doc.go). Share 0 by default.
+	// drained the flow's reserve (about 10.5 s on the testbed profile);
+	// each other congester host sends through a random other switch in
+	// half the episodes. The runner stays in half the episodes and
+	// otherwise reroutes to a random other switch at a random time in the
+	// first 60 s of congestion, during a burst or between two. In the
+	// other strategies one host on the flow's switch stays 20 s or more,
+	// and a runner that moves while a lone neighbour visits is rare, so
+	// what such a move costs against staying is left to each fit's
+	// extrapolation. Neither these bursts nor the 5–20 s of its first
+	// trial made a recipe that passed (training/doc.go). Share 0 by
+	// default.
 	StrategyOSolo Strategy = "O_SOLO"
 )
 
