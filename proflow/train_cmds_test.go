@@ -125,21 +125,31 @@ func TestTrainCommand(t *testing.T) {
 	}
 }
 
-// train -universal on two datasets of different sizes writes one universal
-// model that records both corpora, and a dynamics model per size.
-func TestTrainCommandUniversal(t *testing.T) {
-	dir := t.TempDir()
-	small, big := filepath.Join(dir, "small.dataset"), filepath.Join(dir, "big.dataset")
-	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+// universalToyData writes, in a fresh directory, toy datasets of the
+// paper's fabric (small) and of 6 switches (big) and a train config small
+// enough for a test; it returns the directory, the paths and the small
+// dataset's and the big one's encoders.
+func universalToyData(t *testing.T) (dir, small, big, cfgPath string, enc, encBig telemetry.EncoderConfig) {
+	t.Helper()
+	dir = t.TempDir()
+	small, big = filepath.Join(dir, "small.dataset"), filepath.Join(dir, "big.dataset")
+	enc = telemetry.DefaultEncoderConfig(proflow.PaperTopology())
 	writeToyDatasetOf(t, small, enc)
-	encBig := enc
+	encBig = enc
 	encBig.NumSwitches = 6
 	writeToyDatasetOf(t, big, encBig)
-	cfgPath := filepath.Join(dir, "train.json")
+	cfgPath = filepath.Join(dir, "train.json")
 	cfg := `{"dynamics_hidden":[16],"batch_size":16,"dynamics_epochs":1,"fqi_epochs":1,"dyna_epochs":1,"dyna_rollouts":4,"held_out":0.2}`
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, small, big, cfgPath, enc, encBig
+}
+
+// train -universal on two datasets of different sizes writes one universal
+// model that records both corpora, and a dynamics model per size.
+func TestTrainCommandUniversal(t *testing.T) {
+	dir, small, big, cfgPath, enc, encBig := universalToyData(t)
 	model, dyn := filepath.Join(dir, "u.safetensors"), filepath.Join(dir, "u.dynamics.safetensors")
 	e, stdout, _ := newTestEnv()
 	err := e.dispatch(context.Background(), []string{"train", "-universal", "-data", small + "," + big, "-config", cfgPath,
@@ -170,18 +180,7 @@ func TestTrainCommandUniversal(t *testing.T) {
 // datasets and records them; a dataset scaled otherwise than the teachers
 // is refused, naming the field.
 func TestDistillCommand(t *testing.T) {
-	dir := t.TempDir()
-	small, big := filepath.Join(dir, "small.dataset"), filepath.Join(dir, "big.dataset")
-	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
-	writeToyDatasetOf(t, small, enc)
-	encBig := enc
-	encBig.NumSwitches = 6
-	writeToyDatasetOf(t, big, encBig)
-	cfgPath := filepath.Join(dir, "train.json")
-	cfg := `{"dynamics_hidden":[16],"batch_size":16,"dynamics_epochs":1,"fqi_epochs":1,"dyna_epochs":1,"dyna_rollouts":4,"held_out":0.2}`
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, small, big, cfgPath, enc, _ := universalToyData(t)
 	var teachers []string
 	for _, seed := range []string{"1", "2"} {
 		m := filepath.Join(dir, "t"+seed+".safetensors")

@@ -1301,7 +1301,7 @@
 //     has none. It does not pass, by onoff; the adopted model stays. The
 //     three are the flow under a full-rate crowd that the ensemble now
 //     leaves at 8 s, the earliest its 16-vote gate allows (N_ROLLING's
-//     left at 10–12 s), a move the onoff flow pays a second for: O_SOLO's
+//     left at 10.2–12.5 s), a move the onoff flow pays a second for: O_SOLO's
 //     bursts outlast the reserve (about 10.5 s, docs/reproduction.md) in
 //     two of three episodes, so its moves mostly paid, and the ensemble
 //     learned to leave a lone host sooner, not to stay beside it.
@@ -1317,7 +1317,7 @@
 //     combination is run. If it passes, one network computing the
 //     ensemble's decisions must pass the same rule before it is adopted,
 //     and the held-out families are then run at base seed 9500, unused.
-//     Measured (make model printed train 629–712 s): D1–D64 22.84 and
+//     Measured (make model printed train 791, 619 and 712 s): D1–D64 22.84 and
 //     22.89 MB/s, behind in none at either seed, closing 84% and 90% of
 //     the oracle's lead, the most of any candidate; the bulk built-ins
 //     22.92 and 22.91, behind nowhere; the 24 S6 rolling files behind in
