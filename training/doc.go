@@ -1361,6 +1361,23 @@
 //     are then run at base seed 9500, unused. The 20-vote gate's D1–D64
 //     and built-in figures were measured before (the stricter gate behind
 //     distress, above); what is new is the sized families and this rule.
+//     Measured (adopted model; -repeats 2): 16 votes, D1–D64 22.71 and
+//     22.72 MB/s behind in D40 and D51 at both seeds, the bulk built-ins
+//     behind nowhere, the sized families behind in D6x3-11, D6x3-44 and
+//     D16x3-11, kinds rr 0.09×, rate 0.49×, onoff none worse than static,
+//     no quiet-trap move. 20 votes: D1–D64 22.70 and 22.75, behind in D40
+//     and D51; bulk built-ins behind nowhere; the sized families behind in
+//     D6x3-11 and D6x3-44 only (D16x3-11 level: one repeat of two stays);
+//     rr 0.09×, rate 0.46×, onoff none worse, no quiet-trap move. It
+//     passes. 21 votes: D1–D64 22.58 and 22.62, behind in seven and six
+//     (D17, D18, D22, D37, D64 new), the sized families in six and four:
+//     half a second more and the move of a full-rate crowd comes after its
+//     collapse. 20 votes is adopted (models/gate-testbed.json, recorded in
+//     the committed model by proflow gate; same weights). D6x3-11 stays
+//     behind: the move comes at 50.0 s, the sample before the elephant's
+//     burst ends, 10 s after it arrived; D6x3-44's one host is left at
+//     10 s where 22 s would be safe. The gate counts intervals, not how
+//     fast the crowd drains the reserve; that is the Q-network's to learn.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
