@@ -1345,8 +1345,8 @@
 //     stays starts to pay: a move up to 10 s after the elephant arrives is
 //     as good as any (8.5% ahead of the best rule in D6x3-11-freeze49s and
 //     D16x3-57-freeze49s), and each half second later costs about 1%;
-//     beside the one host of D6x3-44 a move is as good up to 22 s after it
-//     arrived (42 s after congestion start). The adopted model moves 8 s
+//     beside the one host of D6x3-44 a move is as good up to 42 s after it
+//     arrived (at congestion start). The adopted model moves 8 s
 //     after either arrives, the earliest its 16 votes allow.
 //     The rule, written before the runs: models/gate-testbed.json with 20
 //     or 21 votes (10 or 10.5 s; all else unchanged), behind the adopted
@@ -1376,7 +1376,7 @@
 //     the committed model by proflow gate; same weights). D6x3-11 stays
 //     behind: the move comes at 50.0 s, the sample before the elephant's
 //     burst ends, 10 s after it arrived; D6x3-44's one host is left at
-//     10 s where 22 s would be safe. The gate counts intervals, not how
+//     10 s where 42 s would be safe. The gate counts intervals, not how
 //     fast the crowd drains the reserve; that is the Q-network's to learn.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
