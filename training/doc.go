@@ -1378,6 +1378,35 @@
 //     burst ends, 10 s after it arrived; D6x3-44's one host is left at
 //     10 s where 42 s would be safe. The gate counts intervals, not how
 //     fast the crowd drains the reserve; that is the Q-network's to learn.
+//   - The reserve deficit as an input of the universal model (session 19,
+//     after the entry above). Every loss the bound reads on the sized
+//     families is the agent's (H6x3-18: staying through a 6 s burst of two
+//     full-rate hosts is free, the next burst 25 s later collapses the
+//     flow, and the agent leaves only then, by distress, where a move
+//     between the bursts is level with crowd: proflow bound -profile
+//     testbed-6x3 -scenarios H6x3-18 -twins end,freeze -at 1s,…,5s
+//     -repeats 2 -seed 9500, 0.0%; an analysis, not a choice). With the
+//     development scenarios above they ask one thing of the state: how
+//     much of each switch's reserve is gone. It says how long the flow can
+//     wait beside a crowd (10 s beside an elephant, 42 s beside a lone
+//     host), that a switch a crowd has just drained is no place to stay,
+//     and that a switch an elephant has held for a minute is no
+//     destination (D51, where the agent's scores for an empty switch and
+//     the elephant's are within 0.2, traces of base seed 1). Layout v3's
+//     reserve deficit is that signal; it was tried only on per-fabric
+//     models before the kinds, the distress gate and 20 votes.
+//     The rule, written before the run: make model with
+//     MODEL_LAYOUT=proflow-state-v3, everything else the committed recipe
+//     (shares, kinds, train config and reward, MODEL_SEED 1), behind
+//     models/gate-testbed.json, judged against the adopted model by the
+//     gate entry's rule (bulk built-ins at base seeds 1 and 1000 behind
+//     nowhere; D1–D64 at both seeds with no more scenarios more than 2%
+//     behind and a mean at most 0.05 MB/s lower; the sized D families at
+//     base seed 1 with fewer behind in all; kinds with no quiet-trap move,
+//     no more onoff scenarios worse than static, rr and rate ratios at most
+//     0.05 higher) and the 24 S6 rolling files level at base seeds 1 and
+//     1000. The fit itself is the candidate: if it passes it is adopted as
+//     it is, and the held-out families are run at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
