@@ -1393,8 +1393,9 @@
 //     and that a switch an elephant has held for a minute is no
 //     destination (D51, where the agent's scores for an empty switch and
 //     the elephant's are within 0.2, traces of base seed 1). Layout v3's
-//     reserve deficit is that signal; it was tried only on per-fabric
-//     models before the kinds, the distress gate and 20 votes.
+//     reserve deficit is that signal; it was tried (above, "The reserve
+//     deficit") on a corpus with L_BRIEF added, before the distress gate
+//     and 20 votes, never on the committed recipe alone.
 //     The rule, written before the run: make model with
 //     MODEL_LAYOUT=proflow-state-v3, everything else the committed recipe
 //     (shares, kinds, train config and reward, MODEL_SEED 1), behind
