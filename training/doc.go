@@ -1418,7 +1418,9 @@
 //     quiet-trap move. It does not pass; the adopted model stays. As in
 //     the first v3 trial, the rolling crowd of S6 is what the deficit
 //     costs: a switch the crowd has just left reads drained, so the flow
-//     no longer goes back to it.
+//     no longer goes back to it (S6-1234, base seed 1: agg2, then agg3,
+//     agg4 and agg1, each just before the crowd, four moves where the
+//     adopted model makes two, agg2 and back to agg1).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
