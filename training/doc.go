@@ -1421,6 +1421,19 @@
 //     no longer goes back to it (S6-1234, base seed 1: agg2, then agg3,
 //     agg4 and agg1, each just before the crowd, four moves where the
 //     adopted model makes two, agg2 and back to agg1).
+//   - The rolling-crowd recipe behind 20 votes (session 19, after the
+//     entry above). The N_ROLLING ensemble (session 17) passed every
+//     development check at the paper's size and failed the sized families
+//     by D6x3-16 (2.1%) and D16x3-57 (3.2%), the latter a move at 68 s,
+//     8 s after an elephant's 10 s burst arrived, which 20 votes no longer
+//     make. An ensemble is not one network (three fits side by side cost
+//     three times a decision), so the candidate here is one fit. The rule,
+//     written before the run: make model with MODEL_LAYOUT
+//     proflow-state-v4 and models/shares-testbed.json plus N_ROLLING 0.08,
+//     MODEL_SEED 1, behind models/gate-testbed.json, judged by the rule of
+//     the v3 entry above (the gate entry's rule and the 24 S6 files); the
+//     fit itself is the candidate, adopted as it is if it passes, and the
+//     held-out families are then run at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
