@@ -1434,6 +1434,18 @@
 //     the v3 entry above (the gate entry's rule and the 24 S6 files); the
 //     fit itself is the candidate, adopted as it is if it passes, and the
 //     held-out families are then run at base seed 9600, unused.
+//     Measured (make model printed collect 50 s, train 551 s, total 601 s
+//     on 2 CPUs; -repeats 2): the 24 S6 rolling files 1.01× at both seeds,
+//     behind in none; the bulk built-ins behind nowhere at either seed;
+//     D1–D64 22.76 and 22.71 MB/s, more than 2% behind in one (D55) and
+//     three (D9, D22, D55) against the adopted model's two and two; the
+//     sized D families behind in two (D6x3-11, -16) and three (D16x3-3,
+//     -41, -57) against two and none; rr 0.08×, rate 0.52× (0.46×), onoff
+//     none worse, no quiet-trap move. It does not pass (D1–D64 at base
+//     seed 1000, the sized families, rate); the adopted model stays and
+//     base seed 9600 is still unused. D16x3-57 is behind again as
+//     D6x3-11 is behind the adopted model: the move comes at 50.0 s, the
+//     last sample of the elephant's 10 s burst, when the 20th vote lands.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
