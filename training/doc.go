@@ -1446,6 +1446,16 @@
 //     base seed 9600 is still unused. D16x3-57 is behind again as
 //     D6x3-11 is behind the adopted model: the move comes at 50.0 s, the
 //     last sample of the elephant's 10 s burst, when the 20th vote lands.
+//   - The reserve deficit with rolling crowds (session 19, after the two
+//     entries above). Layout v3 lost S6 because a switch a crowd has just
+//     left reads drained and the fit stopped going back to it; N_ROLLING
+//     is the corpus strategy in which that switch is the right
+//     destination. The rule, written before the run: make model with
+//     MODEL_LAYOUT proflow-state-v3 and models/shares-testbed.json plus
+//     N_ROLLING 0.08, MODEL_SEED 1, behind models/gate-testbed.json,
+//     judged by the rule of the v3 entry; the fit itself is the
+//     candidate, and the held-out families are then run at base seed
+//     9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
