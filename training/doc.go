@@ -1456,6 +1456,17 @@
 //     judged by the rule of the v3 entry; the fit itself is the
 //     candidate, and the held-out families are then run at base seed
 //     9600, unused.
+//     Measured (make model printed collect 45 s, train 588 s, total 633 s
+//     on 2 CPUs; -repeats 2): D1–D64 22.83 and 22.83 MB/s, the highest of
+//     any candidate, more than 2% behind in two at each seed (D5, D34;
+//     D40 and D51 no longer); but the 24 S6 rolling files 0.98× at both
+//     seeds, 12 behind, and S6 and V6 behind among the built-ins, as
+//     layout v3 without N_ROLLING; the sized D families behind in three
+//     (D6x3-11, -44, -62) and one (D16x3-57) against two and none; rr
+//     0.09×, rate 0.53×, onoff 2 of 14 worse than static. It does not
+//     pass; the adopted model stays and base seed 9600 is still unused.
+//     N_ROLLING's 8% of the corpus does not undo what the deficit teaches
+//     about a switch a crowd has just left.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
