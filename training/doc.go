@@ -1344,7 +1344,8 @@
 //     losses, not the physics'. The frozen twins say when a flow that
 //     stays starts to pay: a move up to 10 s after the elephant arrives is
 //     as good as any (8.5% ahead of the best rule in D6x3-11-freeze49s and
-//     D16x3-57-freeze49s), and each half second later costs about 1%;
+//     D16x3-57-freeze49s), and a later move costs more, 8.5% over the
+//     next 4.5 s in D6x3-11-freeze49s (level with the best rule at 14.5 s);
 //     beside the one host of D6x3-44 a move is as good up to 42 s after it
 //     arrived (at congestion start). The adopted model moves 8 s
 //     after either arrives, the earliest its 16 votes allow.
@@ -1369,8 +1370,8 @@
 //     and D51; bulk built-ins behind nowhere; the sized families behind in
 //     D6x3-11 and D6x3-44 only (D16x3-11 level: one repeat of two stays);
 //     rr 0.09×, rate 0.46×, onoff none worse, no quiet-trap move. It
-//     passes. 21 votes: D1–D64 22.58 and 22.62, behind in seven and six
-//     (D17, D18, D22, D37, D64 new), the sized families in six and four:
+//     passes. 21 votes: D1–D64 22.58 and 22.62, behind in seven at each
+//     seed (D17, D18, D22, D37, D64 new), the sized families in six and five:
 //     half a second more and the move of a full-rate crowd comes after its
 //     collapse. 20 votes is adopted (models/gate-testbed.json, recorded in
 //     the committed model by proflow gate; same weights). D6x3-11 stays
@@ -1378,21 +1379,33 @@
 //     burst ends, 10 s after it arrived; D6x3-44's one host is left at
 //     10 s where 42 s would be safe. The gate counts intervals, not how
 //     fast the crowd drains the reserve; that is the Q-network's to learn.
+//     Looked at: the bulk and kinds built-ins, D1–D64 and the sized D
+//     families, all development data, and the bound on the three sized D
+//     scenarios. The held-out families at base seed 9500 were run after
+//     the adoption, with the 16-vote gate beside them as a measurement
+//     (docs/reproduction.md): the same scenarios behind under both, rate
+//     flows 0.53× against 0.49×; nothing was changed after them.
 //   - The reserve deficit as an input of the universal model (session 19,
 //     after the entry above). Every loss the bound reads on the sized
 //     families is the agent's (H6x3-18: staying through a 6 s burst of two
 //     full-rate hosts is free, the next burst 25 s later collapses the
-//     flow, and the agent leaves only then, by distress, where a move
+//     flow, and the agent leaves only after that collapse, where a move
 //     between the bursts is level with crowd: proflow bound -profile
 //     testbed-6x3 -scenarios H6x3-18 -twins end,freeze -at 1s,…,5s
-//     -repeats 2 -seed 9500, 0.0%; an analysis, not a choice). With the
+//     -repeats 2 -seed 9500, 0.0%; an analysis of the held-out family
+//     read after the gate's adoption, which, with H15's move onto an
+//     elephant's switch, is part of why this trial was run: a disclosure,
+//     since no setting below was taken from it and no model from it was
+//     adopted). With the
 //     development scenarios above they ask one thing of the state: how
 //     much of each switch's reserve is gone. It says how long the flow can
 //     wait beside a crowd (10 s beside an elephant, 42 s beside a lone
 //     host), that a switch a crowd has just drained is no place to stay,
 //     and that a switch an elephant has held for a minute is no
-//     destination (D51, where the agent's scores for an empty switch and
-//     the elephant's are within 0.2, traces of base seed 1). Layout v3's
+//     destination (D51, traces of base seed 1: while its votes count, the
+//     empty switch leads the elephant's by a median 0.66 in one repeat and
+//     0.03 in the other, where the elephant's is ahead by up to 0.47 in
+//     some steps and the flow went there). Layout v3's
 //     reserve deficit is that signal; it was tried (above, "The reserve
 //     deficit") on a corpus with L_BRIEF added, before the distress gate
 //     and 20 votes, never on the committed recipe alone.
