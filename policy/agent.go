@@ -79,7 +79,7 @@ func (e *ModelMismatchError) Is(target error) bool { return target == ErrModelMi
 // would then encode to states the network never saw. A
 // deployment configuration with an empty Layout (DefaultEncoderConfig's)
 // takes the model's layout, so one deployment runs models of either
-// layout (telemetry.StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4); build the
+// layout (telemetry.StateLayout or StateLayoutV2 to V5); build the
 // encoder from EncoderConfig. The model
 // also records the control interval it was trained at (ModelIntervalKey;
 // 500 ms when absent): the Agent reports it as TrainedInterval, and

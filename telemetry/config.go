@@ -33,6 +33,13 @@ const (
 	// (FeatureVacated), how many flows have left the switch in the last
 	// VacatedSeconds, appended to its block.
 	StateLayoutV4 = "proflow-state-v4"
+	// StateLayoutV5 names proflow's fifth layout, [x_agg (8|S|), x_leaf
+	// (2|L|), h (|S|), x_flow (6)]: v2 with each switch's reserve deficit
+	// (FeatureDeficit, as v3) and then its vacated flows (at
+	// FeatureVacatedV5, as v4's FeatureVacated) appended to its block.
+	// The deficit says how much of a switch's reserve is gone; the
+	// vacated flows say whether the crowd that drained it has left.
+	StateLayoutV5 = "proflow-state-v5"
 )
 
 // EncoderConfig holds the scaling constants and windows of the default state
@@ -56,19 +63,20 @@ type EncoderConfig struct {
 	// the drop signal d_t.
 	DropWindow int `json:"drop_window"`
 	// Layout is the state layout written: empty or StateLayout (the
-	// paper's), StateLayoutV2 or StateLayoutV3.
+	// paper's), StateLayoutV2, StateLayoutV3, StateLayoutV4 or
+	// StateLayoutV5.
 	Layout string `json:"layout,omitempty"`
 	// QueueScale is Cq, the uplink backlog (bytes) that maps to 1 in
-	// FeatureQueue (StateLayoutV2 and V3); it must be 0 in the v1 layout,
+	// FeatureQueue (StateLayoutV2 to V5); it must be 0 in the v1 layout,
 	// which has no such feature.
 	QueueScale float64 `json:"queue_scale,omitempty"`
 	// DeficitScale is CD, the depth in bytes of the virtual token bucket
-	// behind StateLayoutV3's FeatureDeficit (filled at RateScale); it
-	// must be 0 in the other layouts.
+	// behind FeatureDeficit (filled at RateScale) in StateLayoutV3 and
+	// V5; it must be 0 in the other layouts.
 	DeficitScale float64 `json:"deficit_scale,omitempty"`
 	// VacatedSeconds is T, the seconds in which the leaky peak behind
-	// StateLayoutV4's FeatureVacated falls by FlowCountScale flows; it
-	// must be 0 in the other layouts.
+	// FeatureVacated falls by FlowCountScale flows in StateLayoutV4 and
+	// V5; it must be 0 in the other layouts.
 	VacatedSeconds float64 `json:"vacated_seconds,omitempty"`
 }
 
@@ -82,9 +90,11 @@ func (c EncoderConfig) LayoutName() string {
 }
 
 // SwitchWidth returns the number of features per switch in c's layout:
-// SwitchFeatures (v1), SwitchFeaturesV2 or SwitchFeaturesV3.
+// SwitchFeatures (v1), SwitchFeaturesV2, V3, V4 or V5.
 func (c EncoderConfig) SwitchWidth() int {
 	switch c.Layout {
+	case StateLayoutV5:
+		return SwitchFeaturesV5
 	case StateLayoutV2:
 		return SwitchFeaturesV2
 	case StateLayoutV3:
@@ -96,7 +106,7 @@ func (c EncoderConfig) SwitchWidth() int {
 }
 
 // FlowWidth returns the number of features of x_flow in c's layout:
-// FlowFeatures (v1) or FlowFeaturesV2 (v2, v3 and v4).
+// FlowFeatures (v1) or FlowFeaturesV2 (v2 to v5).
 func (c EncoderConfig) FlowWidth() int {
 	if c.HasFlowSignals() {
 		return FlowFeaturesV2
@@ -105,32 +115,58 @@ func (c EncoderConfig) FlowWidth() int {
 }
 
 // HasFlowSignals reports whether c's layout carries the backlog, latency
-// and application-limited features StateLayoutV2 added (v2, v3 and v4
-// do).
+// and application-limited features StateLayoutV2 added (v2 to v5 do).
 func (c EncoderConfig) HasFlowSignals() bool {
-	return c.Layout == StateLayoutV2 || c.Layout == StateLayoutV3 || c.Layout == StateLayoutV4
+	switch c.Layout {
+	case StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5:
+		return true
+	}
+	return false
 }
 
-// HasVacated reports whether c's layout carries FeatureVacated (v4).
-func (c EncoderConfig) HasVacated() bool { return c.Layout == StateLayoutV4 }
+// HasVacated reports whether c's layout carries the vacated flows (v4 and
+// v5; at VacatedFeature in the switch block).
+func (c EncoderConfig) HasVacated() bool {
+	return c.Layout == StateLayoutV4 || c.Layout == StateLayoutV5
+}
 
-// HasDeficit reports whether c's layout carries FeatureDeficit (v3).
-func (c EncoderConfig) HasDeficit() bool { return c.Layout == StateLayoutV3 }
+// HasDeficit reports whether c's layout carries FeatureDeficit (v3 and
+// v5).
+func (c EncoderConfig) HasDeficit() bool {
+	return c.Layout == StateLayoutV3 || c.Layout == StateLayoutV5
+}
+
+// VacatedFeature returns the place of the vacated flows in a switch's
+// block: FeatureVacated in StateLayoutV4, FeatureVacatedV5 in
+// StateLayoutV5, and -1 in the layouts without them.
+func (c EncoderConfig) VacatedFeature() int {
+	switch c.Layout {
+	case StateLayoutV4:
+		return FeatureVacated
+	case StateLayoutV5:
+		return FeatureVacatedV5
+	}
+	return -1
+}
 
 // KnownLayout reports whether name is a state layout this package writes
-// (StateLayout, StateLayoutV2, StateLayoutV3 or StateLayoutV4).
+// (StateLayout or StateLayoutV2 to V5).
 func KnownLayout(name string) bool {
-	return name == StateLayout || name == StateLayoutV2 || name == StateLayoutV3 || name == StateLayoutV4
+	switch name {
+	case StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5:
+		return true
+	}
+	return false
 }
 
 // Layouts returns the names of the layouts this package writes, for
 // messages.
 func Layouts() string {
-	return fmt.Sprintf("%q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4)
+	return fmt.Sprintf("%q, %q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5)
 }
 
-// WithLayout returns c writing layout (StateLayout, StateLayoutV2,
-// StateLayoutV3 or StateLayoutV4), with the constants that layout adds
+// WithLayout returns c writing layout (StateLayout or StateLayoutV2 to
+// V5), with the constants that layout adds
 // derived as DefaultEncoderConfig derives the others (Cq = C·5 ms, CD =
 // C·60 s, C = RateScale; T = VacatedDefault) and those it lacks zeroed.
 // It does not validate: an unknown layout is Validate's error.
@@ -146,6 +182,10 @@ func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
 		c.DeficitScale = c.RateScale * DeficitSeconds
 	case StateLayoutV4:
 		c.QueueScale = c.RateScale * 5e-3
+		c.VacatedSeconds = VacatedDefault
+	case StateLayoutV5:
+		c.QueueScale = c.RateScale * 5e-3
+		c.DeficitScale = c.RateScale * DeficitSeconds
 		c.VacatedSeconds = VacatedDefault
 	}
 	return c
@@ -198,7 +238,7 @@ func (c EncoderConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %v in layout %s, want 0 (the layout has no %s feature)", name, v, c.LayoutName(), what))
 		}
 	}
-	if c.Layout != StateLayoutV4 {
+	if !c.HasVacated() {
 		absent("vacated_seconds", c.VacatedSeconds, "vacated")
 	}
 	switch c.Layout {
@@ -215,6 +255,10 @@ func (c EncoderConfig) Validate() error {
 		positive("queue_scale", c.QueueScale)
 		absent("deficit_scale", c.DeficitScale, "deficit")
 		positive("vacated_seconds", c.VacatedSeconds)
+	case StateLayoutV5:
+		positive("queue_scale", c.QueueScale)
+		positive("deficit_scale", c.DeficitScale)
+		positive("vacated_seconds", c.VacatedSeconds)
 	default:
 		errs = append(errs, fmt.Errorf("layout %q, want %s (or empty)", c.Layout, Layouts()))
 	}
@@ -224,8 +268,9 @@ func (c EncoderConfig) Validate() error {
 	return nil
 }
 
-// Dim returns the state dimension, 6|S|+2|L|+4 in the v1 layout and
-// 7|S|+2|L|+6 in v2: the layout's last block, x_flow, ends the vector.
+// Dim returns the state dimension, 6|S|+2|L|+4 in the v1 layout,
+// 7|S|+2|L|+6 in v2, 8|S|+2|L|+6 in v3 and v4 and 9|S|+2|L|+6 in v5: the
+// layout's last block, x_flow, ends the vector.
 func (c EncoderConfig) Dim() int { return c.FlowOffset() + c.FlowWidth() }
 
 // DefaultEncoderConfig derives the scaling constants from the topology (see

@@ -99,6 +99,18 @@
 // from one no crowd has touched. Like the deficit it reads only what a
 // switch already reports.
 //
+// StateLayoutV5 appends both, 9|S|+2|L|+6 entries (48 for |S| = 4,
+// |L| = 3):
+//
+//	x_agg, per switch k, after FeatureQueue:
+//	  FeatureDeficit          as in StateLayoutV3
+//	  FeatureVacatedV5        FeatureVacated as in StateLayoutV4
+//
+// A switch a rolling crowd has just left reads drained in v3's deficit,
+// like one a burst has drained and will drain again; the vacated flows
+// beside it say that the crowd has gone elsewhere, so the two can be
+// told apart (training/doc.go, "Deficit and vacated flows together").
+//
 // The paper clips "values exceeding the constant" to 1 and says nothing of a
 // lower bound; since every unsigned input is a non-negative rate or count,
 // the encoder clips them to [0, 1], which only ever bites at the top.

@@ -170,7 +170,7 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 				m = max(m, e.peak[k]-c.FlowCountScale*dt/c.VacatedSeconds)
 			}
 			e.peak[k] = m
-			dst[c.AggOffset(k)+FeatureVacated] = float32(clip((m-s.FlowCount)/c.FlowCountScale, 0, 1))
+			dst[c.AggOffset(k)+c.VacatedFeature()] = float32(clip((m-s.FlowCount)/c.FlowCountScale, 0, 1))
 		}
 		e.prevTx[k] = s.TxRate
 	}

@@ -40,7 +40,7 @@ const (
 	// observations (their Time), 0 on the first sample after NewEncoder
 	// or Reset. A reserve that a crowd drains reads rising from 0, and how
 	// close it is to running dry reads directly, which no single sample's
-	// rates tell. StateLayoutV3 only.
+	// rates tell. StateLayoutV3 and StateLayoutV5.
 	FeatureDeficit = SwitchFeaturesV2 + iota
 	// SwitchFeaturesV3 is the number of features per switch in
 	// StateLayoutV3 (7).
@@ -56,11 +56,24 @@ const (
 	// NewEncoder or Reset. It reads how many flows have left the switch in
 	// the last T seconds: a crowd that has just moved on from a switch
 	// shows there for T seconds after it left, which no single sample's
-	// counts tell. StateLayoutV4 only.
+	// counts tell. StateLayoutV4 here; StateLayoutV5 at FeatureVacatedV5.
 	FeatureVacated = SwitchFeaturesV2 + iota
 	// SwitchFeaturesV4 is the number of features per switch in
 	// StateLayoutV4 (7).
 	SwitchFeaturesV4
+)
+
+// The features StateLayoutV5 appends to each switch's block (v2's): both
+// of the above, FeatureDeficit first, so v5's switch block is v3's with
+// v4's vacated flows after it.
+const (
+	// FeatureVacatedV5 is FeatureVacated's place in StateLayoutV5's switch
+	// block (after FeatureDeficit); read it through
+	// EncoderConfig.VacatedFeature.
+	FeatureVacatedV5 = SwitchFeaturesV3 + iota
+	// SwitchFeaturesV5 is the number of features per switch in
+	// StateLayoutV5 (8).
+	SwitchFeaturesV5
 )
 
 // Features of one congestion leaf's block of x_leaf, in order. Read leaf l's

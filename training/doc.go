@@ -1480,6 +1480,24 @@
 //     pass; the adopted model stays and base seed 9600 is still unused.
 //     N_ROLLING's 8% of the corpus does not undo what the deficit teaches
 //     about a switch a crowd has just left.
+//   - Deficit and vacated flows together (telemetry.StateLayoutV5,
+//     session 20). In both v3 fits a switch a crowd has just left read
+//     drained and the flow stopped going back to it (S6), while the
+//     deficit fixed D40 and D51 and, with N_ROLLING, gave the highest
+//     D1–D64 mean of any candidate; v4's vacated flows, the one feature
+//     that tells a switch a crowd has left from one it is about to reach,
+//     kept S6 level in every v4 fit that passed S6. No single feature of
+//     v3 tells a switch whose crowd has moved on (drained, but nothing
+//     left to drain it) from one a burst has drained and will drain again
+//     (the flow's own switch between bursts); v5 carries both. The rule,
+//     written before the run: make model with MODEL_LAYOUT
+//     proflow-state-v5 and models/shares-testbed.json plus N_ROLLING
+//     0.08, MODEL_SEED 1, the adopted recipe otherwise, behind
+//     models/gate-testbed.json, judged by the rule of the v3 entry above
+//     (the gate entry's rule and the 24 S6 rolling files level at base
+//     seeds 1 and 1000), the S6 files run first; the fit itself is the
+//     candidate, adopted as it is if it passes, and the held-out
+//     families are then run at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

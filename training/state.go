@@ -32,11 +32,8 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 			clip32(&x[telemetry.FeatureFlowCount], 0, 1)
 		}
 		clip32(&x[telemetry.FeatureElephant], 0, 1)
-		if len(x) > telemetry.FeatureQueue {
-			clip32(&x[telemetry.FeatureQueue], 0, 1)
-		}
-		if len(x) > telemetry.FeatureDeficit {
-			clip32(&x[telemetry.FeatureDeficit], 0, 1)
+		for f := telemetry.FeatureQueue; f < len(x); f++ {
+			clip32(&x[f], 0, 1) // backlog, deficit, vacated flows
 		}
 	}
 	for l := range enc.NumLeaves {
