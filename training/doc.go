@@ -1536,6 +1536,21 @@
 //     (proflow distill on the three fits' corpora) must pass the same rule
 //     before it is adopted, and the held-out families are then run with
 //     that network at base seed 9600, unused.
+//     Measured (make model printed train 517 s and 595 s for MODEL_SEED 2
+//     and 3; the three merged by a dev tool that checks the merged
+//     network's Q against the mean of the three on sample rows;
+//     -repeats 2): D1–D64 22.74 and 22.76 MB/s, more than 2% behind in
+//     one at each seed (D55, crowd best, 4.3% and 4.8%) against the
+//     adopted model's two and two; the bulk built-ins behind nowhere at
+//     either seed; the 24 S6 rolling files behind in none at both seeds;
+//     rr 0.09×, rate 0.47×, no quiet-trap move; but the sized D families
+//     behind in four (D6x3-11 and -16, D16x3-41 and -57) against the
+//     adopted model's two, and onoff three scenarios a second worse than
+//     static (O1, O9, O10) against none. It does not pass; the adopted
+//     model stays, no distillation was run and base seed 9600 is still
+//     unused. D16x3-57 is behind at 20 votes too (static best): 20 votes
+//     did not take the move out of the ensemble's brief burst, as they
+//     took it out of the adopted model's D16x3-11.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
