@@ -1551,6 +1551,15 @@
 //     unused. D16x3-57 is behind at 20 votes too (static best): 20 votes
 //     did not take the move out of the ensemble's brief burst, as they
 //     took it out of the adopted model's D16x3-11.
+//     Each fit on its own, judged the same way afterwards (a
+//     measurement, no choice): behind in D1–D64 at base seeds 1 and 1000
+//     in one and three (MODEL_SEED 1), one and two (2), one and one (3);
+//     the sized D families in five, four and six; onoff scenarios worse
+//     than static in none, five and seven; the 24 S6 files level for all
+//     three; rate 0.52×, 0.47×, 0.47×. D55 (crowd best, 3.9–4.8%) is
+//     behind for every fit and the mean, and D6x3-11 and D6x3-16 for
+//     most: those are the recipe's. The on/off seconds are each fit's
+//     draw (0 to 7 of 14), and the mean keeps some of them (3).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
