@@ -93,14 +93,14 @@ func (c EncoderConfig) LayoutName() string {
 // SwitchFeatures (v1), SwitchFeaturesV2, V3, V4 or V5.
 func (c EncoderConfig) SwitchWidth() int {
 	switch c.Layout {
-	case StateLayoutV5:
-		return SwitchFeaturesV5
 	case StateLayoutV2:
 		return SwitchFeaturesV2
 	case StateLayoutV3:
 		return SwitchFeaturesV3
 	case StateLayoutV4:
 		return SwitchFeaturesV4
+	case StateLayoutV5:
+		return SwitchFeaturesV5
 	}
 	return SwitchFeatures
 }
@@ -166,9 +166,9 @@ func Layouts() string {
 }
 
 // WithLayout returns c writing layout (StateLayout or StateLayoutV2 to
-// V5), with the constants that layout adds
-// derived as DefaultEncoderConfig derives the others (Cq = C·5 ms, CD =
-// C·60 s, C = RateScale; T = VacatedDefault) and those it lacks zeroed.
+// V5), with the constants that layout adds derived as
+// DefaultEncoderConfig derives the others (Cq = C·5 ms, CD = C·60 s, C =
+// RateScale; T = VacatedDefault) and those it lacks zeroed.
 // It does not validate: an unknown layout is Validate's error.
 func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
 	c.Layout, c.QueueScale, c.DeficitScale, c.VacatedSeconds = layout, 0, 0, 0
