@@ -21,6 +21,11 @@
 #                         into $(MODEL_BUILD)/ablation-beta0.safetensors.
 #   make model-probe      the Q-network signal analysis of the default model
 #                         into $(MODEL_BUILD)/probe.
+#   make model-judge      the development checks of training/doc.go's rules
+#                         (mk/judge.sh) for JUDGE_MODEL behind JUDGE_GATE
+#                         (default: the committed testbed model and gate),
+#                         into JUDGE_DIR (default $(MODEL_BUILD)/judge), its
+#                         figures in summary.md; about 3 minutes on 2 CPUs.
 #   make model-evaluate   every policy on every built-in scenario, 3 repeats,
 #                         into $(MODEL_BUILD)/evaluate.
 #
@@ -103,7 +108,7 @@ MODEL_BIN    := $(MODEL_BUILD)/proflow-torch
 # tree differs from it.
 MODEL_COMMIT  = $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: model model-single model-universal model-ablation model-probe model-evaluate model-bin
+.PHONY: model model-single model-universal model-ablation model-probe model-evaluate model-judge model-bin
 
 model-bin: torch-setup
 	@mkdir -p $(MODEL_BUILD)
@@ -164,5 +169,14 @@ model-probe:
 model-evaluate:
 	$(GO) run ./proflow evaluate -profile $(PROFILE) -model $(MODEL_DIR)/$(MODEL_NAME).safetensors -policies static,reactive,crowd,oracle,agent \
 	  -scenarios all -repeats 3 -out $(MODEL_BUILD)/evaluate
+
+## model-judge: the development checks a model or gate choice is judged by.
+JUDGE_MODEL ?= models/default.safetensors
+JUDGE_GATE  ?= models/gate-testbed.json
+JUDGE_DIR   ?= $(MODEL_BUILD)/judge
+model-judge:
+	@mkdir -p $(MODEL_BUILD)
+	$(GO) build -o $(MODEL_BUILD)/proflow ./proflow
+	mk/judge.sh $(MODEL_BUILD)/proflow $(JUDGE_MODEL) $(JUDGE_GATE) $(JUDGE_DIR)
 
 .DEFAULT_GOAL := $(_model_default_goal)

@@ -338,6 +338,12 @@
 //
 // # What each choice looked at
 //
+// make model-judge (mk/judge.sh) runs the development checks the rules
+// below name (D1–D64 and the built-ins at base seeds 1 and 1000, the 24
+// S6 variants, the kind built-ins, the sized development families at base
+// seed 1; 2 repeats) for any model and gate, and prints the scenarios more
+// than 2% behind the per-scenario best rule; it runs no held-out family.
+//
 // The held-out family H1–H64 (southbound/sim, "Held-out family") was
 // frozen at the commit that added it; from then on a profile, reward, gate
 // or model choice may look only at the built-in scenarios (S1–S12 with
