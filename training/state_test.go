@@ -61,3 +61,30 @@ func TestClampState(t *testing.T) {
 		t.Error("no entry set: no error")
 	}
 }
+
+// TestClampStateAppended checks that the features layouts v2–v5 append to
+// each switch's block (backlog, deficit, vacated flows) are clipped to
+// [0, 1] on every switch, the current one included.
+func TestClampStateAppended(t *testing.T) {
+	for _, layout := range []string{telemetry.StateLayoutV2, telemetry.StateLayoutV3, telemetry.StateLayoutV4, telemetry.StateLayoutV5} {
+		enc := testEncoder().WithLayout(layout)
+		s := make([]float32, enc.Dim())
+		for i := range s {
+			s[i] = 5
+			if i%2 == 1 {
+				s[i] = -5
+			}
+		}
+		if err := ClampState(enc, s, 1); err != nil {
+			t.Fatal(err)
+		}
+		for k := range enc.NumSwitches {
+			x := s[enc.AggOffset(k):][:enc.SwitchWidth()]
+			for f := telemetry.FeatureQueue; f < len(x); f++ {
+				if x[f] != 0 && x[f] != 1 {
+					t.Errorf("%s: switch %d feature %d = %v, want 0 or 1", layout, k, f, x[f])
+				}
+			}
+		}
+	}
+}
