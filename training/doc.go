@@ -1566,6 +1566,22 @@
 //     behind for every fit and the mean, and D6x3-11 and D6x3-16 for
 //     most: those are the recipe's. The on/off seconds are each fit's
 //     draw (0 to 7 of 14), and the mean keeps some of them (3).
+//   - A move timed to the reserve, behind a shorter gate (session 20).
+//     M2 (the crowd and drain terms' δ read from the deficit,
+//     RewardConfig.DeficitDrain) timed its move to the reserve (fans
+//     1.5–3.3%) but came late behind 16 votes and moved on noise behind
+//     6; it was run before the distress gate existed (which now moves a
+//     collapsed flow within a second whatever the vote count) and on
+//     layout v3, which lost S6. The rule, written before the run: a model
+//     trained by proflow train -universal on the four corpora of the v5
+//     fit above (layout v5, N_ROLLING 0.08, MODEL_SEED 1; no new
+//     collection) with models/train-testbed.json plus "deficit_drain":
+//     true, seed 1, behind models/gate-testbed.json and behind the same
+//     gate with 10 votes, each judged by the rule of the v3 entry (make
+//     model-judge: the gate entry's rule and the 24 S6 files level); of
+//     those passing, the one with fewer sized scenarios behind, then the
+//     higher D1–D64 mean; the fit itself is the candidate, and the
+//     held-out families are then run at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
