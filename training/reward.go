@@ -363,7 +363,7 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	var drain float64
 	switch {
 	case c.DeficitDrain && !enc.HasDeficit():
-		return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: deficit_drain needs states of layout %s, these are %s", telemetry.StateLayoutV3, enc.LayoutName())
+		return SyntheticRewardTerms{}, fmt.Errorf("training: synthetic reward: deficit_drain needs states of layout %s or %s, these are %s", telemetry.StateLayoutV3, telemetry.StateLayoutV5, enc.LayoutName())
 	case c.DeficitDrain:
 		drain = clip(float64(s[enc.AggOffset(k)+telemetry.FeatureDeficit]), 0, 1)
 	default:
