@@ -1570,18 +1570,24 @@
 //     M2 (the crowd and drain terms' δ read from the deficit,
 //     RewardConfig.DeficitDrain) timed its move to the reserve (fans
 //     1.5–3.3%) but came late behind 16 votes and moved on noise behind
-//     6; it was run before the distress gate existed (which now moves a
-//     collapsed flow within a second whatever the vote count) and on
-//     layout v3, which lost S6. The rule, written before the run: a model
-//     trained by proflow train -universal on the four corpora of the v5
-//     fit above (layout v5, N_ROLLING 0.08, MODEL_SEED 1; no new
-//     collection) with models/train-testbed.json plus "deficit_drain":
-//     true, seed 1, behind models/gate-testbed.json and behind the same
-//     gate with 10 votes, each judged by the rule of the v3 entry (make
-//     model-judge: the gate entry's rule and the 24 S6 files level); of
-//     those passing, the one with fewer sized scenarios behind, then the
-//     higher D1–D64 mean; the fit itself is the candidate, and the
-//     held-out families are then run at base seed 9600, unused.
+//     6; M10, the same reward fitted with decision lag 5 behind 6 votes,
+//     was behind the best rule on the built-ins only in S6 (layout v3's
+//     loss) and N2. Both were run before the distress gate existed (which
+//     now moves a collapsed flow within a second whatever the vote count)
+//     and before D1–D64 and the sized families, and on layout v3. The
+//     rule, written before the runs (a first version of it, the same
+//     without lag 5, was written before a run that lost its model to a
+//     missing output directory and printed no figure): two models trained
+//     by proflow train -universal on the four corpora of the v5 fit above
+//     (layout v5, N_ROLLING 0.08, MODEL_SEED 1; no new collection), seed
+//     1, with models/train-testbed.json plus "deficit_drain": true: MD
+//     behind models/gate-testbed.json, and ML, with "decision_lag": 5 as
+//     well, behind the same gate with 6 votes (lag + 1); each judged by
+//     the rule of the v3 entry (make model-judge: the gate entry's rule
+//     and the 24 S6 files level); of those passing, the one with fewer
+//     sized scenarios behind, then the higher D1–D64 mean; the fit itself
+//     is the candidate, and the held-out families are then run at base
+//     seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
