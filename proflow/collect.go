@@ -86,6 +86,9 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("collect: %w", err)
 	}
+	if err := makeOutputDirs("collect", [2]string{"out", *out}); err != nil {
+		return err
+	}
 	bar := progress.New(e.stderr, "collect", *episodes)
 	cfg.Progress = func(done, _ int) { bar.Set(done) }
 	start := time.Now()
@@ -106,10 +109,8 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 }
 
 func saveDataset(ds *training.Dataset, path string) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("collect: %w", err)
-		}
+	if err := makeOutputDirs("collect", [2]string{"out", path}); err != nil {
+		return err
 	}
 	if err := ds.Save(path); err != nil {
 		return fmt.Errorf("collect: %w", err)

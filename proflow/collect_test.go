@@ -16,7 +16,7 @@ func TestCollectCommand(t *testing.T) {
 	if err := os.WriteFile(shares, []byte(`{"F_EARLY": 1, "H_PARTIAL": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "corpus.dataset")
+	out := filepath.Join(dir, "new", "corpus.dataset") // a directory collect creates
 	traces := filepath.Join(dir, "traces")
 	e, stdout, _ := newTestEnv()
 	err := e.dispatch(context.Background(), []string{"collect", "-episodes", "2", "-seed", "3", "-out", out, "-shares", shares, "-traces", traces, "-parallel", "2"})

@@ -36,6 +36,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -196,6 +197,23 @@ func parseFlags(fs *flag.FlagSet, name string, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s: unexpected arguments %q: want flags only (flags after the first argument are not read): %w", name, fs.Args(), errUsage)
+	}
+	return nil
+}
+
+// makeOutputDirs creates the directory of each output file path (flag
+// -name of command cmd) that does not exist yet, so that a long run does
+// not lose its result to a missing directory at the end; an empty path is
+// skipped. The error names the flag and the path.
+func makeOutputDirs(cmd string, outputs ...[2]string) error {
+	for _, o := range outputs {
+		name, path := o[0], o[1]
+		if path == "" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("%s: -%s %s: create its directory: %w", cmd, name, path, err)
+		}
 	}
 	return nil
 }

@@ -84,6 +84,9 @@ func runDistill(ctx context.Context, e *env, args []string) error {
 		}
 		teachers = append(teachers, m)
 	}
+	if err := makeOutputDirs("distill", [2]string{"out", *out}); err != nil {
+		return err
+	}
 	dss, corpus, err := loadDatasets(e, dpaths)
 	if err != nil {
 		return fmt.Errorf("distill: %w", err)
@@ -204,6 +207,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	if _, err := torchq.Device(cfg.Device); err != nil {
 		return fmt.Errorf("train: %w", err)
+	}
+	if err := makeOutputDirs("train", [2]string{"out", *out}, [2]string{"dynamics", *dynOut}); err != nil {
+		return err
 	}
 
 	dss, corpus, err := loadDatasets(e, paths)

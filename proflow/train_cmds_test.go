@@ -80,8 +80,10 @@ func TestTrainCommand(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	model := filepath.Join(dir, "model.safetensors")
-	dyn := filepath.Join(dir, "dynamics.safetensors")
+	// Directories train creates before it starts, so that the run's
+	// result is not lost at the end.
+	model := filepath.Join(dir, "out", "model.safetensors")
+	dyn := filepath.Join(dir, "dyn", "dynamics.safetensors")
 	var stdout, stderr bytes.Buffer
 	e := &env{stdout: &stdout, stderr: &stderr}
 	e.commands = commands()
@@ -191,7 +193,7 @@ func TestDistillCommand(t *testing.T) {
 		}
 		teachers = append(teachers, m)
 	}
-	student := filepath.Join(dir, "student.safetensors")
+	student := filepath.Join(dir, "students", "student.safetensors") // a directory distill creates
 	e, stdout, _ := newTestEnv()
 	if err := e.dispatch(context.Background(), []string{"distill", "-teachers", strings.Join(teachers, ","), "-data", small + "," + big,
 		"-epochs", "2", "-out", student, "-commit", "abc"}); err != nil {
@@ -246,6 +248,7 @@ func TestTrainCommandChecksBeforeLoading(t *testing.T) {
 		{[]string{"stray", "-seed", "2"}, "unexpected arguments", true},
 		{[]string{"-data", missing + "," + missing}, "-data names 2 datasets: training across fabrics needs -universal", true},
 		{[]string{"-universal", "-data", "a.dataset,,b.dataset"}, "want dataset files separated by commas, none empty", true},
+		{[]string{"-out", filepath.Join(noDyn, "model.safetensors")}, "-out " + filepath.Join(noDyn, "model.safetensors") + ": create its directory", false},
 	}
 	if _, err := torchq.Device(training.DeviceCUDA); err != nil {
 		cases = append(cases, struct {
