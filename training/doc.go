@@ -1611,6 +1611,16 @@
 //     above) was searched for its burst lengths, to check a claim about
 //     the generators; the rule took nothing from it (its reward and lag
 //     are M2's and M10's, its corpora the v5 fit's).
+//   - The decision lag with the adopted reward (session 20, after the
+//     entry above). With the adopted reward, layout v5 kept S6 level (the
+//     v5 entry); with the deficit reward, lag 5 timed the move best on
+//     D1–D64's mean but lost S6 (ML). The rule, written before the run:
+//     ML2, proflow train -universal on the same four v5 corpora with
+//     models/train-testbed.json plus "decision_lag": 5 (the adopted
+//     reward, no deficit_drain), seed 1, behind models/gate-testbed.json
+//     with 6 votes, judged by the rule of the v3 entry (make
+//     model-judge); the fit itself is the candidate, and the held-out
+//     families are then run at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
