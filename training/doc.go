@@ -1621,6 +1621,18 @@
 //     with 6 votes, judged by the rule of the v3 entry (make
 //     model-judge); the fit itself is the candidate, and the held-out
 //     families are then run at base seed 9600, unused.
+//     Measured (train 540 s on 2 CPUs; make model-judge): D1–D64 22.71
+//     and 22.71 MB/s, behind in ten and eleven (D42 by 11%, D51 by 8%,
+//     most of the rest by 3.2–3.5%); the bulk built-ins behind in S5, S6,
+//     N2 and all five S12 variants (to 20%); 12 of the 24 S6 files; the
+//     sized D families in eleven and seven; rr 0.12×, rate 0.46×, onoff
+//     1.07× with eleven of 14 worse than static and 1.25 moves an episode
+//     in its quiet traps. It does not pass; the adopted model stays and
+//     base seed 9600 is still unused. Without the deficit reward the lag
+//     loses what ML kept (the destination traps of S12) and S6 as well:
+//     both lagged fits lose about 3.3% in many scenarios where the best
+//     rule stays or moves on arrival, and neither brought the S6 files
+//     back, so the lag, not the reward, is what costs S6 here.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
