@@ -1633,6 +1633,14 @@
 //     both lagged fits lose about 3.3% in many scenarios where the best
 //     rule stays or moves on arrival, and neither brought the S6 files
 //     back, so the lag, not the reward, is what costs S6 here.
+//     The traces of that 3.3% (proflow evaluate -scenarios D7,D39,D14,
+//     2 repeats, base seed 1, an analysis after the choice): ML2 moves
+//     3.0 s after congestion starts in D7 and D39, where no rule moves
+//     and static is best, the earliest its 6 votes allow, and pays 9 s of
+//     recovery; in D14 it moves at 3.0 s to the wrong switch and again at
+//     18 s. The adopted model stays in D7 and D39 and moves D14 once, at
+//     10 s. A lagged fit reads any congestion's start as a reason to
+//     leave: its margin clears δ from the first sample.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
