@@ -1641,6 +1641,19 @@
 //     18 s. The adopted model stays in D7 and D39 and moves D14 once, at
 //     10 s. A lagged fit reads any congestion's start as a reason to
 //     leave: its margin clears δ from the first sample.
+//   - The mean of three v5 fits (session 20, after the entries above).
+//     The v5 fit with N_ROLLING kept S6 level and fixed D40 and D51 and
+//     lost elsewhere by scenarios that single fits differ in; every mean
+//     of three fits so far removed most of its fits' D1–D64 losses. The
+//     rule, written before the second and third fits were made: the mean
+//     Q of make model with MODEL_LAYOUT proflow-state-v5 and
+//     models/shares-testbed.json plus N_ROLLING 0.08 at MODEL_SEED 1 (the
+//     v5 fit above), 2 and 3, as one network whose hidden layers lie side
+//     by side, behind models/gate-testbed.json, judged by the ensemble
+//     rule of the rolling-crowd ensemble entry above (make model-judge);
+//     if it passes, a 128-wide student distilled from it must pass the
+//     same rule before it is adopted, and the held-out families are then
+//     run with the student at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
