@@ -1654,6 +1654,19 @@
 //     if it passes, a 128-wide student distilled from it must pass the
 //     same rule before it is adopted, and the held-out families are then
 //     run with the student at base seed 9600, unused.
+//     Measured (make model printed train 489 s and 506 s for MODEL_SEED 2
+//     and 3; make model-judge): D1–D64 22.81 and 22.80 MB/s, behind only
+//     in D10 at each seed (11% and 13%, static best) against the adopted
+//     model's two and two; the bulk built-ins and the 24 S6 files behind
+//     nowhere at both seeds (S6 files 22.04 MB/s, the adopted model
+//     21.84); rr 0.10×, rate 0.47×, no quiet-trap move; but the sized D
+//     families behind in four (D6x3-11, -44, -54; D16x3-57) against two,
+//     and onoff 1.01× with five scenarios a second worse than static (O1,
+//     O2, O6, O9, O10) against none. It does not pass; no student was
+//     distilled and base seed 9600 is still unused. It is the best
+//     candidate at the paper's size so far (one scenario behind, S6
+//     ahead of the adopted model); what it loses are the sized families'
+//     brief bursts and the on/off second, as every N_ROLLING recipe.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
