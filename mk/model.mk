@@ -25,7 +25,7 @@
 #                         (mk/judge.sh) for JUDGE_MODEL behind JUDGE_GATE
 #                         (default: the committed testbed model and gate),
 #                         into JUDGE_DIR (default $(MODEL_BUILD)/judge), its
-#                         figures in summary.md; about 3 minutes on 2 CPUs.
+#                         figures in summary.md; about 2 min 20 s on 2 CPUs.
 #   make model-evaluate   every policy on every built-in scenario, 3 repeats,
 #                         into $(MODEL_BUILD)/evaluate.
 #

@@ -59,6 +59,9 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
+	if err := makeOutputDirs("collect", [2]string{"out", *out}); err != nil {
+		return err
+	}
 	if *fromTraces != "" {
 		return collectFromTraces(e, *fromTraces, *out, *layout)
 	}
@@ -86,9 +89,6 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("collect: %w", err)
 	}
-	if err := makeOutputDirs("collect", [2]string{"out", *out}); err != nil {
-		return err
-	}
 	bar := progress.New(e.stderr, "collect", *episodes)
 	cfg.Progress = func(done, _ int) { bar.Set(done) }
 	start := time.Now()
@@ -109,9 +109,6 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 }
 
 func saveDataset(ds *training.Dataset, path string) error {
-	if err := makeOutputDirs("collect", [2]string{"out", path}); err != nil {
-		return err
-	}
 	if err := ds.Save(path); err != nil {
 		return fmt.Errorf("collect: %w", err)
 	}
