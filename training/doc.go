@@ -1667,6 +1667,28 @@
 //     candidate at the paper's size so far (one scenario behind, S6
 //     ahead of the adopted model); what it loses are the sized families'
 //     brief bursts and the on/off second, as every N_ROLLING recipe.
+//   - A pessimistic ensemble (session 21). Every mean of three fits
+//     removed most of its fits' D1–D64 losses but kept moves that one fit
+//     makes beside a brief neighbour or an on/off flow (the sized
+//     families' brief bursts, the on/off second): a mean moves when the
+//     fits prefer the move on average, so one fit's confident move can
+//     carry it. Offline Q-learning overrates actions its data covers
+//     thinly, and a move beside a crowd that may leave is one; the usual
+//     remedy is pessimism over an ensemble. The candidate scores each
+//     switch k by the least advantage any fit gives it over the current
+//     switch k*, min_i (Q_i(k) − Q_i(k*)), so the gate's margin and votes
+//     need every fit to prefer the move. It adds no setting: the gate is
+//     models/gate-testbed.json and the fits exist. The rule, written
+//     before the runs: two candidates, P5, the three v5 N_ROLLING fits of
+//     the mean above (recovered from their merged network: each member's
+//     weights exactly, its output bias the mean's, which no advantage
+//     reads), and P4, the three v4 N_ROLLING fits of the rolling-crowd
+//     ensemble entry; each behind models/gate-testbed.json, judged by the
+//     ensemble rule of that entry (make model-judge); of those that pass,
+//     the one with fewer sized scenarios behind, then the higher D1–D64
+//     mean. A pass is then shipped as one model file the pure-Go agent
+//     reads, its decision cost benchmarked against the 5 µs target, and
+//     the held-out families are run with it at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
