@@ -1678,7 +1678,12 @@
 //     switch k by the least advantage any fit gives it over the current
 //     switch k*, min_i (Q_i(k) − Q_i(k*)), so the gate's margin and votes
 //     need every fit to prefer the move. It adds no setting: the gate is
-//     models/gate-testbed.json and the fits exist. The rule, written
+//     models/gate-testbed.json and the fits exist. The same combination of
+//     layout v2's three fits was measured before ("A move all three fits
+//     agree on", above: as many behind as the adopted model, elsewhere);
+//     this entry asks it of the v4 and v5 fits, whose means came closest
+//     (a repetition the log could have spared: it was run before that
+//     entry was reread). The rule, written
 //     before the runs: two candidates, P5, the three v5 N_ROLLING fits of
 //     the mean above (recovered from their merged network: each member's
 //     weights exactly, its output bias the mean's, which no advantage
