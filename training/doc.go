@@ -1811,6 +1811,26 @@
 //     which the votes filter and a one-sample distress does not. And half
 //     a second more than 20 votes still costs the full-rate crowds of
 //     D17, D18, D37 and D64 what 21 votes cost them before.
+//   - The drain term after distress (session 21). κ = 0.7 was chosen
+//     (the drain term's entry above) when the κ = 0 model left S11 at
+//     18.8 s, 7 s after its collapse, and S5 and S8 after theirs: a
+//     collapsed flow then waited for the gate's votes. The distress rule
+//     added since moves a collapsed flow within a second, and proflow
+//     bound reads S11's best single move at 11.5 s, after its collapse
+//     (0.0% worst case over its twins). The drain term charges staying
+//     beside a lone elephant as it charges a crowd (−0.7 a step at any
+//     load above 1.1 times the bucket rate, where the crowd term charges
+//     D6x3-11's elephant of 4 flow-table entries −0.33 and S1's crowd of
+//     12 −1.7; proflow trace on both, docs/reproduction.md), and the
+//     sized families' moves into the end of a brief elephant burst (D6x3-11,
+//     D16x3-57) and beside a lone host (D6x3-44) are what the adopted
+//     model keeps losing. The rule, written before the run: make model
+//     with models/train-testbed.json plus "kappa": 0, everything else the
+//     adopted recipe (layout v2, models/shares-testbed.json, MODEL_SEED 1:
+//     the adopted model's own corpora), behind models/gate-testbed.json,
+//     judged by the rule of the v3 entry above (make model-judge); the fit
+//     itself is the candidate, and the held-out families are then run
+//     with it at base seed 9600, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
