@@ -1819,7 +1819,7 @@
 //     bound reads S11's best single move at 11.5 s, after its collapse
 //     (0.0% worst case over its twins). The drain term charges staying
 //     beside a lone elephant as it charges a crowd (−0.7 a step at any
-//     load above 1.1 times the bucket rate, where the crowd term charges
+//     load of twice the bucket rate or more, where the crowd term charges
 //     D6x3-11's elephant of 4 flow-table entries −0.33 and S1's crowd of
 //     12 −1.7; proflow trace on both, docs/reproduction.md), and the
 //     sized families' moves into the end of a brief elephant burst (D6x3-11,
