@@ -1842,10 +1842,11 @@
 //     ten and three; rr 0.26×, rate 0.59×, onoff none worse, no
 //     quiet-trap move; the 24 S6 files level. It does not pass; the
 //     adopted model stays and base seed 9600 is still unused. Behind the
-//     distress rule the collapse costs what it cost before it: a move a
-//     second after a full-rate crowd collapses the flow is 3.7–5.1%
-//     behind crowd's, and the drain term, not the crowd term, is what
-//     puts the move before it.
+//     distress rule the collapse still costs: the development scenarios
+//     now behind are moves 1–11 s later than the adopted model's 10 s
+//     (D37 at 11 s, D55 at 14 s, D38 at 17.5 s, D14 at 20.75 s), 3.3–5.1%
+//     behind the best rule, and the drain term, not the crowd term, is
+//     what puts the move before the collapse.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
