@@ -1869,9 +1869,10 @@
 //     seeds; the sized D families in nine to eleven; rr 0.23–0.26×, rate
 //     0.53–0.59×; onoff eight scenarios worse than static behind 8 and 10
 //     votes. None passes; the adopted model and gate stay and base seed
-//     9600 is still unused. A shorter count moves D37 in time but also
-//     for N2's brief visit, and leaves what the drain term's absence
-//     costs elsewhere (S5, the S12 destination traps, D14, D22).
+//     9600 is still unused. A shorter count does not bring D37 back
+//     (2.5–5.1% behind at every count), moves for N2's brief visit, and
+//     leaves what the drain term's absence costs elsewhere (S5, the S12
+//     destination traps, D14, D22).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
