@@ -1769,8 +1769,11 @@
 //     elephant leaves when it has drained the deficit to 0.823, 10 s
 //     after it arrived. At that sample S1 (10.0 s: deficit 0.821, the
 //     switch sending 5.9 times the bucket rate, the flow whole) and
-//     D6x3-11 (50.0 s: 0.823, 6.1 times, whole) cannot be told apart by
-//     anything the controller reads; at the next sample S1's flow is
+//     D6x3-11 (50.0 s: 0.823, 6.1 times, whole) read alike on the flow's
+//     switch but for its flow-table entries (12 against 4), and the
+//     congestion leaves show one sending host against five (a correction
+//     after the runs below: this entry first said nothing told them
+//     apart); at the next sample S1's flow is
 //     already at 69% (16.3 MB/s, then 8.3 at 11.0 s) and D6x3-11's
 //     elephant is gone. A move at the 20th vote, 10 s after a crowd
 //     arrives, lands on that sample: right for S1, a needless reroute in
