@@ -37,7 +37,6 @@ type traceRow struct {
 
 // traceSwitch is what one switch showed in a step.
 type traceSwitch struct {
-	k       int
 	load    float64 // transmit rate over the bucket rate
 	flows   float64 // flow-table entries
 	deficit float64 // the reserve deficit feature (layout v3 and v5), in [0, 1]
@@ -115,7 +114,7 @@ func traceRows(tr *trace.Episode, from, to float64, all bool) ([]traceRow, error
 				continue
 			}
 			sw := s.Obs.Switches[k]
-			r.sw = append(r.sw, traceSwitch{k: k, load: sw.TxRate / topo.BucketRate, flows: sw.FlowCount,
+			r.sw = append(r.sw, traceSwitch{load: sw.TxRate / topo.BucketRate, flows: sw.FlowCount,
 				deficit: float64(state[cfg.AggOffset(k)+telemetry.FeatureDeficit])})
 		}
 		rows = append(rows, r)
@@ -133,8 +132,12 @@ func writeTraceTable(w io.Writer, meta trace.Meta, rows []traceRow, all bool) er
 		}
 		return strconv.Itoa(k)
 	}
-	fmt.Fprintf(w, "%s, policy %s, seed %d: t is seconds since the evaluation window opened; load is the switch's transmit rate over the bucket rate; deficit is its reserve deficit (telemetry.FeatureDeficit, 1 = %d s of the bucket rate sent above it)\n",
-		meta.Scenario, meta.Policy, meta.Seed, telemetry.DeficitSeconds)
+	clock := "the evaluation window opened"
+	if meta.CongestionStart.IsZero() {
+		clock = "the episode started"
+	}
+	fmt.Fprintf(w, "%s, policy %s, seed %d: t is seconds since %s; load is the switch's transmit rate over the bucket rate; deficit is its reserve deficit (telemetry.FeatureDeficit, 1 = %d s of the bucket rate sent above it)\n",
+		meta.Scenario, meta.Policy, meta.Seed, clock, telemetry.DeficitSeconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"t", "on", "MB/s"}
 	if all {

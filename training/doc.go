@@ -1798,22 +1798,22 @@
 //     the traces call for). The gate that passes is recorded in the model
 //     (proflow gate), and the held-out families are run behind it at
 //     base seed 9600, unused.
-//     Measured (make model-judge, about 2 min 20 s each): G21, D1–D64
-//     22.61 and 22.66 MB/s, behind in six at each seed (D17, D18, D37,
+//     Measured (make model-judge's script, both runs within 6.5 min): G21,
+//     D1–D64 22.61 and 22.66 MB/s, behind in six at each seed (D17, D18, D37,
 //     D64 by 2.9–4.2%, besides D40 and D51), 2–5 of the 24 S6 files by
-//     2.0–2.2%, the sized D families in six and five (D6x3-11 level,
-//     D6x3-44 not); G20, D1–D64 22.73 and 22.78 (the adopted gate 22.70
-//     and 22.75), behind in D40 and D51 as before, the sized families in
-//     D6x3-11 and D6x3-44 as before; behind both gates the onoff flows of
-//     the quiet traps are moved 6.0 times an episode (none behind the
-//     adopted gate), rr 0.09×, rate 0.48× and 0.46×. Neither passes; the
-//     adopted gate stays and base seed 9600 is still unused. One low
-//     sample is not enough inside the gate either: an on/off flow's first
-//     sample of an idle gap is low and less than half application-limited,
-//     and the Q-network prefers some other switch by more than δ there,
-//     which the votes filter and a one-sample distress does not. And half
-//     a second more than 20 votes still costs the full-rate crowds of
-//     D17, D18, D37 and D64 what 21 votes cost them before.
+//     2.0–2.2%, the sized D families in six and five (D6x3-11 level, D6x3-44
+//     not); G20, D1–D64 22.73 and 22.78 (the adopted gate 22.70 and 22.75),
+//     behind in D40 and D51 as before, the sized families in D6x3-11 and
+//     D6x3-44 as before; behind both gates the onoff flows of the quiet traps
+//     are moved 6.0 times an episode (none behind the adopted gate), rr
+//     0.09×, rate 0.48× and 0.46×. Neither passes; the adopted gate stays and
+//     base seed 9600 is still unused. One low sample is not enough inside the
+//     gate either: an on/off flow's first sample of an idle gap is low and
+//     less than half application-limited, and the Q-network prefers some
+//     other switch by more than δ there, which the votes filter and a
+//     one-sample distress does not. And half a second more than 20 votes
+//     still costs the full-rate crowds of D17, D18, D37 and D64 what 21 votes
+//     cost them before.
 //   - The drain term after distress (session 21). κ = 0.7 was chosen
 //     (the drain term's entry above) when the κ = 0 model left S11 at
 //     18.8 s, 7 s after its collapse, and S5 and S8 after theirs: a
