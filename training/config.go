@@ -113,6 +113,19 @@ type TrainConfig struct {
 	// "Decision lag"). 0, the default, fits Q(s_t, a_t) as the paper does.
 	DecisionLag int `json:"decision_lag,omitempty"`
 
+	// Monotone, when positive, weighs proflow's destination-monotonicity
+	// penalty of a universal Q-network (package documentation, "Universal
+	// models"): each minibatch's destination rows (a candidate other than
+	// the current switch) are copied with their own congestion features —
+	// transmit rate, overflow, flow count, elephant rate, uplink backlog
+	// and, in layouts that have it, the reserve deficit — raised by random
+	// amounts, and Monotone·Σ max(0, Q(raised) − Q(row))/(|S|−1) is added
+	// to the Q-network's loss: a destination more congested in every one
+	// of those features should not score higher than the same destination
+	// cleaner, in the same fabric. It orders destinations only; when to
+	// move is still learnt from the rewards alone. 0, the default, is off.
+	Monotone float64 `json:"monotone,omitempty"`
+
 	// Reward holds the reward coefficients.
 	Reward RewardConfig `json:"reward"`
 }
@@ -195,6 +208,11 @@ func (c TrainConfig) Validate() error {
 		if f.v < f.min {
 			add("%s %d, want >= %d", f.name, f.v, f.min)
 		}
+	}
+	if !(c.Monotone >= 0) || math.IsInf(c.Monotone, 0) {
+		add("monotone %v, want a finite number >= 0", c.Monotone)
+	} else if c.Monotone > 0 && !c.Universal {
+		add("monotone %v needs a universal Q-network (universal: true): it orders candidate rows", c.Monotone)
 	}
 	if c.DynaEpochs > 0 && c.DynamicsEpochs == 0 {
 		add("dyna_epochs %d needs a dynamics model, but dynamics_epochs is 0", c.DynaEpochs)

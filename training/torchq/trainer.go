@@ -38,6 +38,7 @@ const (
 	streamDyna
 	streamPermute
 	streamDistill
+	streamMonotone
 )
 
 // evalChunk bounds the rows of one evaluation forward pass.
@@ -82,6 +83,7 @@ type Trainer struct {
 	rngDyn    *rand.Rand
 	rngFQI    *rand.Rand
 	rngDyna   *rand.Rand
+	rngMono   *rand.Rand
 	// rows is the scratch of the candidate rows of one universal forward
 	// pass (libtorch copies it into a tensor).
 	rows []float32
@@ -135,7 +137,8 @@ func NewMultiTrainer(cfg training.TrainConfig, encs []telemetry.EncoderConfig, p
 	}
 	pcg := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
 	t := &Trainer{cfg: cfg, dev: dev, out: progress,
-		rngSplit: pcg(streamSplit), rngDyn: pcg(streamDynamics), rngFQI: pcg(streamFQI), rngDyna: pcg(streamDyna)}
+		rngSplit: pcg(streamSplit), rngDyn: pcg(streamDynamics), rngFQI: pcg(streamFQI), rngDyna: pcg(streamDyna),
+		rngMono: pcg(streamMonotone)}
 	rngPerm := pcg(streamPermute)
 	for _, enc := range encs {
 		f := &fabric{enc: enc}
@@ -871,6 +874,11 @@ func (t *Trainer) qStep(enc telemetry.EncoderConfig, b *batch) (loss, q []float3
 	pred := tp.gather(t.qTensor(tp, t.q, enc, b.s, n), tp.ints(b.a))
 	el := tp.elementLoss(pred, target, t.cfg.HuberDelta)
 	total := tp.sum(tp.mul(el, tp.floats(b.weight, int64(n))))
+	if t.cfg.Universal && t.cfg.Monotone > 0 {
+		if pen := t.monotonePenalty(tp, enc, b.s, n); pen != nil {
+			total = tp.add(total, pen)
+		}
+	}
 	if err := optimise(tp, t.qOpt, total); err != nil {
 		return nil, nil, err
 	}
@@ -880,6 +888,60 @@ func (t *Trainer) qStep(enc telemetry.EncoderConfig, b *batch) (loss, q []float3
 	}
 	t.steps++
 	return loss, q, nil
+}
+
+// monotonePenalty records on tp TrainConfig.Monotone's penalty for the n
+// states s encoded with enc: every destination row (flag 0) beside a copy
+// whose own congestion features are raised, each with probability 1/2 (the
+// transmit rate when none is drawn), by an amount drawn uniformly from [0,
+// 0.5), clipped at 1; the penalty is Monotone/(|S|−1) times the sum of
+// max(0, Q(raised) − Q(row)). It returns nil when no row is a destination.
+func (t *Trainer) monotonePenalty(tp *tape, enc telemetry.EncoderConfig, s []float32, n int) *ts.Tensor {
+	rows, err := t.candidates(enc, s, n)
+	if err != nil {
+		return tp.keep(nil, err)
+	}
+	dim, w := enc.CandidateDim(), enc.SwitchWidth()
+	feats := []int{telemetry.FeatureTxRate, telemetry.FeatureOverflow, telemetry.FeatureFlowCount, telemetry.FeatureElephant}
+	if w > telemetry.FeatureQueue {
+		feats = append(feats, telemetry.FeatureQueue)
+	}
+	if enc.HasDeficit() {
+		feats = append(feats, telemetry.FeatureDeficit)
+	}
+	flag := 2 * w // candidateOffsets: own block, current block, then the flag
+	var orig, raised []float32
+	for r := 0; r+dim <= len(rows); r += dim {
+		row := rows[r : r+dim]
+		if row[flag] != 0 {
+			continue
+		}
+		orig = append(orig, row...)
+		up := append([]float32(nil), row...)
+		raisedOne := false
+		for _, f := range feats {
+			if t.rngMono.IntN(2) == 0 {
+				continue
+			}
+			up[f] = min(1, up[f]+float32(0.5*t.rngMono.Float64()))
+			raisedOne = true
+		}
+		if !raisedOne {
+			up[telemetry.FeatureTxRate] = min(1, up[telemetry.FeatureTxRate]+float32(0.5*t.rngMono.Float64()))
+		}
+		raised = append(raised, up...)
+	}
+	pairs := int64(len(orig) / dim)
+	if pairs == 0 {
+		return nil
+	}
+	qo := t.q.forward(tp, tp.floats(orig, pairs, int64(dim)))
+	qr := t.q.forward(tp, tp.floats(raised, pairs, int64(dim)))
+	wts := make([]float32, pairs)
+	for i := range wts {
+		wts[i] = float32(t.cfg.Monotone / float64(enc.NumSwitches-1))
+	}
+	return tp.sum(tp.mul(tp.relu(tp.sub(qr, qo)), tp.floats(wts, pairs, 1)))
 }
 
 // qTensor records on tp the Q-values Q(s, ·) of network m (the Q-network
