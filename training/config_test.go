@@ -2,6 +2,7 @@ package training
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,5 +140,23 @@ func TestReadShares(t *testing.T) {
 				t.Errorf("ReadShares(%s) = %v, %v; want no shares and an error containing %q", c.json, m, err, c.want)
 			}
 		})
+	}
+}
+
+func TestTrainConfigMonotone(t *testing.T) {
+	c := DefaultTrainConfig()
+	c.Monotone = 1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "needs a universal Q-network") {
+		t.Errorf("monotone on a per-fabric network: %v, want an error naming the universal network", err)
+	}
+	c.Universal = true
+	if err := c.Validate(); err != nil {
+		t.Errorf("monotone on a universal network: %v", err)
+	}
+	for _, v := range []float64{-1, math.Inf(1), math.NaN()} {
+		c.Monotone = v
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "monotone") {
+			t.Errorf("monotone %v: %v, want an error naming monotone", v, err)
+		}
 	}
 }

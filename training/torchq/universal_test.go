@@ -267,3 +267,69 @@ func TestUniversalRefuses(t *testing.T) {
 		t.Errorf("QValues with another scaling: %v, want ErrScalingMismatch", err)
 	}
 }
+
+// TestUniversalMonotone trains the same universal Q-network with and
+// without TrainConfig.Monotone and counts, on fresh states, the
+// destination rows that score higher once their own congestion features
+// are raised: the penalty must make them rare where the plain fit leaves
+// many (the toy corpus varies only the overflow, so the fit is free in
+// the other features).
+func TestUniversalMonotone(t *testing.T) {
+	ds := toyDatasetOf(t, sizedEncoder(4, 3), 40, 10, 31)
+	enc := ds.Encoder
+	violations := func(monotone float64) float64 {
+		cfg := universalConfig()
+		cfg.Monotone = monotone
+		cfg.DynaEpochs, cfg.FQIEpochs = 0, 20
+		tr, err := NewTrainer(cfg, enc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		if _, err := tr.Run(context.Background(), ds); err != nil {
+			t.Fatal(err)
+		}
+		m, err := tr.QModel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dim, w := enc.CandidateDim(), enc.SwitchWidth()
+		rows := make([]float32, enc.NumSwitches*dim)
+		raised := make([]float32, dim)
+		var q, qr [1]float32
+		rng := rand.New(rand.NewPCG(77, 1))
+		var bad, n int
+		for range 200 {
+			s := toyState(enc, toyOverflow(rng, rng.IntN(4), 4), rng.IntN(4))
+			if err := enc.EncodeCandidates(rows, s); err != nil {
+				t.Fatal(err)
+			}
+			for k := range enc.NumSwitches {
+				row := rows[k*dim:][:dim]
+				if row[2*w] != 0 { // the current switch's row
+					continue
+				}
+				copy(raised, row)
+				for _, f := range []int{telemetry.FeatureTxRate, telemetry.FeatureFlowCount, telemetry.FeatureElephant} {
+					raised[f] = min(1, raised[f]+0.3)
+				}
+				if err := m.Forward(q[:], row); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.Forward(qr[:], raised); err != nil {
+					t.Fatal(err)
+				}
+				if qr[0] > q[0]+1e-3 {
+					bad++
+				}
+				n++
+			}
+		}
+		return float64(bad) / float64(n)
+	}
+	plain, mono := violations(0), violations(5)
+	t.Logf("destinations scoring higher when more congested: %.1f%% without the penalty, %.1f%% with it", 100*plain, 100*mono)
+	if mono > 0.05 || mono > plain/2 {
+		t.Errorf("with the penalty %.1f%% of destinations score higher when more congested (without: %.1f%%), want at most 5%% and at most half", 100*mono, 100*plain)
+	}
+}
