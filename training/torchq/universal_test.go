@@ -269,14 +269,25 @@ func TestUniversalRefuses(t *testing.T) {
 }
 
 // TestUniversalMonotone trains the same universal Q-network with and
-// without TrainConfig.Monotone and counts, on fresh states, the
-// destination rows that score higher once their own congestion features
-// are raised: the penalty must make them rare where the plain fit leaves
-// many (the toy corpus varies only the overflow, so the fit is free in
-// the other features).
+// without TrainConfig.Monotone on a toy corpus where the cleanest switch
+// also carries the most flow-table entries, so that a plain fit learns to
+// prefer destinations with more flows, and counts, on fresh states, the
+// destination rows that score higher once their flow count is raised: the
+// penalty must make them rare where the plain fit leaves many.
 func TestUniversalMonotone(t *testing.T) {
 	ds := toyDatasetOf(t, sizedEncoder(4, 3), 40, 10, 31)
 	enc := ds.Encoder
+	// More flows where there is less overflow: n = 1 − ξ on every switch.
+	crowdClean := func(states []float32) {
+		for i := 0; i < len(states); i += enc.Dim() {
+			for k := range enc.NumSwitches {
+				o := enc.AggOffset(k)
+				states[i+o+telemetry.FeatureFlowCount] = 1 - states[i+o+telemetry.FeatureOverflow]
+			}
+		}
+	}
+	crowdClean(ds.S)
+	crowdClean(ds.S2)
 	violations := func(monotone float64) float64 {
 		cfg := universalConfig()
 		cfg.Monotone = monotone
@@ -301,6 +312,7 @@ func TestUniversalMonotone(t *testing.T) {
 		var bad, n int
 		for range 200 {
 			s := toyState(enc, toyOverflow(rng, rng.IntN(4), 4), rng.IntN(4))
+			crowdClean(s)
 			if err := enc.EncodeCandidates(rows, s); err != nil {
 				t.Fatal(err)
 			}
@@ -310,9 +322,7 @@ func TestUniversalMonotone(t *testing.T) {
 					continue
 				}
 				copy(raised, row)
-				for _, f := range []int{telemetry.FeatureTxRate, telemetry.FeatureFlowCount, telemetry.FeatureElephant} {
-					raised[f] = min(1, raised[f]+0.3)
-				}
+				raised[telemetry.FeatureFlowCount] = min(1, raised[telemetry.FeatureFlowCount]+0.3)
 				if err := m.Forward(q[:], row); err != nil {
 					t.Fatal(err)
 				}
