@@ -227,7 +227,8 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 	want := proflow.Decision{
 		Seq: 1, Time: epoch.Add(500 * time.Millisecond), Flow: testFlow, Current: 0,
 		Scores: []float64{1, 0, 0, 0}, Best: 0, Target: -1, Reason: proflow.ReasonStay,
-		Throughput: 2e7, // the flow's sample, for the gate
+		Throughput: 2e7,                                // the flow's sample, for the gate
+		Dominated:  []bool{false, false, false, false}, // the test fabric's idle switches tie
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
 		t.Fatalf("first step (-want +got):\n%s", diff)
@@ -238,7 +239,7 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 	want = proflow.Decision{
 		Seq: 2, Time: epoch.Add(time.Second), Flow: testFlow, Current: 0,
 		Scores: []float64{0, 0, 3, 1}, Best: 2, Margin: 3, Votes: 1, Target: 2,
-		Rerouted: true, Reason: proflow.ReasonRerouted, Throughput: 2e7,
+		Rerouted: true, Reason: proflow.ReasonRerouted, Throughput: 2e7, Dominated: []bool{false, false, false, false},
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
 		t.Fatalf("rerouting step (-want +got):\n%s", diff)

@@ -108,6 +108,14 @@ type Decision struct {
 	// flow's sender was application-limited (Observation.Flow.AppLimited;
 	// 0 when the source cannot tell); a Gate may read it.
 	AppLimited float64 `json:"app_limited,omitempty"`
+	// Dominated marks, per switch, a destination that another switch beats
+	// on every congestion measure of the step's sample at once: some
+	// switch j, neither it nor the current one, has TxRate, OverflowRate,
+	// FlowCount, ElephantRate and QueueBytes each at most switch k's, and
+	// one of them lower (see DominatedSwitches). The current switch is
+	// never marked. Empty when the step ended before a sample was read; a
+	// Gate may read it (policy.GateConfig.Pareto).
+	Dominated []bool `json:"dominated,omitempty"`
 	// LastReroute is when the flow was last moved, zero if never; in
 	// shadow mode, when the gate last admitted a move (ReasonShadow).
 	LastReroute time.Time `json:"last_reroute"`
@@ -160,14 +168,61 @@ func (d *Decision) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Clone returns a copy of d that does not share Scores.
+// Clone returns a copy of d that does not share Scores or Dominated.
 func (d Decision) Clone() Decision {
 	d.Scores = append([]float64(nil), d.Scores...)
+	if d.Dominated != nil {
+		d.Dominated = append([]bool(nil), d.Dominated...)
+	}
 	return d
 }
 
 // reset prepares d for a new step, keeping the Scores storage.
 func (d *Decision) reset() {
-	scores := d.Scores[:0]
-	*d = Decision{Scores: scores, Best: -1, Target: -1}
+	scores, dominated := d.Scores[:0], d.Dominated[:0]
+	*d = Decision{Scores: scores, Dominated: dominated, Best: -1, Target: -1}
+}
+
+// DominatedSwitches writes into dst[k], for every switch k of sw, whether
+// destination k is dominated: some switch j other than k and current has
+// each of TxRate, OverflowRate, FlowCount, ElephantRate and QueueBytes at
+// most k's and at least one of them lower. dst[current] is false. It
+// returns dst resized to len(sw) (grown when its capacity is short) and
+// does not allocate otherwise; a current outside sw only exempts no
+// switch.
+func DominatedSwitches(dst []bool, sw []SwitchSample, current int) []bool {
+	if cap(dst) < len(sw) {
+		dst = make([]bool, len(sw))
+	}
+	dst = dst[:len(sw)]
+	for k := range sw {
+		dst[k] = false
+		if k == current {
+			continue
+		}
+		for j := range sw {
+			if j != k && j != current && dominates(&sw[j], &sw[k]) {
+				dst[k] = true
+				break
+			}
+		}
+	}
+	return dst
+}
+
+// dominates reports whether a is at most b on every congestion measure and
+// lower on one.
+func dominates(a, b *SwitchSample) bool {
+	pa := [...]float64{a.TxRate, a.OverflowRate, a.FlowCount, a.ElephantRate, a.QueueBytes}
+	pb := [...]float64{b.TxRate, b.OverflowRate, b.FlowCount, b.ElephantRate, b.QueueBytes}
+	lower := false
+	for i := range pa {
+		if pa[i] > pb[i] {
+			return false
+		}
+		if pa[i] < pb[i] {
+			lower = true
+		}
+	}
+	return lower
 }

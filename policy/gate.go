@@ -34,6 +34,15 @@ type GateConfig struct {
 	// collapsed flow once it is not (see DistressConfig). The zero value
 	// is the paper's gate.
 	Distress DistressConfig `json:"distress,omitzero"`
+	// Pareto, when set, lets only destinations on the Pareto front of
+	// the fabric's congestion be candidates: a switch the step's
+	// Decision.Dominated marks (another switch, not the current one, is
+	// at most as loaded on every congestion measure and less on one) is
+	// passed over for k_best, and a near-tie (Tolerance) does not keep it.
+	// It compares switches with each other and holds no threshold. A
+	// decision without Dominated (none read) passes every switch. Off is
+	// the paper's gate.
+	Pareto bool `json:"pareto,omitempty"`
 }
 
 // DistressConfig says when the protected flow is in distress: its
@@ -145,7 +154,8 @@ func (c GateConfig) Validate() error {
 //
 // At every step, k_best = argmax_k Scores[k]; when several switches share the
 // maximum, the current switch wins if it is among them, otherwise the lowest
-// index. ΔQ = Scores[k_best] − Scores[k*]. A reroute to k_best is admitted
+// index. With Pareto set, the argmax runs over the current switch and the
+// destinations Decision.Dominated does not mark. ΔQ = Scores[k_best] − Scores[k*]. A reroute to k_best is admitted
 // only when all three hold:
 //
 //  1. ΔQ > Margin (strictly; a step where the current switch is best, or
@@ -190,6 +200,7 @@ func (c GateConfig) Validate() error {
 //	Cooldown   quiet time after a reroute         default 15 s
 //	Tolerance  near-tie keeping the candidate     default 0.2
 //	Distress   waive Votes for a flow in distress default off
+//	Pareto     only undominated destinations      default off
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -279,7 +290,12 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		d.Err = fmt.Errorf("policy: gate: current switch %d, but there are %d scores", cur, len(d.Scores))
 		return
 	}
-	best := 0 // the lowest index among the maxima
+	// eligible reports whether switch k may be k_best: the current switch
+	// always, a destination unless Pareto passes it over.
+	eligible := func(k int) bool {
+		return k == cur || !g.cfg.Pareto || len(d.Dominated) != len(d.Scores) || !d.Dominated[k]
+	}
+	best := -1 // the lowest index among the eligible maxima
 	for k, s := range d.Scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
 			g.resetStreak()
@@ -287,7 +303,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 			d.Err = fmt.Errorf("policy: gate: score %v for switch %d: %w", s, k, proflow.ErrBadScores)
 			return
 		}
-		if s > d.Scores[best] {
+		if eligible(k) && (best < 0 || s > d.Scores[best]) {
 			best = k
 		}
 	}
@@ -304,7 +320,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		g.candidate, g.streak = -1, 0
 	}
 	g.current = cur
-	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
+	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur && eligible(c) &&
 		d.Scores[best]-d.Scores[c] <= g.cfg.Tolerance && d.Scores[c]-d.Scores[cur] > g.cfg.Margin {
 		best = c // a near-tie keeps the previous candidate while it still clears the margin
 	}

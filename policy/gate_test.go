@@ -213,3 +213,55 @@ func TestGateDoesNotAllocate(t *testing.T) {
 		t.Errorf("Admit allocates %v times per call, want 0", n)
 	}
 }
+
+// With Pareto the gate passes over the destinations Decision.Dominated
+// marks, also when a near-tie would keep one as the candidate; without it,
+// or without Dominated, it is the paper's gate.
+func TestGatePareto(t *testing.T) {
+	cfg := GateConfig{Margin: 0.2, Votes: 2, Tolerance: 3, Pareto: true}
+	admit := func(g *Gate, scores []float64, dominated []bool) proflow.Decision {
+		d := proflow.Decision{Time: t0, Current: 0, Scores: scores, Dominated: dominated, Best: -1, Target: -1}
+		g.Admit(&d)
+		if d.Err != nil {
+			t.Fatalf("scores %v, dominated %v: %v", scores, dominated, d.Err)
+		}
+		return d
+	}
+	g, err := NewGate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dom := []bool{false, true, false, false}
+	if d := admit(g, []float64{0, 5, 4, 1}, dom); d.Best != 2 || d.Votes != 1 {
+		t.Errorf("switch 1 dominated: best %d with %d votes, want the undominated maximum 2 with 1", d.Best, d.Votes)
+	}
+	if d := admit(g, []float64{0, 5, 4, 1}, dom); d.Target != 2 || d.Reason != proflow.ReasonRerouted {
+		t.Errorf("second vote: target %d (%s), want 2 admitted", d.Target, d.Reason)
+	}
+	// A near-tie keeps an undominated candidate but not a dominated one.
+	g, _ = NewGate(cfg)
+	admit(g, []float64{0, 5, 4, 1}, []bool{false, false, false, false}) // candidate 1
+	if d := admit(g, []float64{0, 5, 4, 1}, dom); d.Best != 2 || d.Votes != 1 {
+		t.Errorf("candidate 1 dominated now: best %d with %d votes, want 2 with a new streak of 1", d.Best, d.Votes)
+	}
+	// Every destination dominated but one below the margin: stay.
+	g, _ = NewGate(cfg)
+	if d := admit(g, []float64{1, 5, 1.1, 5}, []bool{false, true, false, true}); d.Best != 2 || d.Reason != proflow.ReasonMargin {
+		t.Errorf("best %d (%s), want 2 held by the margin", d.Best, d.Reason)
+	}
+	// Off, or no Dominated: the maximum, as the paper's gate.
+	cfg.Pareto = false
+	g, _ = NewGate(cfg)
+	if d := admit(g, []float64{0, 5, 4, 1}, dom); d.Best != 1 {
+		t.Errorf("Pareto off: best %d, want 1", d.Best)
+	}
+	cfg.Pareto = true
+	g, _ = NewGate(cfg)
+	if d := admit(g, []float64{0, 5, 4, 1}, nil); d.Best != 1 {
+		t.Errorf("no Dominated: best %d, want 1", d.Best)
+	}
+	d := proflow.Decision{Time: t0, Current: 0, Scores: []float64{0, 5, 4, 1}, Dominated: dom}
+	if n := testing.AllocsPerRun(100, func() { g.Admit(&d) }); n != 0 {
+		t.Errorf("Admit with Pareto allocates %v times per call, want 0", n)
+	}
+}

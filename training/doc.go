@@ -1934,6 +1934,25 @@
 //     passes, the gate is adopted (models/gate-testbed.json, recorded in
 //     the model by proflow gate), and the held-out families are then run
 //     with it at base seed 9600, unused.
+//     Measured (make model-judge, 2 min): D1–D64 22.76 and 22.76 MB/s,
+//     behind in D40 alone at each seed (D51 level); the 24 S6 files level;
+//     the sized D families as the adopted gate (D6x3-11, -44); onoff none
+//     worse, no quiet-trap move; but the bulk built-ins behind in S12b and
+//     S12d at both seeds (4.1–4.6%), rr 0.14× and rate 0.51× (0.09× and
+//     0.46× behind the adopted gate). It does not pass. The trace of S12b
+//     (base seed 1) says why: its two capped hosts' switches, agg2 and
+//     agg4, read alike, each a few bytes a second under the other in turn,
+//     so the one that led was dominated at the next sample; the vote
+//     streak restarted at every swap (agg4, agg2, agg4, …) and the flow
+//     left only in distress, at 14 s, collapsed. A near-tie is what the
+//     gate's tolerance is for, and the first rule let Pareto override it.
+//   - The Pareto front for the leader only (session 23, after the entry
+//     above). The rule, written before the run: as the entry above, but
+//     a destination Decision.Dominated marks may not become the
+//     candidate, while a candidate already counted stays one through a
+//     near-tie (Tolerance) as in the adopted gate, dominated or not; the
+//     same judgement, adopted and then run on the held-out families at
+//     base seed 9600 if it passes.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

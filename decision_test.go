@@ -1,0 +1,40 @@
+package proflow_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/proflow-sdn/proflow"
+)
+
+func TestDominatedSwitches(t *testing.T) {
+	sw := []proflow.SwitchSample{
+		{TxRate: 9e6, FlowCount: 2, ElephantRate: 9e6},  // 0: the flow's own, never marked
+		{TxRate: 5e7, OverflowRate: 3e4, FlowCount: 12}, // 1: a crowd: beaten by 2
+		{}, // 2: empty
+		{TxRate: 2.5e7, FlowCount: 2, ElephantRate: 2.5e7},          // 3: an elephant: beaten by 2
+		{TxRate: 0, FlowCount: 0, QueueBytes: 0},                    // 4: empty too: ties 2, not beaten
+		{TxRate: 1e5, FlowCount: 0, OverflowRate: 0, QueueBytes: 9}, // 5: beaten by 2 and 4
+	}
+	got := proflow.DominatedSwitches(nil, sw, 0)
+	want := []bool{false, true, false, true, false, true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dominated (-want +got):\n%s", diff)
+	}
+	// The current switch is no yardstick: with the flow on 2, the empty 4
+	// still beats 1, 3 and 5, and 2 is not marked.
+	got = proflow.DominatedSwitches(got, sw, 2)
+	if diff := cmp.Diff([]bool{true, true, false, true, false, true}, got); diff != "" {
+		t.Errorf("flow on switch 2 (-want +got):\n%s", diff)
+	}
+	// One measure higher is enough not to be beaten: a crowd of capped
+	// flows (many entries, little rate) beside an elephant (few, at rate).
+	two := []proflow.SwitchSample{{}, {TxRate: 2e6, FlowCount: 12}, {TxRate: 2.5e7, FlowCount: 2, ElephantRate: 2.5e7}}
+	if got := proflow.DominatedSwitches(nil, two, 0); got[1] || got[2] {
+		t.Errorf("capped crowd beside an elephant: dominated %v, want neither", got)
+	}
+	buf := make([]bool, 0, len(sw))
+	if n := testing.AllocsPerRun(100, func() { buf = proflow.DominatedSwitches(buf, sw, 0) }); n != 0 {
+		t.Errorf("DominatedSwitches allocates %v times with room in dst, want 0", n)
+	}
+}
