@@ -38,8 +38,11 @@ type GateConfig struct {
 	// the fabric's congestion be candidates: a switch the step's
 	// Decision.Dominated marks (another switch, not the current one, is
 	// at most as loaded on every congestion measure and less on one) is
-	// passed over for k_best, and a near-tie (Tolerance) does not keep it.
-	// It compares switches with each other and holds no threshold. A
+	// passed over for k_best, so it never starts a vote streak; a
+	// candidate already counted stays one through a near-tie (Tolerance)
+	// as without Pareto, since two switches that read alike are each
+	// dominated in turn by noise. It compares switches with each other and
+	// holds no threshold. A
 	// decision without Dominated (none read) passes every switch. Off is
 	// the paper's gate.
 	Pareto bool `json:"pareto,omitempty"`
@@ -155,7 +158,8 @@ func (c GateConfig) Validate() error {
 // At every step, k_best = argmax_k Scores[k]; when several switches share the
 // maximum, the current switch wins if it is among them, otherwise the lowest
 // index. With Pareto set, the argmax runs over the current switch and the
-// destinations Decision.Dominated does not mark. ΔQ = Scores[k_best] − Scores[k*]. A reroute to k_best is admitted
+// destinations Decision.Dominated does not mark (a near-tie may still keep
+// the previous candidate, below). ΔQ = Scores[k_best] − Scores[k*]. A reroute to k_best is admitted
 // only when all three hold:
 //
 //  1. ΔQ > Margin (strictly; a step where the current switch is best, or
@@ -320,7 +324,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		g.candidate, g.streak = -1, 0
 	}
 	g.current = cur
-	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur && eligible(c) &&
+	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
 		d.Scores[best]-d.Scores[c] <= g.cfg.Tolerance && d.Scores[c]-d.Scores[cur] > g.cfg.Margin {
 		best = c // a near-tie keeps the previous candidate while it still clears the margin
 	}
