@@ -1953,6 +1953,17 @@
 //     near-tie (Tolerance) as in the adopted gate, dominated or not; the
 //     same judgement, adopted and then run on the held-out families at
 //     base seed 9600 if it passes.
+//     Measured (make model-judge, 2 min): D1–D64 22.79 and 22.77 MB/s
+//     (the adopted gate 22.70 and 22.75), more than 2% behind in D40 alone
+//     at each seed (D51 level at both); the bulk built-ins behind nowhere
+//     at either seed (S12b and S12d level again); the 24 S6 files level,
+//     21.84 and 21.83 MB/s as before; the sized D families as before
+//     (D6x3-11, -44; none at 16x3); rr 0.09×, rate 0.46×, onoff none
+//     worse, no quiet-trap move, as before. It passes and is adopted:
+//     models/gate-testbed.json has "pareto": true and the committed model
+//     records it (proflow gate). D40, a move where staying is best, is
+//     the development family's one loss left; a destination rule cannot
+//     reach it.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
