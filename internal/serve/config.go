@@ -309,6 +309,7 @@ type GateConfig struct {
 	Cooldown  time.Duration  `yaml:"cooldown"`
 	Tolerance float64        `yaml:"tolerance"`
 	Distress  DistressConfig `yaml:"distress"`
+	Pareto    bool           `yaml:"pareto"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -330,7 +331,7 @@ func (d DistressConfig) Policy() policy.DistressConfig {
 
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy()}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -342,6 +343,7 @@ const (
 	gateCooldown
 	gateTolerance
 	gateDistress
+	gatePareto
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -351,6 +353,7 @@ type gateYAML struct {
 	Cooldown  *time.Duration  `yaml:"cooldown,omitempty"`
 	Tolerance *float64        `yaml:"tolerance,omitempty"`
 	Distress  *DistressConfig `yaml:"distress,omitempty"`
+	Pareto    *bool           `yaml:"pareto,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -385,6 +388,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateDistress
 	}
+	if y.Pareto != nil {
+		g.Pareto = *y.Pareto
+	} else {
+		g.omitted |= gatePareto
+	}
 	return nil
 }
 
@@ -412,6 +420,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Distress = new(DistressConfig)
 		*y.Distress = g.Distress
 	}
+	if !g.has(gatePareto) {
+		y.Pareto = new(bool)
+		*y.Pareto = g.Pareto
+	}
 	return y, nil
 }
 
@@ -424,7 +436,7 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 // over returns g with the keys left out taken from base.
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
-		Distress: DistressConfig(base.Distress)}
+		Distress: DistressConfig(base.Distress), Pareto: base.Pareto}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -439,6 +451,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateDistress) {
 		out.Distress = g.Distress
+	}
+	if !g.has(gatePareto) {
+		out.Pareto = g.Pareto
 	}
 	return out
 }

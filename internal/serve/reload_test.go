@@ -282,3 +282,52 @@ func TestGateKeepsModelDistress(t *testing.T) {
 		t.Errorf("a bad distress: %v, want an error naming gate.distress and the fraction", err)
 	}
 }
+
+// The model's Pareto setting travels with its gate as its distress does:
+// kept without a gate section or with a partial one, replaced when given.
+func TestGateKeepsModelPareto(t *testing.T) {
+	_, recorded, err := policy.LoadModel("../../models/default.safetensors", telemetry.DefaultEncoderConfig(proflow.PaperTopology()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !recorded.Pareto {
+		t.Fatal("the default model's gate is not pareto; this test needs one that is")
+	}
+	for _, tc := range []struct {
+		name, yaml string
+		want       bool
+	}{
+		{"no gate section", "", true},
+		{"partial gate", "gate: {votes: 7}\n", true},
+		{"pareto off", "gate: {pareto: false}\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eff, err := Check(context.Background(), agentConfig(t, tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := flowParts(&eff, proflow.PaperTopology())
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := parts.Gate(proflow.ProtectedFlow{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g.(*policy.Gate).Config().Pareto; got != tc.want {
+				t.Errorf("the built gate's pareto %v, want %v", got, tc.want)
+			}
+			out, err := eff.Effective()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Parse(out)
+			if err != nil {
+				t.Fatalf("the effective config does not parse back: %v\n%s", err, out)
+			}
+			if back.Gate == nil || back.Gate.Policy() != eff.Gate.Policy() {
+				t.Errorf("the effective config's gate reads back as %+v, want %+v", back.Gate, eff.Gate)
+			}
+		})
+	}
+}

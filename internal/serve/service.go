@@ -322,7 +322,7 @@ func (s *Service) resolveGate(c *Config, topo proflow.Topology) error {
 		}
 		s.modelGate = &base
 	}
-	g := GateConfig{omitted: gateMargin | gateVotes | gateCooldown | gateTolerance | gateDistress}
+	g := GateConfig{omitted: gateMargin | gateVotes | gateCooldown | gateTolerance | gateDistress | gatePareto}
 	if c.Gate != nil {
 		g = *c.Gate
 	}
