@@ -1964,6 +1964,13 @@
 //     records it (proflow gate). D40, a move where staying is best, is
 //     the development family's one loss left; a destination rule cannot
 //     reach it.
+//     The held-out families were then run with it at base seed 9600 (an
+//     analysis after the choice, docs/reproduction.md): H1–H64 1.02×
+//     [1.01×, 1.04×] the per-scenario best rule, better or level in 61,
+//     more than 2% behind in six (H22, H30, H34, H49, H52, H63), H15 now
+//     33% ahead; the sized families behind in the same five as at base
+//     seeds 9200–9500; rr 0.10×, rate 0.54×, onoff 1.00×. Base seed 9700
+//     is the next unused one.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
