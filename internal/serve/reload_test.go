@@ -246,34 +246,12 @@ func TestGateKeepsModelDistress(t *testing.T) {
 		{"distress off", "gate: {distress: {}}\n", policy.DistressConfig{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eff, err := Check(context.Background(), agentConfig(t, tc.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
+			eff, built := gateOf(t, tc.yaml)
 			if got := eff.Gate.Policy().Distress; got != tc.want {
 				t.Errorf("distress %+v, want %+v", got, tc.want)
 			}
-			parts, err := flowParts(&eff, proflow.PaperTopology())
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := parts.Gate(proflow.ProtectedFlow{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := g.(*policy.Gate).Config().Distress; got != tc.want {
+			if got := built.Distress; got != tc.want {
 				t.Errorf("the built gate's distress %+v, want %+v", got, tc.want)
-			}
-			out, err := eff.Effective()
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Parse(out)
-			if err != nil {
-				t.Fatalf("the effective config does not parse back: %v\n%s", err, out)
-			}
-			if back.Gate == nil || back.Gate.Policy() != eff.Gate.Policy() {
-				t.Errorf("the effective config's gate reads back as %+v, want %+v", back.Gate, eff.Gate)
 			}
 		})
 	}
@@ -302,32 +280,41 @@ func TestGateKeepsModelPareto(t *testing.T) {
 		{"pareto off", "gate: {pareto: false}\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eff, err := Check(context.Background(), agentConfig(t, tc.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			parts, err := flowParts(&eff, proflow.PaperTopology())
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := parts.Gate(proflow.ProtectedFlow{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := g.(*policy.Gate).Config().Pareto; got != tc.want {
-				t.Errorf("the built gate's pareto %v, want %v", got, tc.want)
-			}
-			out, err := eff.Effective()
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Parse(out)
-			if err != nil {
-				t.Fatalf("the effective config does not parse back: %v\n%s", err, out)
-			}
-			if back.Gate == nil || back.Gate.Policy() != eff.Gate.Policy() {
-				t.Errorf("the effective config's gate reads back as %+v, want %+v", back.Gate, eff.Gate)
+			if _, built := gateOf(t, tc.yaml); built.Pareto != tc.want {
+				t.Errorf("the built gate's pareto %v, want %v", built.Pareto, tc.want)
 			}
 		})
 	}
+}
+
+// gateOf checks an agent service config with gateYAML, builds one flow's
+// gate from it and returns the effective config and the built gate's
+// settings; it fails the test unless the effective config's gate reads
+// back unchanged.
+func gateOf(t *testing.T, gateYAML string) (Config, policy.GateConfig) {
+	t.Helper()
+	eff, err := Check(context.Background(), agentConfig(t, gateYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := flowParts(&eff, proflow.PaperTopology())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := parts.Gate(proflow.ProtectedFlow{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := eff.Effective()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatalf("the effective config does not parse back: %v\n%s", err, out)
+	}
+	if back.Gate == nil || back.Gate.Policy() != eff.Gate.Policy() {
+		t.Errorf("the effective config's gate reads back as %+v, want %+v", back.Gate, eff.Gate)
+	}
+	return eff, g.(*policy.Gate).Config()
 }
