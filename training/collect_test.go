@@ -79,7 +79,7 @@ func TestPlanEpisode(t *testing.T) {
 					maxOn = max(maxOn, onSwitch(sc, k, at))
 				}
 				switch st {
-				case StrategyC, StrategyGClean:
+				case StrategyC, StrategyGClean, StrategyGAside:
 					if maxOn != 0 {
 						t.Errorf("plan %d puts %d congesters on the flow's switch, want none", j, maxOn)
 					}
@@ -125,7 +125,7 @@ func TestPlanEpisode(t *testing.T) {
 					moved++
 				}
 				switch st {
-				case StrategyKQuiet, StrategyLBrief, StrategyMFamily, StrategyNRolling, StrategyOSolo:
+				case StrategyKQuiet, StrategyLBrief, StrategyMFamily, StrategyNRolling, StrategyOSolo, StrategyGAside:
 					if s.Trigger != TriggerNone && s.Trigger != TriggerTime {
 						t.Errorf("plan %d: trigger %s, want none or time", j, s.Trigger)
 					}
@@ -164,11 +164,13 @@ func TestPlanEpisode(t *testing.T) {
 						lo, hi = 2*time.Second, 80*time.Second
 					}
 					checkRolling(t, j, sc, cfg.Switches)
-				case StrategyOSolo:
+				case StrategyOSolo, StrategyGAside:
 					if s.Trigger == TriggerTime {
 						lo, hi = 0, 60*time.Second
 					}
-					checkSolo(t, j, sc, p.Scenario.Start())
+					if st == StrategyOSolo {
+						checkSolo(t, j, sc, p.Scenario.Start())
+					}
 				case StrategyLBrief:
 					if s.Trigger == TriggerTime {
 						lo, hi = 2*time.Second, 16*time.Second
@@ -202,7 +204,7 @@ func TestPlanEpisode(t *testing.T) {
 			if capped == 0 && st != StrategyA && st != StrategyALong && st != StrategyD && st != StrategyC && st != StrategyKQuiet {
 				t.Errorf("none of 40 plans has a capped crowd")
 			}
-			if (st == StrategyKQuiet || st == StrategyOSolo) && (moved < 10 || moved > 30) {
+			if (st == StrategyKQuiet || st == StrategyOSolo || st == StrategyGAside) && (moved < 10 || moved > 30) {
 				t.Errorf("%d of 40 %s plans reroute, want about half", moved, st)
 			}
 			if (st == StrategyLBrief || st == StrategyMFamily || st == StrategyNRolling) && (moved < 18 || moved > 36) {

@@ -1971,6 +1971,29 @@
 //     33% ahead; the sized families behind in the same five as at base
 //     seeds 9200–9500; rr 0.10×, rate 0.54×, onoff 1.00×. Base seed 9700
 //     is the next unused one.
+//   - Moves while a crowd loads the fabric elsewhere (strategy G_ASIDE,
+//     session 23, after the entries above). D40 is the development
+//     family's one loss behind the Pareto gate: an elephant in 15 s bursts
+//     on agg1 and a capped host on the flow's agg4, where staying is best;
+//     the agent votes from 0.5 s and moves at 10 s. Probing its state at
+//     5 s (base seed 1; the committed network on the trace's states with
+//     one input changed): with the congestion leaves' features zeroed the
+//     flow's own switch leads by 1.8, with the flow's switch read as the
+//     flow alone (2 entries, 0.95 of the bucket rate) agg2 still leads by
+//     1.06. The network reads traffic from the congestion leaves as a
+//     crowd about to arrive, wherever it goes: the D strategies move
+//     such a crowd onto the flow's switch in every episode, and in G_CLEAN,
+//     where it never comes, the flow never moves, so the cost of moving
+//     there is extrapolated. The rule, written before the run: make model
+//     with models/shares-testbed.json plus G_ASIDE 0.06, every other
+//     setting the committed recipe (layout v2, models/train-testbed.json,
+//     MODEL_SEED 1), behind models/gate-testbed.json (with Pareto),
+//     judged against the adopted model and gate by the rule of the v3
+//     entry above (make model-judge; the reference is the Pareto gate's
+//     run: D1–D64 22.79 and 22.77 MB/s, behind in D40; the sized families
+//     behind in two and none; rr 0.09×, rate 0.46×); the fit itself is
+//     the candidate, and the held-out families are then run with it at
+//     base seed 9700, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
