@@ -288,6 +288,8 @@ func TestGateMirrorsPolicyGate(t *testing.T) {
 				f.SetFloat(float64(next) / 10)
 			case f.Kind() == reflect.Int:
 				f.SetInt(int64(next))
+			case f.Kind() == reflect.Bool:
+				f.SetBool(true) // the zero value is false: true tells it apart
 			case f.Kind() == reflect.Struct:
 				fill(f)
 				continue
