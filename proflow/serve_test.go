@@ -165,9 +165,13 @@ func byReason(m map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// scrape reads a Prometheus text page into series → value.
+// scrape reads a Prometheus text page into series → value. One scrape
+// takes at most 5 s, so that a port that answers nothing (taken by another
+// process between freePort and the service's bind) fails waitMetrics at
+// its deadline instead of blocking the test.
 func scrape(url string) (map[string]float64, error) {
-	resp, err := http.Get(url)
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
 	if err != nil {
 		return nil, err
 	}
