@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
@@ -17,7 +18,7 @@ import (
 func traceCommand() command {
 	return command{
 		name:    "trace",
-		summary: "print a recorded episode step by step: the flow's throughput, what each switch carried, its reserve deficit, and what the controller decided",
+		summary: "print a recorded episode step by step: the flow's throughput, what each switch carried, its reserve deficit, the destinations another switch dominates, and what the controller decided",
 		run:     runTrace,
 	}
 }
@@ -33,6 +34,7 @@ type traceRow struct {
 	margin     float64
 	votes      int
 	moved      bool
+	dominated  []int // destinations another switch beats on every congestion measure (proflow.DominatedSwitches)
 }
 
 // traceSwitch is what one switch showed in a step.
@@ -94,6 +96,7 @@ func traceRows(tr *trace.Episode, from, to float64, all bool) ([]traceRow, error
 		zero = tr.Meta.Start
 	}
 	state := make([]float32, cfg.Dim())
+	var dom []bool
 	var rows []traceRow
 	for i := range tr.Steps {
 		s := &tr.Steps[i]
@@ -109,6 +112,12 @@ func traceRows(tr *trace.Episode, from, to float64, all bool) ([]traceRow, error
 		}
 		r := traceRow{t: t, on: s.Switch, throughput: s.Throughput, reason: string(s.Decision.Reason),
 			best: s.Decision.Best, margin: s.Decision.Margin, votes: s.Decision.Votes, moved: s.Decision.Rerouted}
+		dom = proflow.DominatedSwitches(dom, s.Obs.Switches, s.Switch)
+		for k, d := range dom {
+			if d {
+				r.dominated = append(r.dominated, k)
+			}
+		}
 		for k := range s.Obs.Switches {
 			if !all && k != s.Switch {
 				continue
@@ -147,7 +156,7 @@ func writeTraceTable(w io.Writer, meta trace.Meta, rows []traceRow, all bool) er
 	} else {
 		head = append(head, "load", "flows", "deficit")
 	}
-	head = append(head, "reason", "best", "margin", "votes", "")
+	head = append(head, "reason", "best", "margin", "votes", "dominated", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range rows {
 		cols := []string{fmt.Sprintf("%.1f", r.t), name(r.on), fmt.Sprintf("%.2f", r.throughput/1e6)}
@@ -161,7 +170,15 @@ func writeTraceTable(w io.Writer, meta trace.Meta, rows []traceRow, all bool) er
 		if r.moved {
 			moved = "moved"
 		}
-		cols = append(cols, r.reason, best, fmt.Sprintf("%.2f", r.margin), strconv.Itoa(r.votes), moved)
+		dominated := "-"
+		if len(r.dominated) > 0 {
+			ns := make([]string, len(r.dominated))
+			for i, k := range r.dominated {
+				ns[i] = name(k)
+			}
+			dominated = strings.Join(ns, ",")
+		}
+		cols = append(cols, r.reason, best, fmt.Sprintf("%.2f", r.margin), strconv.Itoa(r.votes), dominated, moved)
 		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
 	}
 	return tw.Flush()
@@ -179,7 +196,7 @@ func writeTraceCSV(w io.Writer, rows []traceRow, n int, all bool) error {
 	} else {
 		head = append(head, "load", "flows", "deficit")
 	}
-	head = append(head, "reason", "best", "margin", "votes", "rerouted")
+	head = append(head, "reason", "best", "margin", "votes", "rerouted", "dominated")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -189,7 +206,11 @@ func writeTraceCSV(w io.Writer, rows []traceRow, n int, all bool) error {
 		for _, s := range r.sw {
 			rec = append(rec, g(s.load), g(s.flows), g(s.deficit))
 		}
-		rec = append(rec, r.reason, strconv.Itoa(r.best), g(r.margin), strconv.Itoa(r.votes), strconv.FormatBool(r.moved))
+		dom := make([]string, len(r.dominated))
+		for i, k := range r.dominated {
+			dom[i] = strconv.Itoa(k)
+		}
+		rec = append(rec, r.reason, strconv.Itoa(r.best), g(r.margin), strconv.Itoa(r.votes), strconv.FormatBool(r.moved), strings.Join(dom, ";"))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

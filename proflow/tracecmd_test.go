@@ -20,7 +20,8 @@ import (
 // writeReserveTrace writes a trace of the paper's fabric in which the flow's
 // switch agg1 sends twice the bucket rate for 2 s from the window's opening
 // and the flow then moves to agg3: its reserve deficit rises by Δt/60 s per
-// sample, and agg3's stays 0.
+// sample, and agg3's stays 0. agg4 carries two more flow-table entries
+// than agg2 and agg3 throughout, so they dominate it.
 func writeReserveTrace(t *testing.T) string {
 	t.Helper()
 	topo := proflow.PaperTopology()
@@ -41,6 +42,7 @@ func writeReserveTrace(t *testing.T) string {
 		for k := range o.Switches {
 			o.Switches[k] = proflow.SwitchSample{TxRate: 0.9 * c, FlowCount: 2}
 		}
+		o.Switches[3].FlowCount = 4
 		if i < 5 {
 			o.Switches[0] = proflow.SwitchSample{TxRate: 2 * c, FlowCount: 12}
 		}
@@ -103,6 +105,13 @@ func TestTraceCommandCSV(t *testing.T) {
 	if r := recs[5]; r[col("rerouted")] != "true" || r[col("reason")] != string(proflow.ReasonRerouted) || r[col("best")] != "2" {
 		t.Errorf("the move at 2.0 s reads %v", r)
 	}
+	// agg4 is dominated at every step; after the move agg1, back at agg2's
+	// level, is not, and neither is the flow's own switch.
+	for i, r := range recs[1:] {
+		if got := r[col("dominated")]; got != "3" {
+			t.Errorf("row %d: dominated %q, want 3 (agg4)", i, got)
+		}
+	}
 }
 
 // The table names the switches, shows every switch with -switches all, and
@@ -118,7 +127,7 @@ func TestTraceCommandTable(t *testing.T) {
 	if len(lines) != 2+4 { // a caption, the header, 2.0 … 3.5 s
 		t.Fatalf("%d lines, want a caption, a header and 4 steps:\n%s", len(lines), out)
 	}
-	for _, want := range []string{"X1, policy agent", "agg1 load", "agg4 load", "moved"} {
+	for _, want := range []string{"X1, policy agent", "agg1 load", "agg4 load", "moved", "dominated", "agg4  "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
