@@ -1508,3 +1508,27 @@ func TestControllerCordon(t *testing.T) {
 		t.Errorf("every cordon lifted: reason %q, target %d; want rerouted to 0", d.Reason, d.Target)
 	}
 }
+
+// The controller marks the destinations another switch dominates for a
+// Pareto gate, and a cordoned switch dominates none: with the empty agg2
+// cordoned, the crowded agg3 (12 entries) is still dominated by agg4 and
+// the flow goes to agg4, not to nothing.
+func TestControllerParetoWithCordon(t *testing.T) {
+	r := newRig(t, func(c *proflow.Config) { c.Cordoned = []int{1} })
+	g, err := policy.NewGate(policy.GateConfig{Votes: 1, Pareto: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gate = g.Admit
+	r.fab.SetSwitch(1, proflow.SwitchSample{})                                         // agg2: empty, cordoned
+	r.fab.SetSwitch(2, proflow.SwitchSample{TxRate: 3e6, FlowCount: 12})               // agg3: a capped crowd
+	r.fab.SetSwitch(3, proflow.SwitchSample{TxRate: 3e6, FlowCount: 4, QueueBytes: 0}) // agg4: beats agg3
+	r.scores = []float64{0, 5, 4, 3}
+	d := r.step()
+	if want := []bool{false, false, true, false}; !slices.Equal(d.Dominated, want) {
+		t.Errorf("dominated %v, want %v (agg3 beaten by agg4; agg2 cordoned beats none)", d.Dominated, want)
+	}
+	if !d.Rerouted || d.Target != 3 {
+		t.Errorf("reason %q, target %d; want rerouted to agg4, the best switch neither cordoned nor dominated", d.Reason, d.Target)
+	}
+}

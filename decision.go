@@ -112,8 +112,8 @@ type Decision struct {
 	// on every congestion measure of the step's sample at once: some
 	// switch j, neither it nor the current one, has TxRate, OverflowRate,
 	// FlowCount, ElephantRate and QueueBytes each at most switch k's, and
-	// one of them lower (see DominatedSwitches). The current switch is
-	// never marked. Empty when the step ended before a sample was read; a
+	// one of them lower; a cordoned switch dominates none (see
+	// DominatedSwitches). The current switch is never marked. Empty when the step ended before a sample was read; a
 	// Gate may read it (policy.GateConfig.Pareto).
 	Dominated []bool `json:"dominated,omitempty"`
 	// LastReroute is when the flow was last moved, zero if never; in
@@ -184,13 +184,14 @@ func (d *Decision) reset() {
 }
 
 // DominatedSwitches writes into dst[k], for every switch k of sw, whether
-// destination k is dominated: some switch j other than k and current has
-// each of TxRate, OverflowRate, FlowCount, ElephantRate and QueueBytes at
-// most k's and at least one of them lower. dst[current] is false. It
-// returns dst resized to len(sw) (grown when its capacity is short) and
-// does not allocate otherwise; a current outside sw only exempts no
-// switch.
-func DominatedSwitches(dst []bool, sw []SwitchSample, current int) []bool {
+// destination k is dominated: some switch j other than k and current, and
+// not marked in exclude, has each of TxRate, OverflowRate, FlowCount,
+// ElephantRate and QueueBytes at most k's and at least one of them lower.
+// exclude (nil: none) marks the switches no flow may be moved to, such as
+// cordoned ones, which therefore dominate no other. dst[current] is false.
+// It returns dst resized to len(sw) (grown when its capacity is short) and
+// does not allocate otherwise; a current outside sw only exempts no switch.
+func DominatedSwitches(dst []bool, sw []SwitchSample, current int, exclude []bool) []bool {
 	if cap(dst) < len(sw) {
 		dst = make([]bool, len(sw))
 	}
@@ -201,7 +202,7 @@ func DominatedSwitches(dst []bool, sw []SwitchSample, current int) []bool {
 			continue
 		}
 		for j := range sw {
-			if j != k && j != current && dominates(&sw[j], &sw[k]) {
+			if j != k && j != current && !(j < len(exclude) && exclude[j]) && dominates(&sw[j], &sw[k]) {
 				dst[k] = true
 				break
 			}

@@ -16,25 +16,32 @@ func TestDominatedSwitches(t *testing.T) {
 		{TxRate: 0, FlowCount: 0, QueueBytes: 0},                    // 4: empty too: ties 2, not beaten
 		{TxRate: 1e5, FlowCount: 0, OverflowRate: 0, QueueBytes: 9}, // 5: beaten by 2 and 4
 	}
-	got := proflow.DominatedSwitches(nil, sw, 0)
+	got := proflow.DominatedSwitches(nil, sw, 0, nil)
 	want := []bool{false, true, false, true, false, true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("dominated (-want +got):\n%s", diff)
 	}
 	// The current switch is no yardstick: with the flow on 2, the empty 4
 	// still beats 1, 3 and 5, and 2 is not marked.
-	got = proflow.DominatedSwitches(got, sw, 2)
+	got = proflow.DominatedSwitches(got, sw, 2, nil)
 	if diff := cmp.Diff([]bool{true, true, false, true, false, true}, got); diff != "" {
 		t.Errorf("flow on switch 2 (-want +got):\n%s", diff)
 	}
 	// One measure higher is enough not to be beaten: a crowd of capped
 	// flows (many entries, little rate) beside an elephant (few, at rate).
 	two := []proflow.SwitchSample{{}, {TxRate: 2e6, FlowCount: 12}, {TxRate: 2.5e7, FlowCount: 2, ElephantRate: 2.5e7}}
-	if got := proflow.DominatedSwitches(nil, two, 0); got[1] || got[2] {
+	if got := proflow.DominatedSwitches(nil, two, 0, nil); got[1] || got[2] {
 		t.Errorf("capped crowd beside an elephant: dominated %v, want neither", got)
 	}
+	// A cordoned switch dominates none: with the empty 2 and 4 cordoned,
+	// no switch a flow may go to beats 1, 3 or 5 on every measure (5's
+	// backlog is above the crowd's and the elephant's), so none is marked.
+	cordoned := []bool{false, false, true, false, true, false}
+	if diff := cmp.Diff([]bool{false, false, false, false, false, false}, proflow.DominatedSwitches(nil, sw, 0, cordoned)); diff != "" {
+		t.Errorf("2 and 4 cordoned (-want +got):\n%s", diff)
+	}
 	buf := make([]bool, 0, len(sw))
-	if n := testing.AllocsPerRun(100, func() { buf = proflow.DominatedSwitches(buf, sw, 0) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { buf = proflow.DominatedSwitches(buf, sw, 0, nil) }); n != 0 {
 		t.Errorf("DominatedSwitches allocates %v times with room in dst, want 0", n)
 	}
 }

@@ -110,7 +110,7 @@ func (fl *flowLoop) decide(obs *Observation, d *Decision) {
 // says why it holds.
 func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
 	d.Throughput, d.AppLimited = obs.Flow.Throughput, obs.Flow.AppLimited
-	d.Dominated = DominatedSwitches(d.Dominated, obs.Switches, d.Current)
+	d.Dominated = DominatedSwitches(d.Dominated, obs.Switches, d.Current, fl.cordons.snapshot())
 	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(state, obs, d.Current) }); err != nil {
 		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
 		return false

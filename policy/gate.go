@@ -42,9 +42,8 @@ type GateConfig struct {
 	// candidate already counted stays one through a near-tie (Tolerance)
 	// as without Pareto, since two switches that read alike are each
 	// dominated in turn by noise. It compares switches with each other and
-	// holds no threshold. A
-	// decision without Dominated (none read) passes every switch. Off is
-	// the paper's gate.
+	// holds no threshold. A decision without Dominated (none read) passes
+	// every switch. Off is the paper's gate.
 	Pareto bool `json:"pareto,omitempty"`
 }
 
@@ -159,8 +158,8 @@ func (c GateConfig) Validate() error {
 // maximum, the current switch wins if it is among them, otherwise the lowest
 // index. With Pareto set, the argmax runs over the current switch and the
 // destinations Decision.Dominated does not mark (a near-tie may still keep
-// the previous candidate, below). ΔQ = Scores[k_best] − Scores[k*]. A reroute to k_best is admitted
-// only when all three hold:
+// the previous candidate, below). ΔQ = Scores[k_best] − Scores[k*]. A
+// reroute to k_best is admitted only when all three hold:
 //
 //  1. ΔQ > Margin (strictly; a step where the current switch is best, or
 //     ΔQ ≤ Margin, has no candidate);

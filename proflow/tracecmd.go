@@ -112,7 +112,7 @@ func traceRows(tr *trace.Episode, from, to float64, all bool) ([]traceRow, error
 		}
 		r := traceRow{t: t, on: s.Switch, throughput: s.Throughput, reason: string(s.Decision.Reason),
 			best: s.Decision.Best, margin: s.Decision.Margin, votes: s.Decision.Votes, moved: s.Decision.Rerouted}
-		dom = proflow.DominatedSwitches(dom, s.Obs.Switches, s.Switch)
+		dom = proflow.DominatedSwitches(dom, s.Obs.Switches, s.Switch, nil)
 		for k, d := range dom {
 			if d {
 				r.dominated = append(r.dominated, k)
