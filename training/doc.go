@@ -2006,6 +2006,23 @@
 //     adopted model stays and base seed 9700 is still unused. As with
 //     every single fit above, the moves one corpus change mends are paid
 //     for by others that its draw makes.
+//   - Bellman targets over the gate's destinations (TrainConfig.
+//     ParetoTargets, session 23, after the entries above). The adopted
+//     gate never moves the flow to a dominated destination, but the fit's
+//     target r + γ·max_k Q(s', k) still takes the maximum over every
+//     switch, and D51's probe shows dominated switches scoring above the
+//     empty one: the value of what comes next is that of moves the
+//     controller never makes. The rule, written before the run: make
+//     model with models/train-testbed.json plus "pareto_targets": true
+//     (the maximum over the current switch and the destinations no other
+//     switch beats on every one of the next state's transmit rate,
+//     overflow, flow count, elephant rate and backlog features), every
+//     other setting the committed recipe (layout v2, models/shares-
+//     testbed.json, MODEL_SEED 1), behind models/gate-testbed.json,
+//     judged against the adopted model and gate by the rule of the
+//     G_ASIDE entry above (make model-judge); the fit itself is the
+//     candidate, and the held-out families are then run with it at base
+//     seed 9700, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
