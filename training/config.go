@@ -126,6 +126,15 @@ type TrainConfig struct {
 	// move is still learnt from the rewards alone. 0, the default, is off.
 	Monotone float64 `json:"monotone,omitempty"`
 
+	// ParetoTargets, when set, takes the Bellman target's maximum over the
+	// next state's current switch and the destinations no other switch
+	// (nor the current one) beats on every one of its transmit rate,
+	// overflow, flow count, elephant rate and backlog features at once: the
+	// destinations policy.GateConfig.Pareto lets the controller move to, so
+	// the value of the next state is that of moves the controller makes.
+	// Off, the default, is the paper's maximum over every switch.
+	ParetoTargets bool `json:"pareto_targets,omitempty"`
+
 	// Reward holds the reward coefficients.
 	Reward RewardConfig `json:"reward"`
 }

@@ -869,7 +869,11 @@ func (t *Trainer) qStep(enc telemetry.EncoderConfig, b *batch) (loss, q []float3
 	defer tp.free()
 	// The target network's variables do not require gradients, so the
 	// target carries no graph.
-	next := tp.rowMax(t.qTensor(tp, t.target, enc, b.s2, n))
+	qNext := t.qTensor(tp, t.target, enc, b.s2, n)
+	if t.cfg.ParetoTargets {
+		qNext = tp.add(qNext, tp.floats(dominatedPenalty(enc, b.s2, n), int64(n), int64(enc.NumSwitches)))
+	}
+	next := tp.rowMax(qNext)
 	target := tp.add(tp.floats(b.r, int64(n)), tp.mul(tp.floats(b.gamma, int64(n)), next))
 	pred := tp.gather(t.qTensor(tp, t.q, enc, b.s, n), tp.ints(b.a))
 	el := tp.elementLoss(pred, target, t.cfg.HuberDelta)
@@ -890,6 +894,64 @@ func (t *Trainer) qStep(enc telemetry.EncoderConfig, b *batch) (loss, q []float3
 	return loss, q, nil
 }
 
+// dominatedPenalty returns, for the n states s encoded with enc, n·|S|
+// values: a large negative number where switch k is a destination another
+// switch than k and the current one beats on every feature of
+// paretoFeatures at once (at most as high on each, lower on one), 0
+// elsewhere, so that a row maximum skips those destinations
+// (TrainConfig.ParetoTargets). The current switch's block reads signed
+// deviations from the flow's baseline, so it is neither marked nor a
+// yardstick, as in proflow.DominatedSwitches.
+func dominatedPenalty(enc telemetry.EncoderConfig, s []float32, n int) []float32 {
+	nS, dim := enc.NumSwitches, enc.Dim()
+	feats := paretoFeatures(enc)
+	out := make([]float32, n*nS)
+	for i := range n {
+		st := s[i*dim : (i+1)*dim]
+		cur, err := enc.CurrentSwitch(st)
+		if err != nil {
+			continue // qTensor reports the state's error
+		}
+		for k := range nS {
+			if k == cur {
+				continue
+			}
+			for j := range nS {
+				if j == k || j == cur {
+					continue
+				}
+				lower, beaten := false, true
+				for _, f := range feats {
+					a, b := st[enc.AggOffset(j)+f], st[enc.AggOffset(k)+f]
+					if a > b {
+						beaten = false
+						break
+					}
+					if a < b {
+						lower = true
+					}
+				}
+				if beaten && lower {
+					out[i*nS+k] = -1e9
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// paretoFeatures are the switch features a destination is compared on:
+// transmit rate, overflow, flow count, elephant rate and, in layouts that
+// have it, the uplink backlog.
+func paretoFeatures(enc telemetry.EncoderConfig) []int {
+	feats := []int{telemetry.FeatureTxRate, telemetry.FeatureOverflow, telemetry.FeatureFlowCount, telemetry.FeatureElephant}
+	if enc.SwitchWidth() > telemetry.FeatureQueue {
+		feats = append(feats, telemetry.FeatureQueue)
+	}
+	return feats
+}
+
 // monotonePenalty records on tp TrainConfig.Monotone's penalty for the n
 // states s encoded with enc: every destination row (flag 0) beside a copy
 // whose own congestion features are raised, each with probability 1/2 (the
@@ -902,10 +964,7 @@ func (t *Trainer) monotonePenalty(tp *tape, enc telemetry.EncoderConfig, s []flo
 		return tp.keep(nil, err)
 	}
 	dim, w := enc.CandidateDim(), enc.SwitchWidth()
-	feats := []int{telemetry.FeatureTxRate, telemetry.FeatureOverflow, telemetry.FeatureFlowCount, telemetry.FeatureElephant}
-	if w > telemetry.FeatureQueue {
-		feats = append(feats, telemetry.FeatureQueue)
-	}
+	feats := paretoFeatures(enc)
 	if enc.HasDeficit() {
 		feats = append(feats, telemetry.FeatureDeficit)
 	}

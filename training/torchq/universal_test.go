@@ -343,3 +343,28 @@ func TestUniversalMonotone(t *testing.T) {
 		t.Errorf("with the penalty %.1f%% of destinations score higher when more congested (without: %.1f%%), want at most 5%% and at most half", 100*mono, 100*plain)
 	}
 }
+
+// dominatedPenalty marks the destinations another switch (not the current
+// one) beats on every compared feature, and nothing else: not the current
+// switch, not a destination that ties another, not one that the current
+// switch alone beats.
+func TestDominatedPenalty(t *testing.T) {
+	enc := sizedEncoder(4, 3)
+	s := make([]float32, enc.Dim())
+	set := func(k int, tx, ovf, n, el float32) {
+		o := enc.AggOffset(k)
+		s[o+telemetry.FeatureTxRate], s[o+telemetry.FeatureOverflow] = tx, ovf
+		s[o+telemetry.FeatureFlowCount], s[o+telemetry.FeatureElephant] = n, el
+	}
+	s[enc.PlacementOffset()+0] = 1
+	set(0, 0, -0.5, -0.1, 0) // the flow's own: lower than all, but no yardstick
+	set(1, 0.1, 0, 0.2, 0)   // beats 2
+	set(2, 0.9, 0.3, 0.5, 1) // dominated by 1 and 3
+	set(3, 0.1, 0, 0.2, 0)   // ties 1: neither dominated
+	got := dominatedPenalty(enc, s, 1)
+	for k, want := range []bool{false, false, true, false} {
+		if (got[k] < 0) != want {
+			t.Errorf("switch %d: penalty %v, want marked %v", k, got[k], want)
+		}
+	}
+}
