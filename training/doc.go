@@ -2023,6 +2023,14 @@
 //     G_ASIDE entry above (make model-judge); the fit itself is the
 //     candidate, and the held-out families are then run with it at base
 //     seed 9700, unused.
+//     Measured (make model printed collect 42 s, train 418 s, total 460
+//     s on 2 CPUs; make model-judge): D1–D64 22.74 and 22.75 MB/s, behind
+//     in D2, D38 and D40 at base seed 1 and in D38 and D40 at 1000; the
+//     bulk built-ins behind in S12d (2.3%) at base seed 1; the 24 S6 files
+//     level; the sized D families behind in three (D6x3-4, -11, -44) and
+//     two (D16x3-11, -57); rr 0.08×, rate 0.46×; onoff a second worse than
+//     static in O1, O9 and O10, no quiet-trap move. It does not pass; the
+//     adopted model stays and base seed 9700 is still unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
