@@ -119,6 +119,7 @@ func runDistill(ctx context.Context, e *env, args []string) error {
 	}
 	meta.Extra["distill_config"] = string(cfgJSON)
 	meta.Extra["distill_teachers"] = *teacherList
+	meta.Extra[trainHostKey] = localTrainHost(cfg.Device)
 	if err := qnet.Save(*out, student, meta); err != nil {
 		return fmt.Errorf("distill: %w", err)
 	}
@@ -245,7 +246,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	meta.Seed = strconv.FormatUint(cfg.Seed, 10)
 	meta.Commit = *commit
 	meta.Created = time.Now().UTC().Format(time.RFC3339)
-	meta.Extra = map[string]string{"train_config": string(cfgJSON), eval.ModelGateKey: string(gateJSON)}
+	meta.Extra = map[string]string{"train_config": string(cfgJSON), eval.ModelGateKey: string(gateJSON), trainHostKey: localTrainHost(cfg.Device)}
 	if ref.Profile != "" || ref.ProfileDigest != "" {
 		meta.Extra[eval.ModelProfileKey], meta.Extra[eval.ModelProfileDigestKey] = ref.Profile, ref.ProfileDigest
 	}

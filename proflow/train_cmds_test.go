@@ -112,6 +112,9 @@ func TestTrainCommand(t *testing.T) {
 	if got.Reward.Beta != 0 || got.Seed != 5 || got.Hidden[0] != 32 {
 		t.Errorf("recorded config: beta %v seed %d hidden %v; want the overrides", got.Reward.Beta, got.Seed, got.Hidden)
 	}
+	if host := meta.Extra[trainHostKey]; !strings.HasPrefix(host, "device cpu; ") {
+		t.Errorf("recorded %s %q, want the machine, starting with the device", trainHostKey, host)
+	}
 	if _, _, err := training.LoadDynamics(dyn); err != nil {
 		t.Error(err)
 	}
@@ -203,8 +206,9 @@ func TestDistillCommand(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, stdout)
 	}
 	if _, meta, err := qnet.Load(student); err != nil || !meta.Universal() || meta.Encoder != enc ||
-		meta.Extra["distill_teachers"] != strings.Join(teachers, ",") || meta.MadeBy != "proflow distill" {
-		t.Errorf("student metadata %+v (%v): want a universal model with the teachers' encoder and their names", meta, err)
+		meta.Extra["distill_teachers"] != strings.Join(teachers, ",") || meta.MadeBy != "proflow distill" ||
+		!strings.HasPrefix(meta.Extra[trainHostKey], "device cpu; ") {
+		t.Errorf("student metadata %+v (%v): want a universal model with the teachers' encoder, their names and the machine", meta, err)
 	}
 
 	other := filepath.Join(dir, "other.dataset")
