@@ -45,6 +45,11 @@ func TestSelectKindScenarios(t *testing.T) {
 			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.DevFamilyScenarios()", sel, got)
 		}
 	}
+	for _, sel := range []string{"dev2", "E1-E64"} {
+		if got := names(sel); !slices.Equal(got, sim.SecondDevFamilyScenarios()) || len(got) != 64 || got[0] != "E1" {
+			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.SecondDevFamilyScenarios()", sel, got)
+		}
+	}
 	cfg6, err := sim.FamilyConfig(6, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +59,12 @@ func TestSelectKindScenarios(t *testing.T) {
 		scs, err := selectScenarios(sel, nil, cfg6, lim)
 		if err != nil || len(scs) != 64 || scs[0].Name != "D6x3-1" || scs[63].Name != want6[63] {
 			t.Errorf("selectScenarios(%q) at 6x3: %d scenarios, %v; want the 64 of D6x3-1..D6x3-64", sel, len(scs), err)
+		}
+	}
+	for _, sel := range []string{"dev2", "E6x3-1-E6x3-64"} {
+		scs, err := selectScenarios(sel, nil, cfg6, lim)
+		if err != nil || len(scs) != 64 || scs[0].Name != "E6x3-1" || scs[63].Name != "E6x3-64" {
+			t.Errorf("selectScenarios(%q) at 6x3: %d scenarios, %v; want the 64 of E6x3-1..E6x3-64", sel, len(scs), err)
 		}
 	}
 	if got, want := names("R5,K3-K5,Q1"), []string{"R5", "K3", "K4", "K5", "Q1"}; !slices.Equal(got, want) {
@@ -69,11 +80,11 @@ func TestSelectKindScenarios(t *testing.T) {
 		}
 	}
 	for _, n := range all {
-		if n[0] == 'K' || n[0] == 'H' || n[0] == 'D' {
+		if n[0] == 'K' || n[0] == 'H' || n[0] == 'D' || n[0] == 'E' {
 			t.Errorf("selectScenarios(all) has %s, want built-ins only", n)
 		}
 	}
-	for _, sel := range []string{"K65", "K0", "K5-K3", "S1-K3", "H1-K3", "D65", "D3-D1"} {
+	for _, sel := range []string{"K65", "K0", "K5-K3", "S1-K3", "H1-K3", "D65", "D3-D1", "E65", "E3-E1", "D1-E3"} {
 		if _, err := selectScenarios(sel, nil, cfg, lim); !errors.Is(err, errUsage) {
 			t.Errorf("selectScenarios(%q) = %v, want a usage error", sel, err)
 		}

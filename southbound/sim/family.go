@@ -33,6 +33,13 @@ const (
 	// ("DevDraw" in ASCII): the same design, other free draws.
 	devFamilySeed2 = 0x44657644726177
 
+	// SecondDevFamilyPrefix starts every name of the second development
+	// family, E1..E64.
+	SecondDevFamilyPrefix = "E"
+	// secondDevFamilySeed2 replaces familySeed2 for the second development
+	// family ("DevDrw2" in ASCII).
+	secondDevFamilySeed2 = 0x44657644727732
+
 	// familyHosts is the number of congester hosts at the built-in size,
 	// h2..h6 (the testbed's congester leaves; they send to
 	// Config.CongestionSink).
@@ -84,37 +91,66 @@ func DevFamilyScenarios() []string { return devFamily().names() }
 // family's generator and design, from the development seed mixed with the
 // size).
 func DevFamilyScenariosFor(cfg Config) ([]string, error) {
+	return devScenariosFor(cfg, devFirst)
+}
+
+// SecondDevFamilyScenarios returns the names of the second development
+// family, E1..E64, in order (package documentation, "Development
+// family"): the same generator and design as D1..D64 and H1..H64 from a
+// third seed, development data that no choice before session 24 looked
+// at.
+func SecondDevFamilyScenarios() []string {
+	s := builtinFamily()
+	s.dev = devSecond
+	return s.names()
+}
+
+// SecondDevFamilyScenariosFor returns the names of the second development
+// family of cfg's size: E1..E64 at 4×3, E6x3-1..E6x3-64 at 6×3.
+func SecondDevFamilyScenariosFor(cfg Config) ([]string, error) {
+	return devScenariosFor(cfg, devSecond)
+}
+
+// devScenariosFor returns the names of development family dev at cfg's
+// size.
+func devScenariosFor(cfg Config, dev int) ([]string, error) {
 	shape, err := sizedFamily(cfg.Switches, len(cfg.CongestionLeaves))
 	if err != nil {
 		return nil, err
 	}
-	shape.dev = true
+	shape.dev = dev
 	return shape.names(), nil
 }
 
-// DevFamilyScenario returns a fresh copy of the development family's
-// scenario name, D1..D64 (validated against DefaultConfig) or, at another
-// size, D<switches>x<leaves>-<n> such as D6x3-1 (validated against
-// FamilyConfig of its size).
+// DevFamilyScenario returns a fresh copy of a development family's
+// scenario name: D1..D64 or E1..E64 (validated against DefaultConfig) or,
+// at another size, D<switches>x<leaves>-<n> or E<switches>x<leaves>-<n>
+// such as D6x3-1 (validated against FamilyConfig of its size).
 func DevFamilyScenario(name string) (*Scenario, error) {
-	if n, err := strconv.Atoi(strings.TrimPrefix(name, DevFamilyPrefix)); err == nil && strings.HasPrefix(name, DevFamilyPrefix) {
-		if n < 1 || n > FamilySize || DevFamilyPrefix+strconv.Itoa(n) != name {
-			return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
-		}
-		return devFamily().member(n)
+	dev, prefix := devFirst, DevFamilyPrefix
+	if strings.HasPrefix(name, SecondDevFamilyPrefix) {
+		dev, prefix = devSecond, SecondDevFamilyPrefix
 	}
-	s, l, n, ok := parseSizedName(name, DevFamilyPrefix)
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, prefix)); err == nil && strings.HasPrefix(name, prefix) {
+		if n < 1 || n > FamilySize || prefix+strconv.Itoa(n) != name {
+			return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, prefix, prefix, FamilySize)
+		}
+		s := builtinFamily()
+		s.dev = dev
+		return s.member(n)
+	}
+	s, l, n, ok := parseSizedName(name, prefix)
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d or %s<switches>x<leaves>-<n> such as %s6x3-1", name, DevFamilyPrefix, DevFamilyPrefix, FamilySize, DevFamilyPrefix, DevFamilyPrefix)
+		return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d, %s1..%s%d or D<switches>x<leaves>-<n> or E<switches>x<leaves>-<n> such as %s6x3-1", name, DevFamilyPrefix, DevFamilyPrefix, FamilySize, SecondDevFamilyPrefix, SecondDevFamilyPrefix, FamilySize, prefix)
 	case s == familySwitches && l == familyLeaves:
-		return nil, fmt.Errorf("sim: no development scenario %q: the %dx%d family is %s1..%s%d", name, s, l, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
+		return nil, fmt.Errorf("sim: no development scenario %q: the %dx%d family is %s1..%s%d", name, s, l, prefix, prefix, FamilySize)
 	}
 	shape, err := sizedFamily(s, l)
 	if err != nil {
 		return nil, fmt.Errorf("sim: no development scenario %q: %w", name, err)
 	}
-	shape.dev = true
+	shape.dev = dev
 	if n < 1 || n > FamilySize || shape.prefix()+strconv.Itoa(n) != name {
 		return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, shape.prefix(), shape.prefix(), FamilySize)
 	}
@@ -197,13 +233,15 @@ func LookupScenario(name string) (*Scenario, error) {
 	if kindsLookup(name) {
 		return KindsFamilyScenario(name)
 	}
-	if rest, ok := strings.CutPrefix(name, DevFamilyPrefix); ok {
-		if _, err := strconv.Atoi(rest); err == nil || sizedFamilyName(name, DevFamilyPrefix) {
-			return DevFamilyScenario(name)
+	for _, prefix := range []string{DevFamilyPrefix, SecondDevFamilyPrefix} {
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			if _, err := strconv.Atoi(rest); err == nil || sizedFamilyName(name, prefix) {
+				return DevFamilyScenario(name)
+			}
 		}
 	}
 	if _, err := BuiltinScenarioJSON(name); err != nil {
-		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s), a held-out one (%s1..%s%d, %s<S>x<L>-1..-%d, %s1..%s%d) or a development one (%s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize, DevFamilyPrefix, DevFamilyPrefix, FamilySize)
+		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s), a held-out one (%s1..%s%d, %s<S>x<L>-1..-%d, %s1..%s%d) or a development one (%s1..%s%d, %s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize, DevFamilyPrefix, DevFamilyPrefix, FamilySize, SecondDevFamilyPrefix, SecondDevFamilyPrefix, FamilySize)
 	}
 	return BuiltinScenario(name)
 }
@@ -520,8 +558,10 @@ type familyShape struct {
 	// hosts are the congester hosts: the hosts of the congestion leaves
 	// but the protected flow's and the sink (h2..h6 at the built-in size).
 	hosts []string
-	// dev marks the development family (D1..D64): its own seed and prefix.
-	dev bool
+	// dev selects a development family, its own seed and prefix:
+	// heldOutFamily (0, H1..H64), devFirst (D1..D64) or devSecond
+	// (E1..E64).
+	dev int
 	// draw, when set, replaces both seeds: a corpus draw (DrawFamilyScenario).
 	draw *[2]uint64
 }
@@ -537,9 +577,16 @@ func builtinFamily() familyShape {
 // development seed.
 func devFamily() familyShape {
 	s := builtinFamily()
-	s.dev = true
+	s.dev = devFirst
 	return s
 }
+
+// The families of one size, by familyShape.dev.
+const (
+	heldOutFamily = iota // H1..H64: the held-out family
+	devFirst             // D1..D64: the development family
+	devSecond            // E1..E64: the second development family
+)
 
 // sizedFamily returns the family's shape for a fabric of that size:
 // DefaultConfig resized by WithFabric (FamilyConfig).
@@ -569,11 +616,14 @@ func FamilyConfig(switches, congestionLeaves int) (Config, error) {
 func (s familyShape) builtin() bool { return s.switches == familySwitches && s.leaves == familyLeaves }
 
 // prefix returns the names' prefix: "H" at the built-in size, "H6x3-" at
-// others; "D" and "D6x3-" for the development family.
+// others; "D", "D6x3-", "E" and "E6x3-" for the development families.
 func (s familyShape) prefix() string {
 	p := FamilyPrefix
-	if s.dev {
+	switch s.dev {
+	case devFirst:
 		p = DevFamilyPrefix
+	case devSecond:
+		p = SecondDevFamilyPrefix
 	}
 	if s.builtin() {
 		return p
@@ -610,8 +660,11 @@ func (s familyShape) seeds() (uint64, uint64) {
 		return s.draw[0], s.draw[1]
 	}
 	seed2 := uint64(familySeed2)
-	if s.dev {
+	switch s.dev {
+	case devFirst:
 		seed2 = devFamilySeed2
+	case devSecond:
+		seed2 = secondDevFamilySeed2
 	}
 	if s.builtin() {
 		return familySeed1, seed2

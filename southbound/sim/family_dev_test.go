@@ -79,7 +79,7 @@ func TestSizedDevFamily(t *testing.T) {
 			continue
 		}
 		shape, _ := sizedFamily(s, l)
-		shape.dev = true
+		shape.dev = devFirst
 		dev, held := shape.generate(), sizedMembers(t, s, l)
 		if diff := cmp.Diff(familyDesign(held), familyDesign(dev), cmp.AllowUnexported(familyPlan{})); diff != "" {
 			t.Errorf("%dx%d: development design differs from the held-out one (-held +dev):\n%s", s, l, diff)
@@ -102,6 +102,84 @@ func TestSizedDevFamily(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"D4x3-1", "D6x3-65", "D6x3-0", "D6x3", "D6y3-1", "D2x3-1"} {
+		if _, err := DevFamilyScenario(n); err == nil || !strings.Contains(err.Error(), strconv.Quote(n)) {
+			t.Errorf("DevFamilyScenario(%q) = %v, want an error naming it", n, err)
+		}
+	}
+}
+
+// The second development family is the same design from a third seed:
+// E1..E64, never equal to its D or H namesake, at every size.
+func TestSecondDevFamily(t *testing.T) {
+	names := SecondDevFamilyScenarios()
+	if len(names) != FamilySize || names[0] != "E1" || names[FamilySize-1] != "E64" {
+		t.Fatalf("SecondDevFamilyScenarios() = %v, want E1..E64", names)
+	}
+	for _, n := range BuiltinScenarios() {
+		if strings.HasPrefix(n, SecondDevFamilyPrefix) {
+			t.Errorf("built-in %s has the second development family's prefix %s", n, SecondDevFamilyPrefix)
+		}
+	}
+	second := builtinFamily()
+	second.dev = devSecond
+	held, dev, dev2 := generateFamily(), devFamily().generate(), second.generate()
+	if diff := cmp.Diff(familyDesign(held), familyDesign(dev2), cmp.AllowUnexported(familyPlan{})); diff != "" {
+		t.Errorf("second development family's design differs from the held-out family's (-held +dev2):\n%s", diff)
+	}
+	cfg := DefaultConfig()
+	for i, n := range names {
+		sc, err := LookupScenario(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Name != n {
+			t.Errorf("LookupScenario(%s).Name = %s", n, sc.Name)
+		}
+		if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
+			t.Error(err)
+		}
+		for _, other := range []familyMember{held[i], dev[i]} {
+			if cmp.Equal(other.sc.Congesters, sc.Congesters) && other.sc.ProtectedSwitch == sc.ProtectedSwitch {
+				t.Errorf("%s equals %s, want another draw", n, other.sc.Name)
+			}
+		}
+	}
+	for _, n := range []string{"E0", "E65", "E01", "e1", "E"} {
+		_, err := DevFamilyScenario(n)
+		if err == nil || !strings.Contains(err.Error(), strconv.Quote(n)) || !strings.Contains(err.Error(), "E1..E64") {
+			t.Errorf("DevFamilyScenario(%q) = %v, want an error naming it and E1..E64", n, err)
+		}
+	}
+
+	cfg6, err := FamilyConfig(6, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sized, err := SecondDevFamilyScenariosFor(cfg6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := DevFamilyScenariosFor(cfg6)
+	for i, n := range sized {
+		if want := "E6x3-" + strconv.Itoa(i+1); n != want {
+			t.Fatalf("6x3: name %d = %s, want %s", i, n, want)
+		}
+		a, err := LookupScenario(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := LookupScenario(first[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.ValidateLimits(cfg6, DefaultLimits()); err != nil {
+			t.Error(err)
+		}
+		if cmp.Equal(a.Congesters, b.Congesters) && a.ProtectedSwitch == b.ProtectedSwitch {
+			t.Errorf("%s equals %s, want another draw", n, first[i])
+		}
+	}
+	for _, n := range []string{"E4x3-1", "E6x3-65", "E6x3-0", "E6y3-1"} {
 		if _, err := DevFamilyScenario(n); err == nil || !strings.Contains(err.Error(), strconv.Quote(n)) {
 			t.Errorf("DevFamilyScenario(%q) = %v, want an error naming it", n, err)
 		}
