@@ -30,16 +30,7 @@ func TestDevFamily(t *testing.T) {
 		if want := DevFamilyPrefix + strconv.Itoa(i+1); n != want {
 			t.Errorf("DevFamilyScenarios()[%d] = %s, want %s", i, n, want)
 		}
-		sc, err := LookupScenario(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sc.Name != n {
-			t.Errorf("LookupScenario(%s).Name = %s", n, sc.Name)
-		}
-		if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
-			t.Error(err)
-		}
+		sc := lookupValid(t, n, cfg)
 		h := held[i].sc
 		if cmp.Equal(h.Congesters, sc.Congesters) && h.ProtectedSwitch == sc.ProtectedSwitch {
 			same++
@@ -128,16 +119,7 @@ func TestSecondDevFamily(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	for i, n := range names {
-		sc, err := LookupScenario(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sc.Name != n {
-			t.Errorf("LookupScenario(%s).Name = %s", n, sc.Name)
-		}
-		if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
-			t.Error(err)
-		}
+		sc := lookupValid(t, n, cfg)
 		for _, other := range []familyMember{held[i], dev[i]} {
 			if cmp.Equal(other.sc.Congesters, sc.Congesters) && other.sc.ProtectedSwitch == sc.ProtectedSwitch {
 				t.Errorf("%s equals %s, want another draw", n, other.sc.Name)
@@ -164,17 +146,7 @@ func TestSecondDevFamily(t *testing.T) {
 		if want := "E6x3-" + strconv.Itoa(i+1); n != want {
 			t.Fatalf("6x3: name %d = %s, want %s", i, n, want)
 		}
-		a, err := LookupScenario(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := LookupScenario(first[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.ValidateLimits(cfg6, DefaultLimits()); err != nil {
-			t.Error(err)
-		}
+		a, b := lookupValid(t, n, cfg6), lookupValid(t, first[i], cfg6)
 		if cmp.Equal(a.Congesters, b.Congesters) && a.ProtectedSwitch == b.ProtectedSwitch {
 			t.Errorf("%s equals %s, want another draw", n, first[i])
 		}
@@ -184,4 +156,21 @@ func TestSecondDevFamily(t *testing.T) {
 			t.Errorf("DevFamilyScenario(%q) = %v, want an error naming it", n, err)
 		}
 	}
+}
+
+// lookupValid returns LookupScenario(name), failing the test unless it is
+// found, carries that name and passes cfg's default limits.
+func lookupValid(t *testing.T, name string, cfg Config) *Scenario {
+	t.Helper()
+	sc, err := LookupScenario(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != name {
+		t.Errorf("LookupScenario(%s).Name = %s", name, sc.Name)
+	}
+	if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
+		t.Error(err)
+	}
+	return sc
 }
