@@ -9,6 +9,7 @@
 # gate file (policy.GateConfig JSON), DIR where the reports go. It runs,
 # each with 2 repeats and the deployable rules beside the agent:
 #   - the development family D1–D64 at base seeds 1 and 1000,
+#   - the second development family E1–E64 at base seeds 1 and 1000,
 #   - the built-in scenarios (-scenarios all) at base seeds 1 and 1000,
 #   - the built-in kind scenarios (-scenarios kinds) at base seed 1,
 #   - the development families of 6 and 16 switches at base seed 1,
@@ -41,6 +42,7 @@ run() { # run NAME ARGS...: one proflow evaluate into DIR/NAME
 }
 for s in 1 1000; do
   run "dev-$s" -scenarios dev -seed "$s"
+  run "dev2-$s" -scenarios dev2 -seed "$s"
   run "builtin-$s" -scenarios all -seed "$s"
   run "s6-$s" "${S6[@]}" -seed "$s"
 done
@@ -64,6 +66,7 @@ behind() { # scenarios more than 2% behind the per-scenario best rule; $2 filter
   echo "| check | agent (MB/s) | more than 2% behind |"
   echo "| --- | --- | --- |"
   for s in 1 1000; do echo "| D1–D64, base seed $s | $(mean "$D/dev-$s") | $(behind "$D/dev-$s") |"; done
+  for s in 1 1000; do echo "| E1–E64, base seed $s | $(mean "$D/dev2-$s") | $(behind "$D/dev2-$s") |"; done
   for s in 1 1000; do echo "| bulk built-ins (S, C, N), base seed $s | – | $(behind "$D/builtin-$s" '^[ORQTV][0-9]') |"; done
   for s in 1 1000; do echo "| S6's 24 variants, base seed $s | $(mean "$D/s6-$s") | $(behind "$D/s6-$s") |"; done
   echo "| D6x3-1…64 (testbed-6x3), base seed 1 | $(mean "$D/dev6x3") | $(behind "$D/dev6x3") |"

@@ -2075,6 +2075,25 @@
 //     H6x3-25, H16x3-17 and H16x3-61. The held-out losses are the
 //     recipe's, not one fit's draw; what the fits' draws change is the
 //     development checks and the kind ratios (rate 0.54× to 0.60×).
+//   - A second development family (session 24, E1–E64 and E<S>x<L>-1 …
+//     -64; southbound/sim, "Development family"). Every choice since
+//     session 14 was judged on D1–D64, and the committed model is behind
+//     in one of them (D40) where it is behind in six of H1–H64: a model
+//     chosen on 64 draws can fit them. E1–E64 is the same design from a
+//     third seed, made after every choice above, looked at first by this
+//     measurement (proflow evaluate -scenarios dev2, the deployable rules
+//     and the agent, 2 repeats): the committed model behind
+//     models/gate-testbed.json is more than 2% behind in five of E1–E64 at
+//     base seeds 1 and 1000 alike (E10, E25, E39, E42, E50), the
+//     f439b7b rebuild in three and four, the current code's refit in five
+//     and six; every fit in E10, E42 and E50. At 6x3 (base seed 1) the
+//     committed model is behind in five (E6x3-3, -10, -20, -30, -55),
+//     at 16x3 in three (E16x3-26, -31, -51). So the development checks had
+//     stopped telling a better recipe from one fitted to D1–D64; from now
+//     on mk/judge.sh reports E1–E64 at base seeds 1 and 1000 beside
+//     D1–D64, and a choice is judged on both. E10, E42 and E50, behind for
+//     every fit, are where to look for the recipe's losses: development
+//     data, which traces and bounds may read.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

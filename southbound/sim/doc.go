@@ -747,6 +747,16 @@
 // profile's size): the sized held-out family's design from the
 // development seed mixed with the size, never one of its members.
 //
+// SecondDevFamilyScenarios names E1–E64, the second development family
+// (session 24): the same design from a third seed ("-scenarios dev2" or
+// E1-E64; E<S>x<L>-1 … -64 at other sizes, SecondDevFamilyScenariosFor;
+// DevFamilyScenario and LookupScenario know both). Every gate and model
+// choice of sessions 14–23 was judged on D1–D64, and a model chosen there
+// can fit its draws: the committed agent was behind in one of D1–D64 but
+// in five of E1–E64 at the first look, as many as in H1–H64. A second
+// draw of the design shows which losses are the recipe's before a choice
+// meets the held-out family.
+//
 // DrawFamilyScenario draws a member of the same design on any fabric of
 // two switches or more from a seed of the caller's, for training corpora
 // (the training package's strategy M_FAMILY). Its first PCG seed is its
