@@ -158,7 +158,12 @@ type TwinBound struct {
 	Kind string `json:"kind,omitempty"`
 	// Switches names the switches Schedule.To indexes.
 	Switches []string `json:"switches"`
-	// Diverge is Twin.Diverge in seconds.
+	// Diverge is the last decision time, in seconds after congestion
+	// start, at which the two are still the same to a controller:
+	// Twin.Diverge, or later when their congesters go on sending alike
+	// past it (sim.SameTrafficUntil; an ended twin built while no
+	// congester sends parts from its scenario only when the next one
+	// arrives), as the never-moving episodes confirm step by step.
 	Diverge float64 `json:"diverge"`
 	// Commit is the move by Diverge with the smallest larger shortfall
 	// (its Mean unset: it differs by member), CommitShortfall its
@@ -177,7 +182,10 @@ type TwinBound struct {
 // trusts a twin it checks, on every repeat, that the never-moving
 // schedule sees the same observations and throughput in both scenarios at
 // every step up to Diverge, and refuses the spec if not: the bound rests
-// on the two being indistinguishable until then.
+// on the two being indistinguishable until then. Where the two stay the
+// same past Diverge, the bound counts them as one until they part
+// (TwinBound.Diverge): a move made before then is made in both, which
+// only tightens the bound.
 func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 	if len(spec.Twins) == 0 || len(spec.Rules) == 0 || spec.Repeats < 1 {
 		return nil, errors.New("eval: bound needs at least one twin, one rule and one repeat")
@@ -283,7 +291,19 @@ func Bound(ctx context.Context, spec BoundSpec) ([]TwinBound, error) {
 				return nil, fmt.Errorf("eval: bound: %s and %s do not look the same to a controller up to %v after congestion start (repeat %d), want twins", tw.A.Name, tw.B.Name, tw.Diverge, r)
 			}
 		}
-		tb := TwinBound{Diverge: tw.Diverge.Seconds(), Kind: tw.Kind, Switches: topo.Switches}
+		diverge := tw.Diverge
+		if same := sim.SameTrafficUntil(tw.A, tw.B, tw.Diverge); same > tw.Diverge {
+			// Their congesters send alike past Diverge, so every policy
+			// still sees the same in both at the decisions before they
+			// part: the last decision time before same, confirmed on the
+			// never-moving episodes step by step.
+			last := cfg.Epoch.Add(tw.A.Start() + (same-1)/cfg.Interval*cfg.Interval)
+			for r := range spec.Repeats {
+				last = equalThrough(steps[episode[i][0][0][r]], steps[episode[i][1][0][r]], last)
+			}
+			diverge = max(diverge, last.Sub(cfg.Epoch.Add(tw.A.Start())))
+		}
+		tb := TwinBound{Diverge: diverge.Seconds(), Kind: tw.Kind, Switches: topo.Switches}
 		for m, sc := range [2]*sim.Scenario{tw.A, tw.B} {
 			tb.Members[m] = member(sc.Name, pols[i], episode[i][m], means)
 		}
@@ -340,6 +360,26 @@ func member(name string, pols []boundPolicy, episodes [][]int, means []float64) 
 		}
 	}
 	return mem
+}
+
+// equalThrough returns the time of the last step, up to until, through
+// which a and b are equal step by step (until itself when they are equal
+// to the end of it).
+func equalThrough(a, b []trace.Step, until time.Time) time.Time {
+	last := time.Time{}
+	for k := range min(len(a), len(b)) {
+		if a[k].Time.After(until) {
+			return until
+		}
+		if !reflect.DeepEqual(a[k], b[k]) {
+			return last
+		}
+		last = a[k].Time
+	}
+	if last.After(until) {
+		return until
+	}
+	return last
 }
 
 // prefix returns the steps up to and including until.

@@ -172,3 +172,38 @@ func TestBoundRefusesOtherKinds(t *testing.T) {
 		t.Fatalf("Bound on R1 (an rr flow): error %v, want one naming the kind", err)
 	}
 }
+
+// A twin ended while no congester sends is the same as its scenario until
+// the next one arrives, and the bound counts it so: a move made before
+// then is made in both.
+func TestBoundDivergesWhenTrafficParts(t *testing.T) {
+	a := shortCrowd(t)
+	a.Name = "bursts"
+	var back []sim.Congester
+	for i := range a.Congesters {
+		c := &a.Congesters[i]
+		c.Depart = sim.Duration(a.Start() + 2*time.Second)
+		again := *c
+		again.Arrive, again.Depart = sim.Duration(a.Start()+7*time.Second), 0
+		back = append(back, again)
+	}
+	a.Congesters = append(a.Congesters, back...)
+	b, err := a.EndedAt(4 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Bound(context.Background(), BoundSpec{
+		Twins: []Twin{{A: a, B: b, Diverge: 4 * time.Second}}, Rules: boundRules(t),
+		Repeats: 1, Seed: 5, Config: sim.TestbedConfig(), Parallelism: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := got[0]
+	if tb.Diverge != 6.5 {
+		t.Errorf("diverge %v s, want 6.5 (the last decision before the second burst arrives at 7 s)", tb.Diverge)
+	}
+	if tb.Commit.To >= 0 && tb.Commit.At > tb.Diverge {
+		t.Errorf("commit %+v after the twins part at %v s", tb.Commit, tb.Diverge)
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -67,4 +68,62 @@ func (s *Scenario) twinAt(d time.Duration, kind, what string, sending func(c *Co
 	}
 	t.Congesters = kept
 	return t, nil
+}
+
+// SameTrafficUntil returns how long after congestion start the congesters
+// of a and b keep sending alike from from on: the first instant at or
+// after from at which the hosts that send, their receivers, streams, caps
+// or switches differ, or the window's length when they never do. a and b
+// must share their congestion start. A twin built at d (EndedAt,
+// FrozenAt) sends like its scenario at least until d, and may for longer:
+// a twin that ends the congestion while no congester sends differs from
+// its scenario only when the next one arrives, and a frozen one only at
+// the scenario's next move or departure.
+func SameTrafficUntil(a, b *Scenario, from time.Duration) time.Duration {
+	start := a.Start()
+	t0 := start + from
+	times := []time.Duration{t0}
+	for _, s := range [2]*Scenario{a, b} {
+		for _, c := range s.Congesters {
+			ts := []time.Duration{time.Duration(c.Arrive), time.Duration(c.Depart)}
+			for _, m := range c.Moves {
+				ts = append(ts, time.Duration(m.At))
+			}
+			for _, t := range ts {
+				if t > t0 {
+					times = append(times, t)
+				}
+			}
+		}
+	}
+	slices.Sort(times)
+	for _, t := range times {
+		if t >= a.Length() {
+			break
+		}
+		if !slices.Equal(sendingAt(a, t), sendingAt(b, t)) {
+			return t - start
+		}
+	}
+	return a.Length() - start
+}
+
+// sendingAt lists, sorted, what every congester of s sending at t sends:
+// host, receiver, streams, cap and switch.
+func sendingAt(s *Scenario, t time.Duration) []string {
+	var out []string
+	for _, c := range s.Congesters {
+		if time.Duration(c.Arrive) > t || (c.Depart != 0 && time.Duration(c.Depart) <= t) {
+			continue
+		}
+		sw, at := c.Switch, time.Duration(-1)
+		for _, m := range c.Moves {
+			if mt := time.Duration(m.At); mt <= t && mt > at {
+				sw, at = m.Switch, mt
+			}
+		}
+		out = append(out, fmt.Sprintf("%s>%s %d×%v on %s", c.Host, c.Dst, c.Streams, c.StreamCap, sw))
+	}
+	slices.Sort(out)
+	return out
 }

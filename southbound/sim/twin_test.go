@@ -101,3 +101,60 @@ func TestFrozenAt(t *testing.T) {
 		t.Error("FrozenAt(2m) on a 2 min window: no error")
 	}
 }
+
+// A twin sends like its scenario until the first instant their congesters
+// differ, which may come well after the time it was built at.
+func TestSameTrafficUntil(t *testing.T) {
+	sc, err := sim.DevFamilyScenario("E50") // bursts of 5 s at 0, 40 and 80 s after congestion start
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := time.Second
+	for _, c := range []struct {
+		kind string
+		at   time.Duration
+		want time.Duration
+	}{
+		{"end", 3 * s, 3 * s},      // a burst sends: it leaves at once
+		{"freeze", 3 * s, 5 * s},   // it stays where the scenario's ends
+		{"end", 10 * s, 40 * s},    // nothing sends: alike until the next burst
+		{"freeze", 10 * s, 40 * s}, // the same
+		{"end", 79 * s, 80 * s},
+	} {
+		var twin *sim.Scenario
+		if c.kind == "end" {
+			twin, err = sc.EndedAt(c.at)
+		} else {
+			twin, err = sc.FrozenAt(c.at)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sim.SameTrafficUntil(sc, twin, c.at); got != c.want {
+			t.Errorf("%s: alike until %v, want %v", twin.Name, got, c.want)
+		}
+		if got := sim.SameTrafficUntil(sc, sc.Clone(), c.at); got != sc.Length()-sc.Start() {
+			t.Errorf("E50 and a copy: alike until %v, want the whole window %v", got, sc.Length()-sc.Start())
+		}
+	}
+	// A rolling crowd frozen between moves differs at the scenario's next move.
+	s6, err := sim.BuiltinScenario("S6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozen, err := s6.FrozenAt(5 * s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := time.Duration(-1)
+	for _, c := range s6.Congesters {
+		for _, m := range c.Moves {
+			if mt := time.Duration(m.At) - s6.Start(); mt >= 5*s && (next < 0 || mt < next) {
+				next = mt
+			}
+		}
+	}
+	if got := sim.SameTrafficUntil(s6, frozen, 5*s); next < 0 || got != next {
+		t.Errorf("S6 frozen at 5s: alike until %v, want its next move %v", got, next)
+	}
+}
