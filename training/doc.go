@@ -2094,6 +2094,24 @@
 //     D1–D64, and a choice is judged on both. E10, E42 and E50, behind for
 //     every fit, are where to look for the recipe's losses: development
 //     data, which traces and bounds may read.
+//     Read with proflow bound (base seed 1, 2 repeats, end and freeze
+//     twins; the bound counting a twin as its scenario until their
+//     congesters part): E50 (a full-rate host and a capped one on the
+//     flow's switch in three 5 s bursts 35 s apart; the flow alone keeps
+//     its switch near the bucket rate, so the reserve the first two
+//     bursts took never comes back, deficit 0.70, and the third collapses
+//     the flow 2.5 s after it arrives; -at 3s,10s,43s,50s,79s,81s,82s,83s)
+//     0.0%, agg1 at 82.5 s, just before that collapse, where the agent
+//     leaves on the collapse itself, 4.1–4.5% behind crowd, which left at
+//     the first burst; E42 (a rolling mixture beside a trap) 0.0%, the
+//     agent 4.7%; E25 (benign, a trap elsewhere) 0.0% by never moving, the
+//     agent 3.3%; E39 (a crowd ramping in 10 s steps) 0.0%, the agent 2.4%
+//     (-at 0s,10s,…,60s); E10 (a rolling mixture every 20 s) 3.0%: no
+//     single move stays within 2% there, and the agent's two moves make
+//     3.0%. So four of the five are the agent's timing, and E50 says what
+//     it lacks: how much of its own switch's reserve is gone (the layout
+//     v2 state has no such input; layout v3's deficit has it and was
+//     rejected on D1–D64 and S6 above, before E1–E64 existed).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
