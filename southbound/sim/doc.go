@@ -753,7 +753,8 @@
 // DevFamilyScenario and LookupScenario know both). Every gate and model
 // choice of sessions 14–23 was judged on D1–D64, and a model chosen there
 // can fit its draws: the committed agent was behind in one of D1–D64 but
-// in five of E1–E64 at the first look, as many as in H1–H64. A second
+// in five of E1–E64 at the first look, about as many as in H1–H64 (four
+// to six at the base seeds run). A second
 // draw of the design shows which losses are the recipe's before a choice
 // meets the held-out family.
 //
