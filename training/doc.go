@@ -2112,6 +2112,27 @@
 //     it lacks: how much of its own switch's reserve is gone (the layout
 //     v2 state has no such input; layout v3's deficit has it and was
 //     rejected on D1–D64 and S6 above, before E1–E64 existed).
+//   - The flow's own reserve (session 24, after the entry above; written
+//     before any run). Layout v3 gave every switch its deficit, and S6's
+//     rolling crowd then read the switch it had just left as drained, so
+//     the flow stopped going back to it; what E50 asks for is only how
+//     much of the flow's own switch's reserve is gone. Layout v6 is v2
+//     with one more flow feature, FeatureOwnDeficit: the deficit of the
+//     switch carrying the flow (v3's virtual bucket, kept for every
+//     switch so that a move reads the new switch's), and no deficit in
+//     any switch's block, so a destination is judged as in v2. The
+//     rule: make model with MODEL_LAYOUT=proflow-state-v6, everything
+//     else the committed recipe (MODEL_SEED 1), behind
+//     models/gate-testbed.json, judged (mk/judge.sh) against the current
+//     code's refit of the adopted recipe on this machine (build/repro,
+//     the same code and machine) and against the committed fit: it
+//     passes if, against each, the bulk built-ins at base seeds 1 and
+//     1000 are behind nowhere, the 24 S6 files are level, D1–D64 and
+//     E1–E64 at both base seeds together hold fewer scenarios more than
+//     2% behind, the sized D families at base seed 1 no more, and the
+//     kinds no quiet-trap move, no more onoff scenarios worse than static
+//     and rr and rate ratios at most 0.05 higher. Only then are the
+//     held-out families run with it, at base seed 9700, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
