@@ -40,6 +40,11 @@ const (
 	// The deficit says how much of a switch's reserve is gone; the
 	// vacated flows say whether the crowd that drained it has left.
 	StateLayoutV5 = "proflow-state-v5"
+	// StateLayoutV6 names proflow's sixth layout, [x_agg (6|S|), x_leaf
+	// (2|L|), h (|S|), x_flow (7)]: v2 with the reserve deficit of the
+	// switch carrying the flow (FeatureOwnDeficit) appended to x_flow, and
+	// no deficit in the switch blocks.
+	StateLayoutV6 = "proflow-state-v6"
 )
 
 // EncoderConfig holds the scaling constants and windows of the default state
@@ -63,8 +68,8 @@ type EncoderConfig struct {
 	// the drop signal d_t.
 	DropWindow int `json:"drop_window"`
 	// Layout is the state layout written: empty or StateLayout (the
-	// paper's), StateLayoutV2, StateLayoutV3, StateLayoutV4 or
-	// StateLayoutV5.
+	// paper's), StateLayoutV2, StateLayoutV3, StateLayoutV4,
+	// StateLayoutV5 or StateLayoutV6.
 	Layout string `json:"layout,omitempty"`
 	// QueueScale is Cq, the uplink backlog (bytes) that maps to 1 in
 	// FeatureQueue (StateLayoutV2 to V5); it must be 0 in the v1 layout,
@@ -72,7 +77,8 @@ type EncoderConfig struct {
 	QueueScale float64 `json:"queue_scale,omitempty"`
 	// DeficitScale is CD, the depth in bytes of the virtual token bucket
 	// behind FeatureDeficit (filled at RateScale) in StateLayoutV3 and
-	// V5; it must be 0 in the other layouts.
+	// V5, and behind FeatureOwnDeficit in StateLayoutV6; it must be 0 in
+	// the other layouts.
 	DeficitScale float64 `json:"deficit_scale,omitempty"`
 	// VacatedSeconds is T, the seconds in which the leaky peak behind
 	// FeatureVacated falls by FlowCountScale flows in StateLayoutV4 and
@@ -90,10 +96,10 @@ func (c EncoderConfig) LayoutName() string {
 }
 
 // SwitchWidth returns the number of features per switch in c's layout:
-// SwitchFeatures (v1), SwitchFeaturesV2, V3, V4 or V5.
+// SwitchFeatures (v1), SwitchFeaturesV2 (v2 and v6), V3, V4 or V5.
 func (c EncoderConfig) SwitchWidth() int {
 	switch c.Layout {
-	case StateLayoutV2:
+	case StateLayoutV2, StateLayoutV6:
 		return SwitchFeaturesV2
 	case StateLayoutV3:
 		return SwitchFeaturesV3
@@ -106,8 +112,11 @@ func (c EncoderConfig) SwitchWidth() int {
 }
 
 // FlowWidth returns the number of features of x_flow in c's layout:
-// FlowFeatures (v1) or FlowFeaturesV2 (v2 to v5).
+// FlowFeatures (v1), FlowFeaturesV2 (v2 to v5) or FlowFeaturesV6 (v6).
 func (c EncoderConfig) FlowWidth() int {
+	if c.Layout == StateLayoutV6 {
+		return FlowFeaturesV6
+	}
 	if c.HasFlowSignals() {
 		return FlowFeaturesV2
 	}
@@ -115,10 +124,10 @@ func (c EncoderConfig) FlowWidth() int {
 }
 
 // HasFlowSignals reports whether c's layout carries the backlog, latency
-// and application-limited features StateLayoutV2 added (v2 to v5 do).
+// and application-limited features StateLayoutV2 added (v2 to v6 do).
 func (c EncoderConfig) HasFlowSignals() bool {
 	switch c.Layout {
-	case StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5:
+	case StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6:
 		return true
 	}
 	return false
@@ -150,10 +159,10 @@ func (c EncoderConfig) VacatedFeature() int {
 }
 
 // KnownLayout reports whether name is a state layout this package writes
-// (StateLayout or StateLayoutV2 to V5).
+// (StateLayout or StateLayoutV2 to V6).
 func KnownLayout(name string) bool {
 	switch name {
-	case StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5:
+	case StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6:
 		return true
 	}
 	return false
@@ -162,7 +171,7 @@ func KnownLayout(name string) bool {
 // Layouts returns the names of the layouts this package writes, for
 // messages.
 func Layouts() string {
-	return fmt.Sprintf("%q, %q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5)
+	return fmt.Sprintf("%q, %q, %q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6)
 }
 
 // WithLayout returns c writing layout (StateLayout or StateLayoutV2 to
@@ -187,6 +196,9 @@ func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
 		c.QueueScale = c.RateScale * 5e-3
 		c.DeficitScale = c.RateScale * DeficitSeconds
 		c.VacatedSeconds = VacatedDefault
+	case StateLayoutV6:
+		c.QueueScale = c.RateScale * 5e-3
+		c.DeficitScale = c.RateScale * DeficitSeconds
 	}
 	return c
 }
@@ -259,6 +271,9 @@ func (c EncoderConfig) Validate() error {
 		positive("queue_scale", c.QueueScale)
 		positive("deficit_scale", c.DeficitScale)
 		positive("vacated_seconds", c.VacatedSeconds)
+	case StateLayoutV6:
+		positive("queue_scale", c.QueueScale)
+		positive("deficit_scale", c.DeficitScale)
 	default:
 		errs = append(errs, fmt.Errorf("layout %q, want %s (or empty)", c.Layout, Layouts()))
 	}
@@ -269,7 +284,8 @@ func (c EncoderConfig) Validate() error {
 }
 
 // Dim returns the state dimension, 6|S|+2|L|+4 in the v1 layout,
-// 7|S|+2|L|+6 in v2, 8|S|+2|L|+6 in v3 and v4 and 9|S|+2|L|+6 in v5: the
+// 7|S|+2|L|+6 in v2, 8|S|+2|L|+6 in v3 and v4, 9|S|+2|L|+6 in v5 and
+// 7|S|+2|L|+7 in v6: the
 // layout's last block, x_flow, ends the vector.
 func (c EncoderConfig) Dim() int { return c.FlowOffset() + c.FlowWidth() }
 

@@ -111,6 +111,18 @@
 // beside it say that the crowd has gone elsewhere, so the two can be
 // told apart (training/doc.go, "Deficit and vacated flows together").
 //
+// StateLayoutV6 is v2 with one more flow feature, 7|S|+2|L|+7 entries (41
+// for |S| = 4, |L| = 3):
+//
+//	x_flow, after FeatureAppLimited:
+//	  FeatureOwnDeficit       the deficit of StateLayoutV3 of the switch
+//	                          carrying the flow (kept for every switch, so
+//	                          it follows the flow when it moves)
+//
+// No switch block carries a deficit: a destination reads as in v2, and
+// only the flow's own switch tells how much of its reserve is gone
+// (training/doc.go, "The flow's own reserve").
+//
 // The paper clips "values exceeding the constant" to 1 and says nothing of a
 // lower bound; since every unsigned input is a non-negative rate or count,
 // the encoder clips them to [0, 1], which only ever bites at the top.

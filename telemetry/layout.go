@@ -124,6 +124,20 @@ const (
 	FlowFeaturesV2
 )
 
+// The feature StateLayoutV6 appends to x_flow (v2's).
+const (
+	// FeatureOwnDeficit is the reserve deficit of the switch carrying the
+	// protected flow, clip(D_k*/CD, 0, 1), D_k as in FeatureDeficit (the
+	// virtual bucket is kept for every switch, so after a move it reads
+	// the new switch's). No switch block carries a deficit in this
+	// layout: a destination is judged on what it carries, the flow's own
+	// switch also on how much of its reserve is gone. StateLayoutV6 only.
+	FeatureOwnDeficit = FlowFeaturesV2 + iota
+	// FlowFeaturesV6 is the number of features in x_flow in
+	// StateLayoutV6 (7).
+	FlowFeaturesV6
+)
+
 // AggOffset returns the index in the state vector of switch k's first
 // feature (FeatureTxRate); k must be in [0, NumSwitches).
 func (c EncoderConfig) AggOffset(k int) int { return c.SwitchWidth() * k }

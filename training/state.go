@@ -53,6 +53,9 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 		clip32(&x[telemetry.FeatureLatency], 0, 1)
 		clip32(&x[telemetry.FeatureAppLimited], 0, 1)
 	}
+	if len(x) > telemetry.FeatureOwnDeficit {
+		clip32(&x[telemetry.FeatureOwnDeficit], 0, 1)
+	}
 	return nil
 }
 
