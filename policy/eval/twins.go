@@ -364,7 +364,7 @@ func member(name string, pols []boundPolicy, episodes [][]int, means []float64) 
 
 // equalThrough returns the time of the last step, up to until, through
 // which a and b are equal step by step (until itself when they are equal
-// to the end of it).
+// past it).
 func equalThrough(a, b []trace.Step, until time.Time) time.Time {
 	last := time.Time{}
 	for k := range min(len(a), len(b)) {
@@ -375,9 +375,6 @@ func equalThrough(a, b []trace.Step, until time.Time) time.Time {
 			return last
 		}
 		last = a[k].Time
-	}
-	if last.After(until) {
-		return until
 	}
 	return last
 }

@@ -84,7 +84,7 @@ func FamilyScenario(name string) (*Scenario, error) {
 // in order (package documentation, "Development family"): the held-out
 // family's generator and design drawn from another seed, for choices to
 // look at so that H1..H64 need not.
-func DevFamilyScenarios() []string { return devFamily().names() }
+func DevFamilyScenarios() []string { return devFamily(devFirst).names() }
 
 // DevFamilyScenariosFor returns the names of the development family of
 // cfg's size: D1..D64 at 4×3, D6x3-1..D6x3-64 at 6×3 (the sized held-out
@@ -99,11 +99,7 @@ func DevFamilyScenariosFor(cfg Config) ([]string, error) {
 // family"): the same generator and design as D1..D64 and H1..H64 from a
 // third seed, development data that no choice before session 24 looked
 // at.
-func SecondDevFamilyScenarios() []string {
-	s := builtinFamily()
-	s.dev = devSecond
-	return s.names()
-}
+func SecondDevFamilyScenarios() []string { return devFamily(devSecond).names() }
 
 // SecondDevFamilyScenariosFor returns the names of the second development
 // family of cfg's size: E1..E64 at 4×3, E6x3-1..E6x3-64 at 6×3.
@@ -135,9 +131,7 @@ func DevFamilyScenario(name string) (*Scenario, error) {
 		if n < 1 || n > FamilySize || prefix+strconv.Itoa(n) != name {
 			return nil, fmt.Errorf("sim: no development scenario %q, want %s1..%s%d", name, prefix, prefix, FamilySize)
 		}
-		s := builtinFamily()
-		s.dev = dev
-		return s.member(n)
+		return devFamily(dev).member(n)
 	}
 	s, l, n, ok := parseSizedName(name, prefix)
 	switch {
@@ -573,11 +567,11 @@ func builtinFamily() familyShape {
 	return s
 }
 
-// devFamily returns the shape of D1..D64: the built-in size, the
-// development seed.
-func devFamily() familyShape {
+// devFamily returns the shape of development family dev at the built-in
+// size: D1..D64 (devFirst) or E1..E64 (devSecond).
+func devFamily(dev int) familyShape {
 	s := builtinFamily()
-	s.dev = devFirst
+	s.dev = dev
 	return s
 }
 
@@ -586,6 +580,13 @@ const (
 	heldOutFamily = iota // H1..H64: the held-out family
 	devFirst             // D1..D64: the development family
 	devSecond            // E1..E64: the second development family
+)
+
+// familyPrefixes and familySeeds2 hold each family's name prefix and
+// second PCG seed, by familyShape.dev.
+var (
+	familyPrefixes = [...]string{heldOutFamily: FamilyPrefix, devFirst: DevFamilyPrefix, devSecond: SecondDevFamilyPrefix}
+	familySeeds2   = [...]uint64{heldOutFamily: familySeed2, devFirst: devFamilySeed2, devSecond: secondDevFamilySeed2}
 )
 
 // sizedFamily returns the family's shape for a fabric of that size:
@@ -618,13 +619,7 @@ func (s familyShape) builtin() bool { return s.switches == familySwitches && s.l
 // prefix returns the names' prefix: "H" at the built-in size, "H6x3-" at
 // others; "D", "D6x3-", "E" and "E6x3-" for the development families.
 func (s familyShape) prefix() string {
-	p := FamilyPrefix
-	switch s.dev {
-	case devFirst:
-		p = DevFamilyPrefix
-	case devSecond:
-		p = SecondDevFamilyPrefix
-	}
+	p := familyPrefixes[s.dev]
 	if s.builtin() {
 		return p
 	}
@@ -659,13 +654,7 @@ func (s familyShape) seeds() (uint64, uint64) {
 	if s.draw != nil {
 		return s.draw[0], s.draw[1]
 	}
-	seed2 := uint64(familySeed2)
-	switch s.dev {
-	case devFirst:
-		seed2 = devFamilySeed2
-	case devSecond:
-		seed2 = secondDevFamilySeed2
-	}
+	seed2 := familySeeds2[s.dev]
 	if s.builtin() {
 		return familySeed1, seed2
 	}
