@@ -2164,8 +2164,9 @@
 //     files level. Adopting a fit, with the held-out families run at base
 //     seed 9700, is then a later step; if the v6 recipe is not preferred,
 //     it stays an option.
-//     Measured (make model printed train 10 min 12 s for the v2 fit with
-//     the v6 fit's judge beside it): the v6 fit of MODEL_SEED 2, D1–D64
+//     Measured (make model printed train 423 s for the v6 fit and 565 s
+//     for the v2 fit, the v6 fit's judge running beside it): the v6 fit
+//     of MODEL_SEED 2, D1–D64
 //     behind in D34 at both base seeds, E1–E64 in E39, E42 and E50 at
 //     both, the bulk built-ins behind in S6 (3.2%, 3.5%) and 6 of the 24
 //     S6 files at both seeds, the sized families in five and one, onoff
