@@ -45,6 +45,16 @@ type GateConfig struct {
 	// holds no threshold. A decision without Dominated (none read) passes
 	// every switch. Off is the paper's gate.
 	Pareto bool `json:"pareto,omitempty"`
+	// Window, when positive, counts a candidate's votes over the last
+	// Window of decision time instead of in a row: the move is admitted
+	// once the same candidate has won Votes steps within Window, this
+	// step among them. A step without a candidate (the current switch
+	// best, or ΔQ ≤ Margin) then forgets nothing, and a different
+	// candidate does not erase the previous one's votes; a change of the
+	// current switch still forgets them all. So a neighbour that returns
+	// in bursts shorter than Votes intervals adds up, as it adds up in
+	// the switch's reserve. 0 is the paper's gate (consecutive votes).
+	Window time.Duration `json:"window,omitempty"`
 }
 
 // DistressConfig says when the protected flow is in distress: its
@@ -142,6 +152,9 @@ func (c GateConfig) Validate() error {
 	if !(c.Tolerance >= 0) || math.IsInf(c.Tolerance, 0) {
 		errs = append(errs, fmt.Errorf("tolerance %v, want a finite number >= 0", c.Tolerance))
 	}
+	if c.Window < 0 {
+		errs = append(errs, fmt.Errorf("window %v, want >= 0 (0 counts consecutive votes)", c.Window))
+	}
 	errs = append(errs, c.Distress.validate()...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("policy: invalid gate config: %w", err)
@@ -171,7 +184,9 @@ func (c GateConfig) Validate() error {
 //     maximum (a near-tie) and still beats the current switch by more than
 //     Margin, so near-equal destinations do not restart the count by
 //     swapping places; a kept candidate that no longer clears the margin
-//     gives way to the maximum;
+//     gives way to the maximum. With Window > 0 the count is instead
+//     the candidate's votes over the last Window (Decision.Time), and
+//     only a change of the current switch forgets them;
 //  3. Decision.Time − Decision.LastReroute ≥ Cooldown, when LastReroute is
 //     set. Votes keep counting during the cooldown, so a candidate that kept
 //     winning is admitted as soon as the cooldown expires.
@@ -204,6 +219,7 @@ func (c GateConfig) Validate() error {
 //	Tolerance  near-tie keeping the candidate     default 0.2
 //	Distress   waive Votes for a flow in distress default off
 //	Pareto     only undominated destinations      default off
+//	Window     count votes over a time window     default off (in a row)
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -213,6 +229,13 @@ type Gate struct {
 	current   int     // Decision.Current at the previous step, -1 before the first
 	healthy   float64 // the flow's healthy throughput, 0 before the first sample (Distress)
 	low       int     // low samples in a row (Distress)
+	votes     []vote  // the votes of the last Window, oldest first (Window > 0)
+}
+
+// vote is one step's candidate and its decision time (GateConfig.Window).
+type vote struct {
+	at time.Time
+	k  int
 }
 
 var (
@@ -247,7 +270,29 @@ func (g *Gate) Reset() {
 
 // resetStreak forgets the vote streak and the run of low samples, as a
 // step that holds on bad input does; the healthy level stays.
-func (g *Gate) resetStreak() { g.candidate, g.streak, g.current, g.low = -1, 0, -1, 0 }
+func (g *Gate) resetStreak() {
+	g.candidate, g.streak, g.current, g.low = -1, 0, -1, 0
+	g.votes = g.votes[:0]
+}
+
+// windowVotes records a vote for k at t, forgets the votes older than
+// the window and returns k's votes within it (GateConfig.Window).
+func (g *Gate) windowVotes(t time.Time, k int) int {
+	g.votes = append(g.votes, vote{at: t, k: k})
+	from := t.Add(-g.cfg.Window)
+	kept, n := g.votes[:0], 0
+	for _, v := range g.votes {
+		if !v.at.After(from) {
+			continue
+		}
+		kept = append(kept, v)
+		if v.k == k {
+			n++
+		}
+	}
+	g.votes = kept
+	return n
+}
 
 // distress updates the flow's healthy level and low streak from d and
 // reports whether the flow is in distress. It refuses a throughput that
@@ -321,6 +366,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
+		g.votes = g.votes[:0]
 	}
 	g.current = cur
 	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
@@ -339,6 +385,8 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		g.candidate, g.streak = -1, 0
 		d.Reason = proflow.ReasonMargin
 		return
+	case g.cfg.Window > 0:
+		g.candidate, g.streak = best, g.windowVotes(d.Time, best)
 	case best == g.candidate:
 		g.streak++
 	default:
