@@ -310,6 +310,7 @@ type GateConfig struct {
 	Tolerance float64        `yaml:"tolerance"`
 	Distress  DistressConfig `yaml:"distress"`
 	Pareto    bool           `yaml:"pareto"`
+	Window    time.Duration  `yaml:"window"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -331,7 +332,7 @@ func (d DistressConfig) Policy() policy.DistressConfig {
 
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -344,6 +345,7 @@ const (
 	gateTolerance
 	gateDistress
 	gatePareto
+	gateWindow
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -354,6 +356,7 @@ type gateYAML struct {
 	Tolerance *float64        `yaml:"tolerance,omitempty"`
 	Distress  *DistressConfig `yaml:"distress,omitempty"`
 	Pareto    *bool           `yaml:"pareto,omitempty"`
+	Window    *time.Duration  `yaml:"window,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -393,6 +396,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gatePareto
 	}
+	if y.Window != nil {
+		g.Window = *y.Window
+	} else {
+		g.omitted |= gateWindow
+	}
 	return nil
 }
 
@@ -424,6 +432,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Pareto = new(bool)
 		*y.Pareto = g.Pareto
 	}
+	if !g.has(gateWindow) {
+		y.Window = new(time.Duration)
+		*y.Window = g.Window
+	}
 	return y, nil
 }
 
@@ -436,7 +448,7 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 // over returns g with the keys left out taken from base.
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
-		Distress: DistressConfig(base.Distress), Pareto: base.Pareto}
+		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -454,6 +466,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gatePareto) {
 		out.Pareto = g.Pareto
+	}
+	if !g.has(gateWindow) {
+		out.Window = g.Window
 	}
 	return out
 }
@@ -939,6 +954,9 @@ func (c *Config) checkPolicy(p *problems) {
 		}
 		if !g.has(gateTolerance) && (g.Tolerance < 0 || math.IsNaN(g.Tolerance) || math.IsInf(g.Tolerance, 0)) {
 			p.add("gate.tolerance", "%v, want a finite number >= 0", g.Tolerance)
+		}
+		if !g.has(gateWindow) && g.Window < 0 {
+			p.add("gate.window", "%v, want a duration >= 0 (0 counts consecutive votes)", g.Window)
 		}
 		if !g.has(gateDistress) {
 			if err := (policy.GateConfig{Votes: 1, Distress: g.Distress.Policy()}).Validate(); err != nil {

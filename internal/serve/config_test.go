@@ -107,7 +107,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"latency-threshold on throughput-drop", strings.Replace(validSim, "kind: crowd", "kind: throughput-drop, latency_threshold: {ratio: 2}", 1), []string{"policy.latency_threshold: set with policy.kind throughput-drop, want it only with latency-threshold"}},
 		{"reactive on crowd", strings.Replace(validSim, "kind: crowd", "kind: crowd, reactive: {consecutive: 3}", 1), []string{"policy.reactive: set with policy.kind crowd, want it only with reactive"}},
 		{"gate without agent", validSim + "gate: {margin: 0.1, votes: 2, cooldown: 5s}\n", []string{"gate: set with policy.kind crowd, want it only with agent"}},
-		{"gate votes", validSim + "gate: {margin: -1, votes: 0, cooldown: -1s}\n", []string{"gate.margin: -1, want a finite number >= 0", "gate.votes: 0, want at least 1", "gate.cooldown: -1s, want a duration >= 0"}},
+		{"gate votes", validSim + "gate: {margin: -1, votes: 0, cooldown: -1s, window: -2s}\n", []string{"gate.margin: -1, want a finite number >= 0", "gate.votes: 0, want at least 1", "gate.cooldown: -1s, want a duration >= 0", "gate.window: -2s, want a duration >= 0"}},
 		{"flow id", strings.Replace(validSim, "tcp 10.0.0.1:5001->10.0.0.8:5201", "tcp 10.0.0.1:5001", 1), []string{`flows.list[0].id: "tcp 10.0.0.1:5001": parse flow`}},
 		{"flow twice", strings.Replace(validSim, "weight: 2}", "weight: 2}\n    - {id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\"}", 1), []string{"flows.list[1].id: tcp 10.0.0.1:5001->10.0.0.8:5201 is also flows.list[0], want every flow once"}},
 		{"flow weight", strings.Replace(validSim, "weight: 2", "weight: -2", 1), []string{"flows.list[0].weight: -2, want a finite number > 0"}},

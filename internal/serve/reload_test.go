@@ -287,6 +287,25 @@ func TestGateKeepsModelPareto(t *testing.T) {
 	}
 }
 
+// A gate section's window reaches the built gate, and a partial section
+// keeps the model's (none in the committed model).
+func TestGateWindowKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       time.Duration
+	}{
+		{"no gate section", "", 0},
+		{"partial gate", "gate: {votes: 7}\n", 0},
+		{"window given", "gate: {window: 1m}\n", time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, built := gateOf(t, tc.yaml); built.Window != tc.want {
+				t.Errorf("the built gate's window %v, want %v", built.Window, tc.want)
+			}
+		})
+	}
+}
+
 // gateOf checks an agent service config with gateYAML, builds one flow's
 // gate from it and returns the effective config and the built gate's
 // settings; it fails the test unless the effective config's gate reads
