@@ -53,7 +53,10 @@ type GateConfig struct {
 	// candidate does not erase the previous one's votes; a change of the
 	// current switch still forgets them all. So a neighbour that returns
 	// in bursts shorter than Votes intervals adds up, as it adds up in
-	// the switch's reserve. 0 is the paper's gate (consecutive votes).
+	// the switch's reserve, but so do the votes an on/off flow's own idle
+	// gaps or a brief neighbour cast (measured in training/doc.go, "Votes
+	// remembered across a quiet gap"; off in the committed gates). 0 is
+	// the paper's gate (consecutive votes).
 	Window time.Duration `json:"window,omitempty"`
 }
 

@@ -2219,6 +2219,30 @@
 //     (committed, the refit, v2s2, both v6 fits) behind the adopted gate
 //     and without Pareto (no change in either), E25's trace (development
 //     data).
+//     Measured (mk/judge.sh, about 2 min each on 2 CPUs): behind the
+//     committed model, D1–D64 behind in D40 at both base seeds, E1–E64 in
+//     E10, E25, E42, E55 and in E25, E42 (six of D+E against twelve
+//     behind the adopted gate: E39 and E50 gone), the bulk built-ins and
+//     the S6 files level; but the sized D families behind in six (D6x3-7,
+//     -11, -32, -44, -55 by 9.0%, -58) and three (D16x3-1, -7, -11)
+//     against two and none, and on/off flows now move in the quiet trap
+//     (1.00 an episode) and are worse than static in O5, O7, O8. Behind
+//     the v2s2 fit: D+E eight against fifteen, but C1 and C2 behind at
+//     both seeds (3.2–3.3%), sized eight against four, on/off 1.25 moves
+//     in the quiet trap and eight worse than static. It passes for
+//     neither model and is not adopted; base seed 9700 is still unused.
+//     For the record, the v6 fits behind the window: D+E four and five
+//     (against six and eight behind the adopted gate; E50 gone in both,
+//     E39 in one), but C1 and C2 behind (fit 1), the sized families nine
+//     and eight (against six and six) and ten on/off scenarios worse than
+//     static in each. What it shows: the window does what it was for,
+//     the bursts of E50 and the ramp of E39 add up to a move before the
+//     collapse, in every fit; but the votes an on/off flow's own idle
+//     gaps and the brief bursts of the sized families cast add up too,
+//     and the vote count in a row was what kept those flows in place.
+//     GateConfig.Window stays in the gate as an option (off in every
+//     committed gate): an operator whose neighbours come back in bursts
+//     can turn it on, at that price.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
