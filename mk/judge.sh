@@ -12,6 +12,7 @@
 #   - the second development family E1–E64 at base seeds 1 and 1000,
 #   - the built-in scenarios (-scenarios all) at base seeds 1 and 1000,
 #   - the built-in kind scenarios (-scenarios kinds) at base seed 1,
+#   - the development kinds family J1–J64 at base seeds 1 and 1000,
 #   - the development families of 6 and 16 switches at base seed 1,
 #   - the 24 S6 variants of docs/scenarios/s6-rolling at base seeds 1
 #     and 1000,
@@ -47,11 +48,18 @@ for s in 1 1000; do
   run "s6-$s" "${S6[@]}" -seed "$s"
 done
 run kinds -scenarios kinds -seed 1
+for s in 1 1000; do run "devkinds-$s" -scenarios dev-kinds -seed "$s"; done
 run dev6x3 -profile testbed-6x3 -scenarios dev -seed 1
 run dev16x3 -profile testbed-16x3 -scenarios dev -seed 1
 
 mean() { # the agent's mean throughput (MB/s) in a report's strongest-rule table
   grep -m1 '^| agent ' "$1/report.md" | cut -d'|' -f4 | tr -d ' '
+}
+kindrows() { # the agent's per-kind row of a report: kind, SLO, best rule, its SLO, ratio, CI, quiet-trap moves
+  sed -n '/^## Per flow kind/,/^## /p' "$1/report.md" | awk -F'|' '$3 ~ /agent/ { gsub(/ /, "", $2); printf "| %s |%s|%s|%s|%s|%s|%s|\n", $2, $5, $6, $7, $8, $9, $22 }'
+}
+worse() { # the scenarios of kind $2 where the agent is worse than their strongest rule
+  awk -F, -v k="$2" '$1 == k && $2 == "agent" && $11 == "worse" { printf "%s%s", n++ ? ", " : "", $3 } END { if (!n) printf "none" }' "$1/kinds.csv"
 }
 behind() { # scenarios more than 2% behind the per-scenario best rule; $2 filters names
   awk -F, -v skip="${2:-^$}" 'NR > 1 && $6 < -0.02 && $1 !~ skip { printf "%s%s (%.1f%%)", n++ ? ", " : "", $1, -100 * $6 } END { if (!n) printf "none" }' "$1/strongest.csv"
@@ -76,8 +84,19 @@ behind() { # scenarios more than 2% behind the per-scenario best rule; $2 filter
   echo
   echo "| kind | SLO (s) | best rule | its SLO (s) | ratio | CI | quiet-trap moves |"
   echo "| --- | --- | --- | --- | --- | --- | --- |"
-  sed -n '/^## Per flow kind/,/^## /p' "$D/kinds/report.md" | awk -F'|' '$3 ~ /agent/ { gsub(/ /, "", $2); printf "| %s |%s|%s|%s|%s|%s|%s|\n", $2, $5, $6, $7, $8, $9, $22 }'
+  kindrows "$D/kinds"
   echo
-  echo "onoff scenarios worse than their strongest rule: $(awk -F, '$1 == "onoff" && $2 == "agent" && $11 == "worse" { printf "%s%s", n++ ? ", " : "", $3 } END { if (!n) printf "none" }' "$D/kinds/kinds.csv")"
+  echo "onoff scenarios worse than their strongest rule: $(worse "$D/kinds" onoff)"
+  echo
+  echo "Development kinds family J1–J64 (the held-out kinds family's design from another seed), per kind against the best single rule:"
+  echo
+  echo "| base seed | kind | SLO (s) | best rule | its SLO (s) | ratio | CI | quiet-trap moves | worse than their strongest rule |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  for s in 1 1000; do
+    kindrows "$D/devkinds-$s" | while IFS= read -r row; do
+      k=$(echo "$row" | cut -d'|' -f2 | tr -d ' ')
+      echo "| $s $row $(worse "$D/devkinds-$s" "$k") |"
+    done
+  done
 } > "$D/summary.md"
 cat "$D/summary.md"

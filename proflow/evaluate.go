@@ -45,7 +45,7 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	latency := fs.String("latency", dropCalibrate, `latency-threshold's settings: "calibrate" (on the profile's congestion-free traffic of every kind of flow, as proflow calibrate does) or a LatencyThresholdConfig JSON `+"`FILE`")
 	model := fs.String("model", defaultModel, "model file of the agent")
 	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (the held-out family of the profile's size: H1..H64 at 4x3, H6x3-1..H6x3-64 at 6x3), "heldout-kinds" (K1..K64), "dev" (the development family of the profile's size, D1..D64 at 4x3, D6x3-1..D6x3-64 at 6x3, which choices may look at), "dev2" (the second development family, E1..E64 at 4x3, E6x3-1..E6x3-64 at 6x3), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64", "H6x3-1-H6x3-64" (with -scenario-file and no -scenarios: none)`)
+	scenarios := fs.String("scenarios", "S1-S10", `scenarios: "all" built-ins, "kinds" (the built-ins with a protected flow of another kind than bulk: O*, Q*, R*, T*, V*), "heldout" (the held-out family of the profile's size: H1..H64 at 4x3, H6x3-1..H6x3-64 at 6x3), "heldout-kinds" (K1..K64), "dev" (the development family of the profile's size, D1..D64 at 4x3, D6x3-1..D6x3-64 at 6x3, which choices may look at), "dev2" (the second development family, E1..E64 at 4x3, E6x3-1..E6x3-64 at 6x3), "dev-kinds" (the development kinds family J1..J64, which choices may look at), a list "S1,S5,H3" or a range "S1-S10", "H1-H64", "K1-K64", "H6x3-1-H6x3-64" (with -scenario-file and no -scenarios: none)`)
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable)")
 	alone := fs.Bool("alone", false, "run each scenario with its congesters removed, named NAME-alone: what the protected flows miss with nothing else on the fabric, the floor no placement can go below")
@@ -429,7 +429,8 @@ func splitList(s string) []string {
 // package documentation), "heldout-kinds" (the
 // held-out kinds family K1..K64), "dev" (the development family of cfg's
 // size: D1..D64 at 4×3, D6x3-1..D6x3-64 at 6×3), "dev2" (the second
-// development family: E1..E64, E6x3-1..E6x3-64), a comma list and "S1-S10", "H1-H64" or
+// development family: E1..E64, E6x3-1..E6x3-64), "dev-kinds" (the
+// development kinds family J1..J64), a comma list and "S1-S10", "H1-H64" or
 // "K1-K64" style ranges (both ends in the same list), then adds the user's
 // files. A name or range that is neither built in nor held out,
 // or an empty selection, is a usage error. On a profile at another link
@@ -438,9 +439,9 @@ func splitList(s string) []string {
 func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits) ([]*sim.Scenario, error) {
 	var names []string
 	builtins, family, kinds := sim.BuiltinScenarios(), sim.FamilyScenarios(), sim.KindsFamilyScenarios()
-	dev, dev2 := sim.DevFamilyScenarios(), sim.SecondDevFamilyScenarios()
+	dev, dev2, devKinds := sim.DevFamilyScenarios(), sim.SecondDevFamilyScenarios(), sim.DevKindsFamilyScenarios()
 	sized, errSized := sim.FamilyScenariosFor(cfg)
-	lists := [][]string{builtins, family, kinds, dev, dev2}
+	lists := [][]string{builtins, family, kinds, dev, dev2, devKinds}
 	if errSized == nil {
 		// The same sizes as sized.
 		sizedDev, _ := sim.DevFamilyScenariosFor(cfg)
@@ -466,6 +467,8 @@ func selectScenarios(sel string, files []string, cfg sim.Config, lim sim.Limits)
 			}
 		case item == "heldout-kinds":
 			names = append(names, kinds...)
+		case item == "dev-kinds":
+			names = append(names, devKinds...)
 		case (item == "dev" || item == "dev2") && errSized != nil:
 			return nil, fmt.Errorf("-scenarios %s: profile %s: %w: %w", item, cfg.Name, errSized, errUsage)
 		case item == "dev":

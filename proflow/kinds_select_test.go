@@ -50,6 +50,11 @@ func TestSelectKindScenarios(t *testing.T) {
 			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.SecondDevFamilyScenarios()", sel, got)
 		}
 	}
+	for _, sel := range []string{"dev-kinds", "J1-J64"} {
+		if got := names(sel); !slices.Equal(got, sim.DevKindsFamilyScenarios()) || len(got) != 64 || got[0] != "J1" {
+			t.Errorf("selectScenarios(%q) = %v, want the 64 of sim.DevKindsFamilyScenarios()", sel, got)
+		}
+	}
 	cfg6, err := sim.FamilyConfig(6, 3)
 	if err != nil {
 		t.Fatal(err)

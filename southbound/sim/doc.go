@@ -758,6 +758,15 @@
 // draw of the design shows which losses are the recipe's before a choice
 // meets the held-out family.
 //
+// DevKindsFamilyScenarios names J1–J64, the development kinds family
+// (session 25): the held-out kinds family's generator and design (its
+// traps, slow ramps and congestion cells, rr, rate and on/off flows in
+// the same numbers) from another seed ("-scenarios dev-kinds" or J1-J64;
+// DevKindsFamilyScenario, LookupScenario). Until then the only kind
+// scenarios a choice could look at were the built-ins O, Q, R, T and V,
+// one or a few of each pattern, so a kind choice met the design of K1–K64
+// first on K1–K64 itself.
+//
 // DrawFamilyScenario draws a member of the same design on any fabric of
 // two switches or more from a seed of the caller's, for training corpora
 // (the training package's strategy M_FAMILY). Its first PCG seed is its

@@ -225,6 +225,9 @@ func LookupScenario(name string) (*Scenario, error) {
 		}
 	}
 	if kindsLookup(name) {
+		if strings.HasPrefix(name, DevKindsFamilyPrefix) {
+			return DevKindsFamilyScenario(name)
+		}
 		return KindsFamilyScenario(name)
 	}
 	for _, prefix := range []string{DevFamilyPrefix, SecondDevFamilyPrefix} {
@@ -235,7 +238,7 @@ func LookupScenario(name string) (*Scenario, error) {
 		}
 	}
 	if _, err := BuiltinScenarioJSON(name); err != nil {
-		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s), a held-out one (%s1..%s%d, %s<S>x<L>-1..-%d, %s1..%s%d) or a development one (%s1..%s%d, %s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize, DevFamilyPrefix, DevFamilyPrefix, FamilySize, SecondDevFamilyPrefix, SecondDevFamilyPrefix, FamilySize)
+		return nil, fmt.Errorf("sim: no scenario %q, want a built-in (%s), a held-out one (%s1..%s%d, %s<S>x<L>-1..-%d, %s1..%s%d) or a development one (%s1..%s%d, %s1..%s%d, %s1..%s%d)", name, strings.Join(BuiltinScenarios(), " "), FamilyPrefix, FamilyPrefix, FamilySize, FamilyPrefix, FamilySize, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize, DevFamilyPrefix, DevFamilyPrefix, FamilySize, SecondDevFamilyPrefix, SecondDevFamilyPrefix, FamilySize, DevKindsFamilyPrefix, DevKindsFamilyPrefix, KindsFamilySize)
 	}
 	return BuiltinScenario(name)
 }

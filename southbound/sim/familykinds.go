@@ -25,6 +25,13 @@ const (
 	kindsSeed1 = 0x50726f466c6f77
 	kindsSeed2 = 0x4b696e64734f7574
 
+	// DevKindsFamilyPrefix starts every name of the development kinds
+	// family: J1..J64 (package documentation, "Development family").
+	DevKindsFamilyPrefix = "J"
+	// devKindsSeed2 replaces kindsSeed2 for the development kinds family
+	// ("KindsDev" in ASCII).
+	devKindsSeed2 = 0x4b696e6473446576
+
 	// kindsTraps is the number of demand-drop traps (no congestion, the
 	// flow's own demand falls), half rr and half onoff.
 	kindsTraps = 6
@@ -55,10 +62,19 @@ type kindsMember struct {
 
 // KindsFamilyScenarios returns the names of the kinds family, K1..K64, in
 // order. They are neither built-ins nor members of the H family.
-func KindsFamilyScenarios() []string {
+func KindsFamilyScenarios() []string { return kindsNames(KindsFamilyPrefix) }
+
+// DevKindsFamilyScenarios returns the names of the development kinds
+// family, J1..J64, in order: the kinds family's generator and design drawn
+// from another seed, which choices may look at (package documentation,
+// "Development family").
+func DevKindsFamilyScenarios() []string { return kindsNames(DevKindsFamilyPrefix) }
+
+// kindsNames returns prefix1..prefix64.
+func kindsNames(prefix string) []string {
 	names := make([]string, KindsFamilySize)
 	for i := range names {
-		names[i] = KindsFamilyPrefix + strconv.Itoa(i+1)
+		names[i] = prefix + strconv.Itoa(i+1)
 	}
 	return names
 }
@@ -67,19 +83,35 @@ func KindsFamilyScenarios() []string {
 // name (K1..K64), validated against DefaultConfig. It generates the whole
 // family each time, so it keeps no state.
 func KindsFamilyScenario(name string) (*Scenario, error) {
-	n, err := strconv.Atoi(strings.TrimPrefix(name, KindsFamilyPrefix))
-	if !strings.HasPrefix(name, KindsFamilyPrefix) || err != nil || n < 1 || n > KindsFamilySize || KindsFamilyPrefix+strconv.Itoa(n) != name {
-		return nil, fmt.Errorf("sim: no held-out kinds scenario %q, want %s1..%s%d", name, KindsFamilyPrefix, KindsFamilyPrefix, KindsFamilySize)
+	return kindsScenario(name, KindsFamilyPrefix, kindsSeed2, "held-out kinds")
+}
+
+// DevKindsFamilyScenario returns a fresh copy of the development kinds
+// family's scenario name (J1..J64), validated against DefaultConfig.
+func DevKindsFamilyScenario(name string) (*Scenario, error) {
+	return kindsScenario(name, DevKindsFamilyPrefix, devKindsSeed2, "development kinds")
+}
+
+// kindsScenario returns member name of the kinds family with prefix and
+// second seed seed2; what names the family in errors.
+func kindsScenario(name, prefix string, seed2 uint64, what string) (*Scenario, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, prefix))
+	if !strings.HasPrefix(name, prefix) || err != nil || n < 1 || n > KindsFamilySize || prefix+strconv.Itoa(n) != name {
+		return nil, fmt.Errorf("sim: no %s scenario %q, want %s1..%s%d", what, name, prefix, prefix, KindsFamilySize)
 	}
-	sc := generateKindsFamily()[n-1].sc
+	sc := kindsFamilyFrom(prefix, seed2)[n-1].sc
 	if err := sc.ValidateLimits(DefaultConfig(), DefaultLimits()); err != nil {
-		return nil, fmt.Errorf("sim: held-out kinds scenario %s: %w", name, err)
+		return nil, fmt.Errorf("sim: %s scenario %s: %w", what, name, err)
 	}
 	return sc, nil
 }
 
 // generateKindsFamily builds the kinds family from its fixed seed: the
 // same KindsFamilySize members, in the same order, on every call.
+func generateKindsFamily() []kindsMember { return kindsFamilyFrom(KindsFamilyPrefix, kindsSeed2) }
+
+// kindsFamilyFrom builds a kinds family, its members named prefix1..,
+// from the PCG seeds kindsSeed1 and seed2.
 //
 // The design: kindsTraps demand-drop traps, kindsRamps slow capped ramps,
 // and the rest congestion scenarios, the first cells of a shuffled H
@@ -87,8 +119,8 @@ func KindsFamilyScenario(name string) (*Scenario, error) {
 // spread so that rr, rate and onoff each take about a third of the
 // family: the traps are rr and onoff only (a rate flow's demand cannot
 // change mid-episode), so the rate kind takes more of the others.
-func generateKindsFamily() []kindsMember {
-	r := rand.New(rand.NewPCG(kindsSeed1, kindsSeed2))
+func kindsFamilyFrom(prefix string, seed2 uint64) []kindsMember {
+	r := rand.New(rand.NewPCG(kindsSeed1, seed2))
 	nCong := KindsFamilySize - kindsTraps - kindsRamps
 	shape := builtinFamily()
 	plans := familyPlans(r, shape)[:nCong]
@@ -126,7 +158,7 @@ func generateKindsFamily() []kindsMember {
 
 	members := make([]kindsMember, len(cells))
 	for i, c := range cells {
-		name := KindsFamilyPrefix + strconv.Itoa(i+1)
+		name := prefix + strconv.Itoa(i+1)
 		m := kindsMember{class: c.class}
 		switch c.class {
 		case kcCongestion:
@@ -310,12 +342,16 @@ func kindPhrase(k FlowKind) string {
 	return fmt.Sprintf("on/off, bursts %s for %v of every %v from %v (before then sending throughout)", rate, k.Duty, k.Period, k.From)
 }
 
-// kindsLookup is LookupScenario's case for the kinds family: whether name
-// has the family's prefix and a number.
+// kindsLookup is LookupScenario's case for the kinds families: whether
+// name has the prefix of the held-out (K) or the development (J) kinds
+// family and a number.
 func kindsLookup(name string) bool {
-	if !strings.HasPrefix(name, KindsFamilyPrefix) {
-		return false
+	for _, prefix := range []string{KindsFamilyPrefix, DevKindsFamilyPrefix} {
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			if _, err := strconv.Atoi(rest); err == nil {
+				return true
+			}
+		}
 	}
-	_, err := strconv.Atoi(name[len(KindsFamilyPrefix):])
-	return err == nil
+	return false
 }

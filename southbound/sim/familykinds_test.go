@@ -218,3 +218,58 @@ func TestKindsFamilyCoverage(t *testing.T) {
 		t.Error("KindsFamilyScenarios() not in compareScenarioNames order")
 	}
 }
+
+// The development kinds family is the kinds family's design drawn from
+// its own seed: the same classes (traps, ramps, congestion) and kinds in
+// the same proportions, other draws, and never a K member's traffic.
+func TestDevKindsFamily(t *testing.T) {
+	names := DevKindsFamilyScenarios()
+	if len(names) != KindsFamilySize {
+		t.Fatalf("%d development kinds scenarios, want %d", len(names), KindsFamilySize)
+	}
+	for _, n := range BuiltinScenarios() {
+		if strings.HasPrefix(n, DevKindsFamilyPrefix) {
+			t.Errorf("built-in %s has the development kinds family's prefix %s", n, DevKindsFamilyPrefix)
+		}
+	}
+	held, dev := generateKindsFamily(), kindsFamilyFrom(DevKindsFamilyPrefix, devKindsSeed2)
+	census := func(ms []kindsMember) map[string]int {
+		c := map[string]int{}
+		for _, m := range ms {
+			c[strconv.Itoa(int(m.class))+"/"+m.sc.ProtectedKind.Kind]++
+		}
+		return c
+	}
+	if diff := cmp.Diff(census(held), census(dev)); diff != "" {
+		t.Errorf("the development kinds family's classes and kinds differ from K's (-K +J):\n%s", diff)
+	}
+	cfg := DefaultConfig()
+	for i, n := range names {
+		if want := DevKindsFamilyPrefix + strconv.Itoa(i+1); n != want {
+			t.Errorf("DevKindsFamilyScenarios()[%d] = %s, want %s", i, n, want)
+		}
+		sc, err := LookupScenario(n)
+		if err != nil {
+			t.Fatalf("LookupScenario(%s): %v", n, err)
+		}
+		if sc.Name != n {
+			t.Errorf("LookupScenario(%s) named %s", n, sc.Name)
+		}
+		if err := sc.ValidateLimits(cfg, DefaultLimits()); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+		for _, h := range held {
+			if cmp.Equal(h.sc.Congesters, sc.Congesters) && h.sc.ProtectedSwitch == sc.ProtectedSwitch && len(sc.Congesters) > 0 {
+				t.Errorf("%s has the traffic of held-out %s", n, h.sc.Name)
+			}
+		}
+	}
+	for _, n := range []string{"J0", "J65", "J01", "j1"} {
+		if _, err := DevKindsFamilyScenario(n); err == nil || !strings.Contains(err.Error(), strconv.Quote(n)) || !strings.Contains(err.Error(), "J1..J64") {
+			t.Errorf("DevKindsFamilyScenario(%q) = %v, want an error naming it and J1..J64", n, err)
+		}
+	}
+	if _, err := LookupScenario("J65"); err == nil {
+		t.Error("LookupScenario(J65) succeeded, want an error")
+	}
+}
