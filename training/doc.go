@@ -2243,6 +2243,25 @@
 //     GateConfig.Window stays in the gate as an option (off in every
 //     committed gate): an operator whose neighbours come back in bursts
 //     can turn it on, at that price.
+//   - A development kinds family (session 25, J1–J64; southbound/sim,
+//     "Development family"; a measurement, not a choice). The only kind
+//     scenarios a choice could look at were the built-ins O, Q, R, T and
+//     V, and the one clause of issue 21 still open is a ratio over the
+//     held-out kinds family K1–K64 (rate SLO seconds at most half the best
+//     single rule's: 0.53× at base seed 5000, 0.54× at 9600). J1–J64 is
+//     K's generator and design from another seed (the same traps, ramps
+//     and congestion cells, rr, rate and on/off flows in the same numbers),
+//     made after every choice above; mk/judge.sh now runs it at base seeds
+//     1 and 1000. First look, the committed model behind
+//     models/gate-testbed.json (mk/judge.sh): rr 0.14× and 0.11× the best
+//     single rule (crowd), rate 0.48× [0.35×, 0.65×] and 0.47× [0.34×,
+//     0.61×] (throughput-drop), on/off 1.00× (static); worse than a
+//     scenario's strongest rule in none of 64 at either seed, no move in a
+//     quiet trap. So on a second draw of K's design the rate ratio is
+//     under half, where on K it is just over; the interval spans both,
+//     and a few scenarios (a rolling crowd, an elephant beside a trap)
+//     hold most of the rate SLO seconds of every policy. Kind choices
+//     from now on are judged on J1–J64 as well as the built-ins.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
