@@ -54,7 +54,9 @@
 #                      proflow-state-v3 adds each switch's reserve deficit
 #                      to v2, proflow-state-v4 each switch's vacated flows;
 #                      proflow-state-v6 the reserve deficit of the flow's
-#                      own switch; training/doc.go says what each measured)
+#                      own switch, proflow-state-v7 each switch's reserve
+#                      drain rate to v6; training/doc.go says what each
+#                      measured)
 #   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default
 #                      $(MODEL_CONFIG_DIR)/train-$(PROFILE).json when present)
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs

@@ -186,6 +186,7 @@ func checkPerFabric(meta qnet.Metadata, enc telemetry.EncoderConfig) error {
 		{"encoder.drop_window", itoa(me.DropWindow), itoa(enc.DropWindow)},
 		{"encoder.queue_scale", ftoa(me.QueueScale), ftoa(enc.QueueScale)},
 		{"encoder.deficit_scale", ftoa(me.DeficitScale), ftoa(enc.DeficitScale)},
+		{"encoder.excess_scale", ftoa(me.ExcessScale), ftoa(enc.ExcessScale)},
 		{"encoder.vacated_seconds", ftoa(me.VacatedSeconds), ftoa(enc.VacatedSeconds)},
 	} {
 		if c.model != c.deployment {

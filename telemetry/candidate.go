@@ -179,6 +179,7 @@ func (c EncoderConfig) ScalingMismatch(o EncoderConfig) (field, mine, theirs str
 		{"encoder.throughput_scale/rate_scale", c.ThroughputScale / c.RateScale, o.ThroughputScale / o.RateScale},
 		{"encoder.queue_scale/rate_scale", c.QueueScale / c.RateScale, o.QueueScale / o.RateScale},
 		{"encoder.deficit_scale/rate_scale", c.DeficitScale / c.RateScale, o.DeficitScale / o.RateScale},
+		{"encoder.excess_scale/rate_scale", c.ExcessScale / c.RateScale, o.ExcessScale / o.RateScale},
 		{"encoder.vacated_seconds", c.VacatedSeconds, o.VacatedSeconds},
 	} {
 		if math.Abs(r.a-r.b) > 1e-9*max(math.Abs(r.a), math.Abs(r.b)) {

@@ -45,6 +45,11 @@ const (
 	// switch carrying the flow (FeatureOwnDeficit) appended to x_flow, and
 	// no deficit in the switch blocks.
 	StateLayoutV6 = "proflow-state-v6"
+	// StateLayoutV7 names proflow's seventh layout, [x_agg (7|S|), x_leaf
+	// (2|L|), h (|S|), x_flow (7)]: v6 with each switch's reserve drain
+	// rate (FeatureExcess, its transmit rate above the bucket rate)
+	// appended to its block.
+	StateLayoutV7 = "proflow-state-v7"
 )
 
 // EncoderConfig holds the scaling constants and windows of the default state
@@ -69,7 +74,7 @@ type EncoderConfig struct {
 	DropWindow int `json:"drop_window"`
 	// Layout is the state layout written: empty or StateLayout (the
 	// paper's), StateLayoutV2, StateLayoutV3, StateLayoutV4,
-	// StateLayoutV5 or StateLayoutV6.
+	// StateLayoutV5, StateLayoutV6 or StateLayoutV7.
 	Layout string `json:"layout,omitempty"`
 	// QueueScale is Cq, the uplink backlog (bytes) that maps to 1 in
 	// FeatureQueue (StateLayoutV2 to V5); it must be 0 in the v1 layout,
@@ -77,9 +82,13 @@ type EncoderConfig struct {
 	QueueScale float64 `json:"queue_scale,omitempty"`
 	// DeficitScale is CD, the depth in bytes of the virtual token bucket
 	// behind FeatureDeficit (filled at RateScale) in StateLayoutV3 and
-	// V5, and behind FeatureOwnDeficit in StateLayoutV6; it must be 0 in
-	// the other layouts.
+	// V5, and behind FeatureOwnDeficit in StateLayoutV6 and V7; it must be
+	// 0 in the other layouts.
 	DeficitScale float64 `json:"deficit_scale,omitempty"`
+	// ExcessScale is Cx, the transmit rate above the bucket rate (bytes/s)
+	// that maps to 1 in FeatureExcess (StateLayoutV7); it must be 0 in the
+	// other layouts.
+	ExcessScale float64 `json:"excess_scale,omitempty"`
 	// VacatedSeconds is T, the seconds in which the leaky peak behind
 	// FeatureVacated falls by FlowCountScale flows in StateLayoutV4 and
 	// V5; it must be 0 in the other layouts.
@@ -96,11 +105,14 @@ func (c EncoderConfig) LayoutName() string {
 }
 
 // SwitchWidth returns the number of features per switch in c's layout:
-// SwitchFeatures (v1), SwitchFeaturesV2 (v2 and v6), V3, V4 or V5.
+// SwitchFeatures (v1), SwitchFeaturesV2 (v2 and v6), V3, V4, V5 or
+// V7.
 func (c EncoderConfig) SwitchWidth() int {
 	switch c.Layout {
 	case StateLayoutV2, StateLayoutV6:
 		return SwitchFeaturesV2
+	case StateLayoutV7:
+		return SwitchFeaturesV7
 	case StateLayoutV3:
 		return SwitchFeaturesV3
 	case StateLayoutV4:
@@ -112,9 +124,10 @@ func (c EncoderConfig) SwitchWidth() int {
 }
 
 // FlowWidth returns the number of features of x_flow in c's layout:
-// FlowFeatures (v1), FlowFeaturesV2 (v2 to v5) or FlowFeaturesV6 (v6).
+// FlowFeatures (v1), FlowFeaturesV2 (v2 to v5) or FlowFeaturesV6 (v6 and
+// v7).
 func (c EncoderConfig) FlowWidth() int {
-	if c.Layout == StateLayoutV6 {
+	if c.HasOwnDeficit() {
 		return FlowFeaturesV6
 	}
 	if c.HasFlowSignals() {
@@ -124,10 +137,10 @@ func (c EncoderConfig) FlowWidth() int {
 }
 
 // HasFlowSignals reports whether c's layout carries the backlog, latency
-// and application-limited features StateLayoutV2 added (v2 to v6 do).
+// and application-limited features StateLayoutV2 added (v2 to v7 do).
 func (c EncoderConfig) HasFlowSignals() bool {
 	switch c.Layout {
-	case StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6:
+	case StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7:
 		return true
 	}
 	return false
@@ -145,6 +158,15 @@ func (c EncoderConfig) HasDeficit() bool {
 	return c.Layout == StateLayoutV3 || c.Layout == StateLayoutV5
 }
 
+// HasOwnDeficit reports whether c's layout carries FeatureOwnDeficit in
+// x_flow (v6 and v7).
+func (c EncoderConfig) HasOwnDeficit() bool {
+	return c.Layout == StateLayoutV6 || c.Layout == StateLayoutV7
+}
+
+// HasExcess reports whether c's layout carries FeatureExcess (v7).
+func (c EncoderConfig) HasExcess() bool { return c.Layout == StateLayoutV7 }
+
 // VacatedFeature returns the place of the vacated flows in a switch's
 // block: FeatureVacated in StateLayoutV4, FeatureVacatedV5 in
 // StateLayoutV5, and -1 in the layouts without them.
@@ -159,10 +181,10 @@ func (c EncoderConfig) VacatedFeature() int {
 }
 
 // KnownLayout reports whether name is a state layout this package writes
-// (StateLayout or StateLayoutV2 to V6).
+// (StateLayout or StateLayoutV2 to V7).
 func KnownLayout(name string) bool {
 	switch name {
-	case StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6:
+	case StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7:
 		return true
 	}
 	return false
@@ -171,16 +193,17 @@ func KnownLayout(name string) bool {
 // Layouts returns the names of the layouts this package writes, for
 // messages.
 func Layouts() string {
-	return fmt.Sprintf("%q, %q, %q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6)
+	return fmt.Sprintf("%q, %q, %q, %q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7)
 }
 
 // WithLayout returns c writing layout (StateLayout or StateLayoutV2 to
-// V5), with the constants that layout adds derived as
-// DefaultEncoderConfig derives the others (Cq = C·5 ms, CD = C·60 s, C =
-// RateScale; T = VacatedDefault) and those it lacks zeroed.
+// V7), with the constants that layout adds derived as
+// DefaultEncoderConfig derives the others (Cq = C·5 ms, CD = C·60 s, Cx =
+// C·ExcessFactor, C = RateScale; T = VacatedDefault) and those it lacks
+// zeroed.
 // It does not validate: an unknown layout is Validate's error.
 func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
-	c.Layout, c.QueueScale, c.DeficitScale, c.VacatedSeconds = layout, 0, 0, 0
+	c.Layout, c.QueueScale, c.DeficitScale, c.VacatedSeconds, c.ExcessScale = layout, 0, 0, 0, 0
 	switch layout {
 	case StateLayout:
 		c.Layout = ""
@@ -199,9 +222,19 @@ func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
 	case StateLayoutV6:
 		c.QueueScale = c.RateScale * 5e-3
 		c.DeficitScale = c.RateScale * DeficitSeconds
+	case StateLayoutV7:
+		c.QueueScale = c.RateScale * 5e-3
+		c.DeficitScale = c.RateScale * DeficitSeconds
+		c.ExcessScale = c.RateScale * ExcessFactor
 	}
 	return c
 }
+
+// ExcessFactor is the default Cx of FeatureExcess in units of the bucket
+// rate (WithLayout: Cx = C·5): the built-ins' fullest crowd sends its
+// switch at about 6 C (S1's 5.7–6.2 C on the testbed profile), so it
+// reads 1.
+const ExcessFactor = 5
 
 // VacatedDefault is the default T of FeatureVacated (WithLayout): 30 s,
 // the period at which S6's crowd moves on, so that a switch a rolling
@@ -253,6 +286,11 @@ func (c EncoderConfig) Validate() error {
 	if !c.HasVacated() {
 		absent("vacated_seconds", c.VacatedSeconds, "vacated")
 	}
+	if c.HasExcess() {
+		positive("excess_scale", c.ExcessScale)
+	} else {
+		absent("excess_scale", c.ExcessScale, "excess")
+	}
 	switch c.Layout {
 	case "", StateLayout:
 		absent("queue_scale", c.QueueScale, "queue")
@@ -271,7 +309,7 @@ func (c EncoderConfig) Validate() error {
 		positive("queue_scale", c.QueueScale)
 		positive("deficit_scale", c.DeficitScale)
 		positive("vacated_seconds", c.VacatedSeconds)
-	case StateLayoutV6:
+	case StateLayoutV6, StateLayoutV7:
 		positive("queue_scale", c.QueueScale)
 		positive("deficit_scale", c.DeficitScale)
 	default:
@@ -284,8 +322,8 @@ func (c EncoderConfig) Validate() error {
 }
 
 // Dim returns the state dimension, 6|S|+2|L|+4 in the v1 layout,
-// 7|S|+2|L|+6 in v2, 8|S|+2|L|+6 in v3 and v4, 9|S|+2|L|+6 in v5 and
-// 7|S|+2|L|+7 in v6: the
+// 7|S|+2|L|+6 in v2, 8|S|+2|L|+6 in v3 and v4, 9|S|+2|L|+6 in v5,
+// 7|S|+2|L|+7 in v6 and 8|S|+2|L|+7 in v7: the
 // layout's last block, x_flow, ends the vector.
 func (c EncoderConfig) Dim() int { return c.FlowOffset() + c.FlowWidth() }
 

@@ -123,6 +123,18 @@
 // only the flow's own switch tells how much of its reserve is gone
 // (training/doc.go, "The flow's own reserve").
 //
+// StateLayoutV7 is v6 with one more feature in each switch's block,
+// 8|S|+2|L|+7 entries (45 for |S| = 4, |L| = 3):
+//
+//	x_agg, per switch k, after FeatureQueue:
+//	  FeatureExcess           clip((ρ_k − C)/Cx, 0, 1), Cx = 5·C (ExcessScale)
+//
+// FeatureTxRate is clipped at C, as the paper scales it, so a switch
+// sending at 1.03 C and one sending at 5 C read alike there; the excess
+// is how fast a reserve behind the switch drains, and with the flow's own
+// deficit it tells how long the reserve has left (training/doc.go, "How
+// fast each reserve drains").
+//
 // The paper clips "values exceeding the constant" to 1 and says nothing of a
 // lower bound; since every unsigned input is a non-negative rate or count,
 // the encoder clips them to [0, 1], which only ever bites at the top.

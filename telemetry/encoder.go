@@ -116,7 +116,7 @@ func (e *Encoder) Reset() {
 // into dst, and records obs as the previous sample. Rates of change (ρ̇, Δφ)
 // are differences to the previous successfully encoded sample, per sample
 // rather than per second, and 0 on the first sample after NewEncoder or
-// Reset; the deficits of StateLayoutV3 (and V5, V6) and the leaky peaks of
+// Reset; the deficits of StateLayoutV3 (and V5, V6, V7) and the leaky peaks of
 // StateLayoutV4 integrate over the observations' Time instead (an
 // observation without a Time, or not later than the previous one, adds
 // nothing to them). Encode fails, leaving dst and the
@@ -131,7 +131,7 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	}
 	c := &e.cfg
 	nS := c.NumSwitches
-	v2, v3, v4, v6 := c.HasFlowSignals(), c.HasDeficit(), c.HasVacated(), c.Layout == StateLayoutV6
+	v2, v3, v4, v6, v7 := c.HasFlowSignals(), c.HasDeficit(), c.HasVacated(), c.HasOwnDeficit(), c.HasExcess()
 	var dt float64 // seconds since the previous sample, for the deficits and peaks
 	if e.havePrev && !obs.Time.IsZero() && !e.prevTime.IsZero() {
 		dt = max(0, obs.Time.Sub(e.prevTime).Seconds())
@@ -165,6 +165,9 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 		}
 		if v3 {
 			dst[c.AggOffset(k)+FeatureDeficit] = float32(e.deficit[k] / c.DeficitScale)
+		}
+		if v7 {
+			dst[c.AggOffset(k)+FeatureExcess] = float32(clip((s.TxRate-c.RateScale)/c.ExcessScale, 0, 1))
 		}
 		if v4 {
 			m := s.FlowCount

@@ -76,6 +76,21 @@ const (
 	SwitchFeaturesV5
 )
 
+// The feature StateLayoutV7 appends to each switch's block (v2's; x_flow
+// is v6's).
+const (
+	// FeatureExcess is clip((ρ_k − C)/Cx, 0, 1), ρ_k switch k's transmit
+	// rate, C the bucket rate (RateScale) and Cx EncoderConfig.ExcessScale:
+	// the rate at which a token reserve behind the switch drains, which
+	// FeatureTxRate, clipped at C, cannot tell (a switch at 1.03 C and one
+	// at 5 C both read 1 there). It is of the sample alone, so a switch a
+	// crowd has left reads 0 at once. StateLayoutV7 only.
+	FeatureExcess = SwitchFeaturesV2 + iota
+	// SwitchFeaturesV7 is the number of features per switch in
+	// StateLayoutV7 (7).
+	SwitchFeaturesV7
+)
+
 // Features of one congestion leaf's block of x_leaf, in order. Read leaf l's
 // feature f of a state s as s[cfg.LeafOffset(l)+f].
 const (
@@ -131,7 +146,8 @@ const (
 	// virtual bucket is kept for every switch, so after a move it reads
 	// the new switch's). No switch block carries a deficit in this
 	// layout: a destination is judged on what it carries, the flow's own
-	// switch also on how much of its reserve is gone. StateLayoutV6 only.
+	// switch also on how much of its reserve is gone. StateLayoutV6 and
+	// StateLayoutV7.
 	FeatureOwnDeficit = FlowFeaturesV2 + iota
 	// FlowFeaturesV6 is the number of features in x_flow in
 	// StateLayoutV6 (7).
