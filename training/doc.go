@@ -2295,6 +2295,27 @@
 //     held-out families are run with it at base seed 9700, unused.
 //     Looked at: the traces above, S1's trace (the crowd's 6 C), the
 //     encoder and the paper's scaling (App. A).
+//     Measured (make model printed 8 min 35 s for each fit on 2 CPUs;
+//     mk/judge.sh): the v7 fit of MODEL_SEED 1, D1–D64 behind in D10 (12%),
+//     D22, D37, D38 at both base seeds, E1–E64 in seven and five (E10,
+//     E12, E20, E50, E56, E58, E62), the sized families in two and one;
+//     that of MODEL_SEED 2, D1–D64 in D37 (and D64 at base seed 1000),
+//     E1–E64 in E50 and E62 and in E50, the sized families in one
+//     (D6x3-11) and none, the lowest of any fit so far. Both keep the
+//     bulk built-ins behind nowhere and the S6 files level, move in no
+//     quiet trap, and hold rr and rate below the adopted fits' (J1–J64:
+//     rate 0.38× and 0.37–0.38× against 0.44×, 0.42× for build/repro and
+//     0.41×, 0.45× for build/v2s2, whose J1–J64 was run for this rule with
+//     the same command as mk/judge.sh's); E42 and E39 are level in both
+//     (E42 for the first time in any fit). The adopted recipe's two fits
+//     re-judged: build/repro D+E behind 11, sized four, S12d 2.3% behind
+//     at base seed 1, on/off O1, O2, O9, O10; build/v2s2 D+E 15, sized
+//     four, on/off five. Summed: D+E behind 26 (v7) against 26 (adopted),
+//     sized four against eight, on/off worse than static nine against
+//     nine (the v7 seed-2 fit seven of them). D+E is not fewer, so by the
+//     rule the v7 recipe is not preferred; base seed 9700 is still unused.
+//     The two v7 fits differ by 14 D+E scenarios, more than the recipes
+//     do.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
