@@ -2316,6 +2316,19 @@
 //     rule the v7 recipe is not preferred; base seed 9700 is still unused.
 //     The two v7 fits differ by 14 D+E scenarios, more than the recipes
 //     do.
+//     A third fit of each recipe (written before either run): make model
+//     with MODEL_SEED 3, once with MODEL_LAYOUT=proflow-state-v7 and once
+//     with the adopted recipe, same code and machine, each judged by
+//     mk/judge.sh. The v7 recipe is preferred if, summed over its three
+//     fits against the adopted recipe's three, the D1–D64 and E1–E64
+//     scenarios more than 2% behind at both base seeds are fewer, those
+//     of the sized D families and the on/off built-ins worse than static
+//     no more, and its third fit, like the first two, keeps the bulk
+//     built-ins behind nowhere, the S6 files level, no move in a quiet
+//     trap and rr and rate ratios at most 0.05 above the adopted fit of
+//     its seed. If preferred, the v7 fit with the fewest D+E scenarios
+//     behind (then the fewest sized) is the candidate and the held-out
+//     families are run with it at base seed 9700, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
