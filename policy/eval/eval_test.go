@@ -133,6 +133,24 @@ func TestSummarizeCells(t *testing.T) {
 	if _, ok := s.StrongestComparison("reactive"); ok {
 		t.Error("a deployable policy is compared with the strongest deployable one")
 	}
+	// Every policy against the best of the other deployable ones: static
+	// against reactive (26.7% behind), reactive against static, the agent
+	// against reactive.
+	wantEnv := []EnvelopeShortfall{
+		{Policy: "static", Scenarios: 1, Behind: []string{"S1"}, Worst: ((m0+m1)/2 - r) / r, WorstScenario: "S1"},
+		{Policy: "reactive", Scenarios: 1, Worst: (r - (m0+m1)/2) / ((m0 + m1) / 2), WorstScenario: "S1"},
+		{Policy: "agent", Scenarios: 1, Worst: (20e6 - r) / r, WorstScenario: "S1"},
+	}
+	if diff := cmp.Diff(wantEnv, s.Envelopes, cmpopts.EquateApprox(0, 1e-9), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("envelopes (-want +got):\n%s", diff)
+	}
+	var rep strings.Builder
+	if err := s.WriteMarkdown(&rep, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.String(), "| static | 1 | 1 | -26.7% (S1) |") {
+		t.Errorf("report lacks static's row against the best of the others:\n%s", rep.String())
+	}
 }
 
 func TestComparisonStatistics(t *testing.T) {

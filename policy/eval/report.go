@@ -293,6 +293,15 @@ func (s *Summary) writeStrongest(b *strings.Builder) {
 			c.BestOverall, mbps(c.BestOverallMean), ratio(c.GainOverBest), ratio(c.GainOverBestLo), ratio(c.GainOverBestHi),
 			c.Better, c.Ties, c.Worse, worse, gap)
 	}
+	if len(s.Envelopes) > 0 {
+		fmt.Fprintf(b, "\nEvery policy held to the same yardstick, itself left out: in each scenario its mean against the best of the other deployable "+
+			"policies; \"behind\" counts the scenarios where it is more than %g%% below that. A per-scenario envelope is a hard bar: a rule picked "+
+			"with hindsight in each scenario is what the count is against.\n\n", 100*StrongestWorseBy)
+		b.WriteString("| policy | scenarios | more than 2% behind the best of the others | worst shortfall |\n|---|---|---|---|\n")
+		for _, e := range s.Envelopes {
+			fmt.Fprintf(b, "| %s | %d | %d | %+.1f%% (%s) |\n", e.Policy, e.Scenarios, len(e.Behind), 100*e.Worst, e.WorstScenario)
+		}
+	}
 	b.WriteString("\n| scenario | strongest | its mean (MB/s) | candidate | mean (MB/s) | Δ (MB/s) | Δ CI | Δ/strongest | verdict |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range s.StrongestComparisons {
 		for _, d := range c.PerScenario {

@@ -87,8 +87,66 @@ type StrongestComparison struct {
 	GapClosed    float64  `json:"gap_closed"`
 }
 
-// strongest fills Strongest and StrongestComparisons.
+// EnvelopeShortfall is one policy measured as the agent is measured
+// against the strongest deployable baseline, with itself left out of the
+// envelope: in each scenario, its mean throughput against the highest of
+// the other deployable policies'. It says how often each policy, learned
+// or not, is more than StrongestWorseBy behind the best rule of a
+// scenario picked with hindsight.
+type EnvelopeShortfall struct {
+	Policy string `json:"policy"`
+	// Scenarios counts the scenarios where the policy and another
+	// deployable policy ran.
+	Scenarios int `json:"scenarios"`
+	// Behind lists the scenarios where its mean is more than
+	// StrongestWorseBy below the best other deployable policy's.
+	Behind []string `json:"behind"`
+	// Worst is the lowest (mean − best other)/best other over the
+	// scenarios, in WorstScenario.
+	Worst         float64 `json:"worst"`
+	WorstScenario string  `json:"worst_scenario"`
+}
+
+// envelopes fills Envelopes.
+func (s *Summary) envelopes() {
+	deployable := func(p string) bool { return slices.Contains(s.Options.Deployable, p) }
+	if n := len(slices.DeleteFunc(slices.Clone(s.Policies), func(p string) bool { return !deployable(p) })); n < 2 {
+		return
+	}
+	for _, p := range s.Policies {
+		e := EnvelopeShortfall{Policy: p, Worst: math.Inf(1)}
+		for _, sc := range s.Scenarios {
+			c, ok := s.Cell(sc, p)
+			if !ok {
+				continue
+			}
+			best := math.Inf(-1)
+			for _, o := range s.Policies {
+				if oc, ok := s.Cell(sc, o); ok && o != p && deployable(o) {
+					best = max(best, oc.MeanThroughput)
+				}
+			}
+			if math.IsInf(best, -1) || best <= 0 {
+				continue
+			}
+			e.Scenarios++
+			rel := (c.MeanThroughput - best) / best
+			if rel < -StrongestWorseBy {
+				e.Behind = append(e.Behind, sc)
+			}
+			if rel < e.Worst {
+				e.Worst, e.WorstScenario = rel, sc
+			}
+		}
+		if e.Scenarios > 0 {
+			s.Envelopes = append(s.Envelopes, e)
+		}
+	}
+}
+
+// strongest fills Strongest, StrongestComparisons and Envelopes.
 func (s *Summary) strongest() error {
+	s.envelopes()
 	opt := s.Options
 	deployable := func(p string) bool { return slices.Contains(opt.Deployable, p) }
 	for _, sc := range s.Scenarios {

@@ -218,6 +218,11 @@ type Summary struct {
 	// agent, the oracle) against the strongest deployable one of each
 	// scenario.
 	StrongestComparisons []StrongestComparison `json:"strongest_comparisons,omitempty"`
+	// Envelopes hold every policy against the best of the deployable
+	// policies other than itself, scenario by scenario: the agent's
+	// yardstick applied to each policy alike (EnvelopeShortfall). Empty
+	// unless two deployable policies ran.
+	Envelopes []EnvelopeShortfall `json:"envelopes,omitempty"`
 	// KindYardsticks set every policy that is not deployable against the
 	// deployable ones on the objective of each kind of flow other than
 	// bulk (SLO-violation seconds), one per kind and candidate.
