@@ -2354,6 +2354,14 @@
 //     by 12%. The drain rate makes the fit surer that a crowd is bad; it
 //     does not say where the crowd goes next, which is what D10 and S6
 //     ask, and the gate still holds its move past the collapse.
+//     The on/off losses of the v7 fit of MODEL_SEED 2 (O1, O9, O10 read
+//     after the verdict, base seed 1, one repeat): it leaves S1's crowd at
+//     10 s as every fit leaves S1, and ends 66.5 SLO seconds against
+//     static's 65.5 while its flow's mean throughput is 5.98 MB/s against
+//     static's 1.11 to 1.49: the on/off objective counts the second the
+//     move costs, and both policies miss it almost all the window (the
+//     flow's own TCP restarts after each idle gap). A second's difference
+//     there decides the rule's on/off count.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
