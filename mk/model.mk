@@ -55,7 +55,8 @@
 #                      to v2, proflow-state-v4 each switch's vacated flows;
 #                      proflow-state-v6 the reserve deficit of the flow's
 #                      own switch, proflow-state-v7 each switch's reserve
-#                      drain rate to v6; training/doc.go says what each
+#                      drain rate to v6, proflow-state-v8 only the flow's
+#                      own switch's; training/doc.go says what each
 #                      measured)
 #   MODEL_TRAIN_CONFIG TrainConfig JSON for train (default
 #                      $(MODEL_CONFIG_DIR)/train-$(PROFILE).json when present)

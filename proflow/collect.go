@@ -38,7 +38,7 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 	fromTraces := fs.String("from-traces", "", "instead of simulating, convert the traces (*.jsonl, *.jsonl.gz) in this directory, e.g. recorded on a real fabric")
 	list := fs.Bool("list", false, "list the strategies and their default shares, then exit")
 	kindsFlag := fs.String("kinds", "", `shares of the protected flow's kinds, e.g. "bulk=0.4,rr=0.2,rate=0.2,onoff=0.2" (default: bulk only, the paper's corpus)`)
-	layout := fs.String("layout", telemetry.StateLayout, "state layout of the dataset: "+telemetry.StateLayout+" (the paper's), "+telemetry.StateLayoutV2+" (adds uplink backlogs and the flow's latency), "+telemetry.StateLayoutV3+" (adds each switch's reserve deficit to v2), "+telemetry.StateLayoutV4+" (adds each switch's vacated flows to v2), "+telemetry.StateLayoutV5+" (adds both to v2), "+telemetry.StateLayoutV6+" (adds the reserve deficit of the flow's own switch to v2) or "+telemetry.StateLayoutV7+" (adds each switch's reserve drain rate to v6)")
+	layout := fs.String("layout", telemetry.StateLayout, "state layout of the dataset: "+telemetry.StateLayout+" (the paper's), "+telemetry.StateLayoutV2+" (adds uplink backlogs and the flow's latency), "+telemetry.StateLayoutV3+" (adds each switch's reserve deficit to v2), "+telemetry.StateLayoutV4+" (adds each switch's vacated flows to v2), "+telemetry.StateLayoutV5+" (adds both to v2), "+telemetry.StateLayoutV6+" (adds the reserve deficit of the flow's own switch to v2), "+telemetry.StateLayoutV7+" (adds each switch's reserve drain rate to v6) or "+telemetry.StateLayoutV8+" (adds the drain rate of the flow's own switch to v6)")
 	if err := parseFlags(fs, "collect", args); err != nil {
 		return err
 	}

@@ -50,6 +50,11 @@ const (
 	// rate (FeatureExcess, its transmit rate above the bucket rate)
 	// appended to its block.
 	StateLayoutV7 = "proflow-state-v7"
+	// StateLayoutV8 names proflow's eighth layout, [x_agg (6|S|), x_leaf
+	// (2|L|), h (|S|), x_flow (8)]: v6 with the reserve drain rate of the
+	// switch carrying the flow (FeatureOwnExcess) appended to x_flow, and
+	// no drain rate in the switch blocks.
+	StateLayoutV8 = "proflow-state-v8"
 )
 
 // EncoderConfig holds the scaling constants and windows of the default state
@@ -74,7 +79,7 @@ type EncoderConfig struct {
 	DropWindow int `json:"drop_window"`
 	// Layout is the state layout written: empty or StateLayout (the
 	// paper's), StateLayoutV2, StateLayoutV3, StateLayoutV4,
-	// StateLayoutV5, StateLayoutV6 or StateLayoutV7.
+	// StateLayoutV5, StateLayoutV6, StateLayoutV7 or StateLayoutV8.
 	Layout string `json:"layout,omitempty"`
 	// QueueScale is Cq, the uplink backlog (bytes) that maps to 1 in
 	// FeatureQueue (StateLayoutV2 to V5); it must be 0 in the v1 layout,
@@ -82,12 +87,12 @@ type EncoderConfig struct {
 	QueueScale float64 `json:"queue_scale,omitempty"`
 	// DeficitScale is CD, the depth in bytes of the virtual token bucket
 	// behind FeatureDeficit (filled at RateScale) in StateLayoutV3 and
-	// V5, and behind FeatureOwnDeficit in StateLayoutV6 and V7; it must be
+	// V5, and behind FeatureOwnDeficit in StateLayoutV6 to V8; it must be
 	// 0 in the other layouts.
 	DeficitScale float64 `json:"deficit_scale,omitempty"`
 	// ExcessScale is Cx, the transmit rate above the bucket rate (bytes/s)
-	// that maps to 1 in FeatureExcess (StateLayoutV7); it must be 0 in the
-	// other layouts.
+	// that maps to 1 in FeatureExcess (StateLayoutV7) and FeatureOwnExcess
+	// (StateLayoutV8); it must be 0 in the other layouts.
 	ExcessScale float64 `json:"excess_scale,omitempty"`
 	// VacatedSeconds is T, the seconds in which the leaky peak behind
 	// FeatureVacated falls by FlowCountScale flows in StateLayoutV4 and
@@ -109,7 +114,7 @@ func (c EncoderConfig) LayoutName() string {
 // V7.
 func (c EncoderConfig) SwitchWidth() int {
 	switch c.Layout {
-	case StateLayoutV2, StateLayoutV6:
+	case StateLayoutV2, StateLayoutV6, StateLayoutV8:
 		return SwitchFeaturesV2
 	case StateLayoutV7:
 		return SwitchFeaturesV7
@@ -124,9 +129,12 @@ func (c EncoderConfig) SwitchWidth() int {
 }
 
 // FlowWidth returns the number of features of x_flow in c's layout:
-// FlowFeatures (v1), FlowFeaturesV2 (v2 to v5) or FlowFeaturesV6 (v6 and
-// v7).
+// FlowFeatures (v1), FlowFeaturesV2 (v2 to v5), FlowFeaturesV6 (v6 and
+// v7) or FlowFeaturesV8 (v8).
 func (c EncoderConfig) FlowWidth() int {
+	if c.Layout == StateLayoutV8 {
+		return FlowFeaturesV8
+	}
 	if c.HasOwnDeficit() {
 		return FlowFeaturesV6
 	}
@@ -137,10 +145,10 @@ func (c EncoderConfig) FlowWidth() int {
 }
 
 // HasFlowSignals reports whether c's layout carries the backlog, latency
-// and application-limited features StateLayoutV2 added (v2 to v7 do).
+// and application-limited features StateLayoutV2 added (v2 to v8 do).
 func (c EncoderConfig) HasFlowSignals() bool {
 	switch c.Layout {
-	case StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7:
+	case StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7, StateLayoutV8:
 		return true
 	}
 	return false
@@ -159,13 +167,18 @@ func (c EncoderConfig) HasDeficit() bool {
 }
 
 // HasOwnDeficit reports whether c's layout carries FeatureOwnDeficit in
-// x_flow (v6 and v7).
+// x_flow (v6 to v8).
 func (c EncoderConfig) HasOwnDeficit() bool {
-	return c.Layout == StateLayoutV6 || c.Layout == StateLayoutV7
+	return c.Layout == StateLayoutV6 || c.Layout == StateLayoutV7 || c.Layout == StateLayoutV8
 }
 
-// HasExcess reports whether c's layout carries FeatureExcess (v7).
+// HasExcess reports whether c's layout carries FeatureExcess in the switch
+// blocks (v7).
 func (c EncoderConfig) HasExcess() bool { return c.Layout == StateLayoutV7 }
+
+// HasOwnExcess reports whether c's layout carries FeatureOwnExcess in
+// x_flow (v8).
+func (c EncoderConfig) HasOwnExcess() bool { return c.Layout == StateLayoutV8 }
 
 // VacatedFeature returns the place of the vacated flows in a switch's
 // block: FeatureVacated in StateLayoutV4, FeatureVacatedV5 in
@@ -181,10 +194,10 @@ func (c EncoderConfig) VacatedFeature() int {
 }
 
 // KnownLayout reports whether name is a state layout this package writes
-// (StateLayout or StateLayoutV2 to V7).
+// (StateLayout or StateLayoutV2 to V8).
 func KnownLayout(name string) bool {
 	switch name {
-	case StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7:
+	case StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7, StateLayoutV8:
 		return true
 	}
 	return false
@@ -193,11 +206,11 @@ func KnownLayout(name string) bool {
 // Layouts returns the names of the layouts this package writes, for
 // messages.
 func Layouts() string {
-	return fmt.Sprintf("%q, %q, %q, %q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7)
+	return fmt.Sprintf("%q, %q, %q, %q, %q, %q, %q or %q", StateLayout, StateLayoutV2, StateLayoutV3, StateLayoutV4, StateLayoutV5, StateLayoutV6, StateLayoutV7, StateLayoutV8)
 }
 
 // WithLayout returns c writing layout (StateLayout or StateLayoutV2 to
-// V7), with the constants that layout adds derived as
+// V8), with the constants that layout adds derived as
 // DefaultEncoderConfig derives the others (Cq = C·5 ms, CD = C·60 s, Cx =
 // C·ExcessFactor, C = RateScale; T = VacatedDefault) and those it lacks
 // zeroed.
@@ -222,7 +235,7 @@ func (c EncoderConfig) WithLayout(layout string) EncoderConfig {
 	case StateLayoutV6:
 		c.QueueScale = c.RateScale * 5e-3
 		c.DeficitScale = c.RateScale * DeficitSeconds
-	case StateLayoutV7:
+	case StateLayoutV7, StateLayoutV8:
 		c.QueueScale = c.RateScale * 5e-3
 		c.DeficitScale = c.RateScale * DeficitSeconds
 		c.ExcessScale = c.RateScale * ExcessFactor
@@ -286,7 +299,7 @@ func (c EncoderConfig) Validate() error {
 	if !c.HasVacated() {
 		absent("vacated_seconds", c.VacatedSeconds, "vacated")
 	}
-	if c.HasExcess() {
+	if c.HasExcess() || c.HasOwnExcess() {
 		positive("excess_scale", c.ExcessScale)
 	} else {
 		absent("excess_scale", c.ExcessScale, "excess")
@@ -309,7 +322,7 @@ func (c EncoderConfig) Validate() error {
 		positive("queue_scale", c.QueueScale)
 		positive("deficit_scale", c.DeficitScale)
 		positive("vacated_seconds", c.VacatedSeconds)
-	case StateLayoutV6, StateLayoutV7:
+	case StateLayoutV6, StateLayoutV7, StateLayoutV8:
 		positive("queue_scale", c.QueueScale)
 		positive("deficit_scale", c.DeficitScale)
 	default:
@@ -323,7 +336,7 @@ func (c EncoderConfig) Validate() error {
 
 // Dim returns the state dimension, 6|S|+2|L|+4 in the v1 layout,
 // 7|S|+2|L|+6 in v2, 8|S|+2|L|+6 in v3 and v4, 9|S|+2|L|+6 in v5,
-// 7|S|+2|L|+7 in v6 and 8|S|+2|L|+7 in v7: the
+// 7|S|+2|L|+7 in v6, 8|S|+2|L|+7 in v7 and 7|S|+2|L|+8 in v8: the
 // layout's last block, x_flow, ends the vector.
 func (c EncoderConfig) Dim() int { return c.FlowOffset() + c.FlowWidth() }
 

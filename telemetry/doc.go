@@ -135,6 +135,16 @@
 // deficit it tells how long the reserve has left (training/doc.go, "How
 // fast each reserve drains").
 //
+// StateLayoutV8 is v6 with one more flow feature, 7|S|+2|L|+8 entries (42
+// for |S| = 4, |L| = 3):
+//
+//	x_flow, after FeatureOwnDeficit:
+//	  FeatureOwnExcess        FeatureExcess of the switch carrying the flow
+//
+// Only the flow's own switch tells how fast its reserve drains; the
+// switch blocks are v2's (training/doc.go, "The flow's own switch's drain
+// rate only").
+//
 // The paper clips "values exceeding the constant" to 1 and says nothing of a
 // lower bound; since every unsigned input is a non-negative rate or count,
 // the encoder clips them to [0, 1], which only ever bites at the top.

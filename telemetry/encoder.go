@@ -219,6 +219,9 @@ func (e *Encoder) Encode(dst proflow.State, obs *proflow.Observation, current in
 	if v6 {
 		dst[c.FlowOffset()+FeatureOwnDeficit] = float32(e.deficit[current] / c.DeficitScale)
 	}
+	if c.HasOwnExcess() {
+		dst[c.FlowOffset()+FeatureOwnExcess] = float32(clip((obs.Switches[current].TxRate-c.RateScale)/c.ExcessScale, 0, 1))
+	}
 	return nil
 }
 

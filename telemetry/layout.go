@@ -91,6 +91,19 @@ const (
 	SwitchFeaturesV7
 )
 
+// The feature StateLayoutV8 appends to x_flow (v6's; the switch blocks
+// are v2's).
+const (
+	// FeatureOwnExcess is FeatureExcess of the switch carrying the
+	// protected flow, clip((ρ_k* − C)/Cx, 0, 1): how fast its own reserve
+	// drains. No switch block carries a drain rate in this layout.
+	// StateLayoutV8 only.
+	FeatureOwnExcess = FlowFeaturesV6 + iota
+	// FlowFeaturesV8 is the number of features in x_flow in
+	// StateLayoutV8 (8).
+	FlowFeaturesV8
+)
+
 // Features of one congestion leaf's block of x_leaf, in order. Read leaf l's
 // feature f of a state s as s[cfg.LeafOffset(l)+f].
 const (

@@ -40,8 +40,8 @@ func TestLayoutV3Offsets(t *testing.T) {
 			t.Errorf("KnownLayout(%q) = false", l)
 		}
 	}
-	if telemetry.KnownLayout("proflow-state-v8") {
-		t.Error(`KnownLayout("proflow-state-v8") = true`)
+	if telemetry.KnownLayout("proflow-state-v9") {
+		t.Error(`KnownLayout("proflow-state-v9") = true`)
 	}
 	if field, _, _, ok := c.ScalingMismatch(func() telemetry.EncoderConfig { o := c; o.DeficitScale *= 2; return o }()); ok || field != "encoder.deficit_scale/rate_scale" {
 		t.Errorf("a doubled deficit scale: mismatch %q (ok %v), want encoder.deficit_scale/rate_scale", field, ok)

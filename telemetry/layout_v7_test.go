@@ -93,3 +93,52 @@ func TestEncodeV7(t *testing.T) {
 		}
 	}
 }
+
+// The v8 state is the v6 state with the drain rate of the switch carrying
+// the flow appended to x_flow: v7's excess of that switch.
+func TestEncodeV8(t *testing.T) {
+	c8 := roundConfig(2, 1).WithLayout(telemetry.StateLayoutV8)
+	if err := c8.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c7, c6 := c8.WithLayout(telemetry.StateLayoutV7), c8.WithLayout(telemetry.StateLayoutV6)
+	if got, want := []int{c8.FlowOffset(), c8.Dim(), c8.SwitchWidth()}, []int{c6.FlowOffset(), c6.Dim() + 1, c6.SwitchWidth()}; !cmp.Equal(got, want) {
+		t.Errorf("v8 flow offset, dim, switch width %v, want v6's with one more flow feature %v", got, want)
+	}
+	if !c8.HasOwnExcess() || c8.HasExcess() || !c8.HasOwnDeficit() || c8.ExcessScale != 5000 {
+		t.Errorf("v8: own excess %v, switch excess %v, own deficit %v, excess scale %v; want own excess, no switch excess, own deficit, 5000",
+			c8.HasOwnExcess(), c8.HasExcess(), c8.HasOwnDeficit(), c8.ExcessScale)
+	}
+	var encs [3]*telemetry.Encoder
+	for i, c := range []telemetry.EncoderConfig{c8, c7, c6} {
+		e, err := telemetry.NewEncoder(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encs[i] = e
+	}
+	t0 := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	s8, s7, s6 := make(proflow.State, c8.Dim()), make(proflow.State, c7.Dim()), make(proflow.State, c6.Dim())
+	for i, st := range []struct {
+		tx0, tx1 float64
+		current  int
+	}{{5000, 500, 0}, {5000, 3000, 1}, {500, 1030, 1}, {500, 500, 0}} {
+		o := obs([]proflow.SwitchSample{sw(st.tx0, 10, 4, 0), sw(st.tx1, 0, 2, 0)}, []proflow.LeafSample{leaf(100, 100)}, 400, 0)
+		o.Time = t0.Add(time.Duration(i) * 10 * time.Second)
+		for j, s := range []proflow.State{s8, s7, s6} {
+			if err := encs[j].Encode(s, o, st.current); err != nil {
+				t.Fatalf("step %d, encoder %d: %v", i, j, err)
+			}
+		}
+		if diff := cmp.Diff(s6, s8[:c6.Dim()]); diff != "" {
+			t.Errorf("step %d: v8 without its last feature differs from v6 (-v6 +v8):\n%s", i, diff)
+		}
+		own := s8[c8.FlowOffset()+telemetry.FeatureOwnExcess]
+		if want := s7[c7.AggOffset(st.current)+telemetry.FeatureExcess]; own != want {
+			t.Errorf("step %d on switch %d: own excess %v, want v7's excess of that switch %v", i, st.current, own, want)
+		}
+		if i == 0 && own == 0 {
+			t.Errorf("step %d: the flow's switch sends at 5 C and its excess reads 0", i)
+		}
+	}
+}

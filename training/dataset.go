@@ -327,13 +327,13 @@ func (d *Dataset) Relabel(c RewardConfig) error {
 		return errors.New("training: relabel: crowd_drain needs the drain input, which this dataset does not keep (collect it again)")
 	}
 	if c.Served && !d.Encoder.HasFlowSignals() && d.Len() > 0 {
-		return fmt.Errorf("training: relabel: served needs the app-limited feature, which only states of layouts %s to %s have (collect with -layout %s)", telemetry.StateLayoutV2, telemetry.StateLayoutV7, telemetry.StateLayoutV2)
+		return fmt.Errorf("training: relabel: served needs the app-limited feature, which only states of layouts %s to %s have (collect with -layout %s)", telemetry.StateLayoutV2, telemetry.StateLayoutV8, telemetry.StateLayoutV2)
 	}
 	if c.DeficitDrain && !d.Encoder.HasDeficit() && d.Len() > 0 {
 		return fmt.Errorf("training: relabel: deficit_drain needs the deficit feature, which only states of layouts %s and %s have (collect with -layout %s)", telemetry.StateLayoutV3, telemetry.StateLayoutV5, telemetry.StateLayoutV3)
 	}
 	if c.Lambda != 0 && d.Latency == nil && d.Len() > 0 {
-		return fmt.Errorf("training: relabel: lambda %v needs the latency input, which only a dataset of layouts %s to %s keeps (collect with -layout %s)", c.Lambda, telemetry.StateLayoutV2, telemetry.StateLayoutV7, telemetry.StateLayoutV2)
+		return fmt.Errorf("training: relabel: lambda %v needs the latency input, which only a dataset of layouts %s to %s keeps (collect with -layout %s)", c.Lambda, telemetry.StateLayoutV2, telemetry.StateLayoutV8, telemetry.StateLayoutV2)
 	}
 	for i := range d.R {
 		d.R[i] = float32(c.Real(*d.inputs(i)))

@@ -56,6 +56,9 @@ func ClampState(enc telemetry.EncoderConfig, s []float32, current int) error {
 	if len(x) > telemetry.FeatureOwnDeficit {
 		clip32(&x[telemetry.FeatureOwnDeficit], 0, 1)
 	}
+	if len(x) > telemetry.FeatureOwnExcess {
+		clip32(&x[telemetry.FeatureOwnExcess], 0, 1)
+	}
 	return nil
 }
 
