@@ -2385,6 +2385,33 @@
 //     (built-ins, J1–J64) at most 0.05 above the adopted fit of its seed.
 //     If preferred, third fits of both recipes decide as for v7 before any
 //     adoption; base seed 9700 stays unused until then.
+//     Measured (make model printed 8 min 24 s and 9 min 15 s; mk/judge.sh):
+//     the v8 fit of MODEL_SEED 1, D1–D64 behind in none at either base
+//     seed, E1–E64 in E42 and E50 at both (four of D+E, the fewest of any
+//     fit), the sized families in two and one (D6x3-11, -44; D16x3-57),
+//     the bulk built-ins behind nowhere, the 24 S6 files level at 22.04
+//     MB/s (the committed model 21.84), no on/off built-in worse than
+//     static, no quiet-trap move; rr 0.08× and rate 0.47× on the kind
+//     built-ins, and on J1–J64 rr 0.14× and 0.21×, rate 0.41× and 0.38×
+//     at base seeds 1 and 1000. The v8 fit of MODEL_SEED 2: D1–D64 in D56
+//     at both, E1–E64 in E50 and in E4, E50 (five), sized four and one,
+//     built-ins and S6 level, on/off seven worse than static (O1–O4, O6,
+//     O9, O10), J1–J64 rr 0.14× and 0.11×, rate 0.42× and 0.40×. Summed
+//     against the adopted recipe's fits of the same seeds: D+E behind 9
+//     against 26, sized eight against eight, on/off seven against nine;
+//     each fit keeps the built-ins behind nowhere, the S6 files level and
+//     the quiet traps still. But the seed-1 fit's rr ratio on J1–J64 at
+//     base seed 1000, 0.21× [0.06×, 0.63×], is 0.07 above build/repro's
+//     0.14× [0.06×, 0.39×], more than the 0.05 the rule allows. By the
+//     rule the v8 recipe is not preferred; no third fits were made and
+//     base seed 9700 is still unused. For whoever writes the next rule:
+//     the 0.05 margin on rr came from the kind built-ins, whose intervals
+//     are [0.05×, 0.13×]; this session carried it over to J1–J64 (session
+//     25, "A development kinds family"), where one base seed's interval
+//     spans ten times the margin, without measuring that noise first. A
+//     margin for J1–J64 has to be set from such measurements before it
+//     looks at a candidate (the adopted recipe's three fits read 0.14–0.21×
+//     there, a spread of 0.07 between fits of the same recipe).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
