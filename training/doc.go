@@ -2412,6 +2412,12 @@
 //     margin for J1–J64 has to be set from such measurements before it
 //     looks at a candidate (the adopted recipe's three fits read 0.14–0.21×
 //     there, a spread of 0.07 between fits of the same recipe).
+//     Measurements for that rule (session 25, after the verdict above,
+//     written before they ran; no choice): a third fit of the v8 recipe
+//     (MODEL_SEED 3) judged by mk/judge.sh, and the kinds ratios on J1–J64
+//     at base seeds 2000 and 3000 of the committed model and the adopted
+//     recipe's three fits, to measure the noise a kinds margin must sit
+//     above.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
