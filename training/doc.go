@@ -2219,7 +2219,7 @@
 //     (committed, the refit, v2s2, both v6 fits) behind the adopted gate
 //     and without Pareto (no change in either), E25's trace (development
 //     data).
-//     Measured (mk/judge.sh, about 2 min each on 2 CPUs): behind the
+//     Measured (mk/judge.sh, 2–3 min each on 2 CPUs): behind the
 //     committed model, D1–D64 behind in D40 at both base seeds, E1–E64 in
 //     E10, E25, E42, E55 and in E25, E42 (six of D+E against twelve
 //     behind the adopted gate: E39 and E50 gone), the bulk built-ins and
@@ -2295,7 +2295,7 @@
 //     held-out families are run with it at base seed 9700, unused.
 //     Looked at: the traces above, S1's trace (the crowd's 6 C), the
 //     encoder and the paper's scaling (App. A).
-//     Measured (make model printed 8 min 35 s for each fit on 2 CPUs;
+//     Measured (make model printed totals of 509 s and 511 s on 2 CPUs;
 //     mk/judge.sh): the v7 fit of MODEL_SEED 1, D1–D64 behind in D10 (12%),
 //     D22, D37, D38 at both base seeds, E1–E64 in seven and five (E10,
 //     E12, E20, E50, E56, E58, E62), the sized families in two and one;
@@ -2329,7 +2329,7 @@
 //     its seed. If preferred, the v7 fit with the fewest D+E scenarios
 //     behind (then the fewest sized) is the candidate and the held-out
 //     families are run with it at base seed 9700, unused.
-//     Measured (make model printed 8 min 50 s and 8 min 15 s; mk/judge.sh):
+//     Measured (make model printed totals of 519 s and 492 s; mk/judge.sh):
 //     the v7 fit of MODEL_SEED 3, D1–D64 behind in six and eight (D10 by
 //     11–12%, D22, D34, D37, D38, D64; D2, D55), E1–E64 in seven and six
 //     (E10, E12, E20, E39, E50, E58, E62), the sized families in four and
@@ -2385,7 +2385,7 @@
 //     (built-ins, J1–J64) at most 0.05 above the adopted fit of its seed.
 //     If preferred, third fits of both recipes decide as for v7 before any
 //     adoption; base seed 9700 stays unused until then.
-//     Measured (make model printed 8 min 24 s and 9 min 15 s; mk/judge.sh):
+//     Measured (make model printed totals of 499 s and 551 s; mk/judge.sh):
 //     the v8 fit of MODEL_SEED 1, D1–D64 behind in none at either base
 //     seed, E1–E64 in E42 and E50 at both (four of D+E, the fewest of any
 //     fit), the sized families in two and one (D6x3-11, -44; D16x3-57),
@@ -2424,7 +2424,7 @@
 //     0.21×, 0.17×, 0.15×, 0.15×; build/v2s3 0.18×, 0.18×, 0.12×, 0.16×;
 //     the committed model 0.14×, 0.11×, 0.12×, 0.12× (rate 0.39–0.48×
 //     over the same runs). The v8 seed-1 fit's 0.21× is inside that
-//     spread. The third v8 fit (make model printed 8 min 40 s): D1–D64
+//     spread. The third v8 fit (make model printed a total of 503 s): D1–D64
 //     behind in D34 at both base seeds, E1–E64 in E10 and E50 at both
 //     (six of D+E; the three v8 fits 15 in all, against 36 for the
 //     adopted recipe's three), the sized families in three and one, but
