@@ -110,7 +110,7 @@ func (c EncoderConfig) LayoutName() string {
 }
 
 // SwitchWidth returns the number of features per switch in c's layout:
-// SwitchFeatures (v1), SwitchFeaturesV2 (v2 and v6), V3, V4, V5 or
+// SwitchFeatures (v1), SwitchFeaturesV2 (v2, v6 and v8), V3, V4, V5 or
 // V7.
 func (c EncoderConfig) SwitchWidth() int {
 	switch c.Layout {

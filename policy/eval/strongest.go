@@ -110,7 +110,13 @@ type EnvelopeShortfall struct {
 // envelopes fills Envelopes.
 func (s *Summary) envelopes() {
 	deployable := func(p string) bool { return slices.Contains(s.Options.Deployable, p) }
-	if n := len(slices.DeleteFunc(slices.Clone(s.Policies), func(p string) bool { return !deployable(p) })); n < 2 {
+	n := 0
+	for _, p := range s.Policies {
+		if deployable(p) {
+			n++
+		}
+	}
+	if n < 2 {
 		return
 	}
 	for _, p := range s.Policies {

@@ -224,11 +224,8 @@ func LookupScenario(name string) (*Scenario, error) {
 			return SizedFamilyScenario(name)
 		}
 	}
-	if kindsLookup(name) {
-		if strings.HasPrefix(name, DevKindsFamilyPrefix) {
-			return DevKindsFamilyScenario(name)
-		}
-		return KindsFamilyScenario(name)
+	if lookup := kindsLookup(name); lookup != nil {
+		return lookup(name)
 	}
 	for _, prefix := range []string{DevFamilyPrefix, SecondDevFamilyPrefix} {
 		if rest, ok := strings.CutPrefix(name, prefix); ok {

@@ -342,16 +342,19 @@ func kindPhrase(k FlowKind) string {
 	return fmt.Sprintf("on/off, bursts %s for %v of every %v from %v (before then sending throughout)", rate, k.Duty, k.Period, k.From)
 }
 
-// kindsLookup is LookupScenario's case for the kinds families: whether
-// name has the prefix of the held-out (K) or the development (J) kinds
-// family and a number.
-func kindsLookup(name string) bool {
-	for _, prefix := range []string{KindsFamilyPrefix, DevKindsFamilyPrefix} {
-		if rest, ok := strings.CutPrefix(name, prefix); ok {
+// kindsLookup is LookupScenario's case for the kinds families: the
+// lookup of the held-out (K) or the development (J) kinds family when
+// name has its prefix and a number, else nil.
+func kindsLookup(name string) func(string) (*Scenario, error) {
+	for _, f := range [...]struct {
+		prefix string
+		lookup func(string) (*Scenario, error)
+	}{{KindsFamilyPrefix, KindsFamilyScenario}, {DevKindsFamilyPrefix, DevKindsFamilyScenario}} {
+		if rest, ok := strings.CutPrefix(name, f.prefix); ok {
 			if _, err := strconv.Atoi(rest); err == nil {
-				return true
+				return f.lookup
 			}
 		}
 	}
-	return false
+	return nil
 }
