@@ -2385,6 +2385,12 @@
 //     (built-ins, J1–J64) at most 0.05 above the adopted fit of its seed.
 //     If preferred, third fits of both recipes decide as for v7 before any
 //     adoption; base seed 9700 stays unused until then.
+//     Looked at: v7's judges and traces (development data). Disclosure:
+//     before this rule, H1–H64 was run once at base seed 9600 (already
+//     used in session 24) with the committed model, for the report table
+//     of every policy against the best of the others
+//     (docs/reproduction.md); only its per-policy counts were read, and no
+//     setting here was taken from it.
 //     Measured (make model printed totals of 499 s and 551 s; mk/judge.sh):
 //     the v8 fit of MODEL_SEED 1, D1–D64 behind in none at either base
 //     seed, E1–E64 in E42 and E50 at both (four of D+E, the fewest of any
