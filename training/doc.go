@@ -2490,6 +2490,33 @@
 //     counts does not carry to the machine that runs make model next, and
 //     a recipe's losses are only told apart from that noise where every
 //     fit shares them (E42 and E50 in every fit of every recipe).
+//   - A shorter cooldown (session 26; written before any run of it). The
+//     gate's 15 s cooldown is the one setting of models/gate-testbed.json
+//     no rule above has judged: it came from the paper's 10–15 s for a
+//     rerouted TCP flow to ramp up on its new path (S8; GateConfig). What
+//     every fit loses on the development families includes the rolling
+//     crowds and elephants (D10, D22, D37, E10, E62: the flow reaches the
+//     switch a crowd goes to next and stays there, collapsed, until the
+//     cooldown ends, distress waiving the votes but not the cooldown), and
+//     the held-out losses that no fit avoids are of that class too
+//     (docs/reproduction.md; no setting below is read from them). The
+//     rule: models/gate-testbed.json with "cooldown" 10 s, the lower end
+//     of the paper's range (one value, not searched), everything else
+//     unchanged, behind the committed model, judged by mk/judge.sh against
+//     the committed model behind the adopted gate (the judge of session
+//     25, build/judge-j-committed, the same code: D+E behind 12, sized 2,
+//     S6 files and the bulk built-ins level, no on/off built-in worse than
+//     static, no quiet-trap move, J1–J64 rr 0.14× and 0.11×, rate 0.48×
+//     and 0.47×). It passes if the bulk built-ins at base seeds 1 and 1000
+//     stay behind nowhere, no S6 file falls behind, D1–D64 and E1–E64 at
+//     both base seeds hold fewer scenarios more than 2% behind, the sized
+//     D families no more, no on/off built-in is worse than static, no
+//     quiet trap sees a move, and the J1–J64 and kind built-in rr and rate
+//     ratios stay at or under 0.5× (issue 21's bar). If it passes it is
+//     adopted into models/gate-testbed.json and recorded in the committed
+//     model (proflow gate; same weights), and the held-out families run
+//     at base seed 9700, unused. The risk it is judged for: a flow still
+//     ramping after 10 s reads low to distress once the cooldown ends.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
