@@ -2517,6 +2517,20 @@
 //     model (proflow gate; same weights), and the held-out families run
 //     at base seed 9700, unused. The risk it is judged for: a flow still
 //     ramping after 10 s reads low to distress once the cooldown ends.
+//     Measured (mk/judge.sh, about 4 min each; the committed model behind
+//     the adopted gate judged again on this machine, build/judge-committed,
+//     with the figures of session 25's judge): behind the 10 s cooldown
+//     D1–D64 behind in D40 at both base seeds, E1–E64 in E10, E25, E39,
+//     E42 and E50 at both, the same twelve scenarios as behind 15 s and by
+//     the same amounts (±0.1 point); the bulk built-ins and the S6 files
+//     level, the sized families in D6x3-11 and -44 as before, no on/off
+//     built-in worse than static, no quiet-trap move, J1–J64 rr 0.14× and
+//     0.11×, rate 0.48× and 0.47×; the means move by 0.01 MB/s. Not fewer
+//     behind: it does not pass, and base seed 9700 is still unused. What
+//     it shows: the cooldown binds almost nowhere on the development
+//     checks. After a move the 20-vote streak (10 s) and distress, not the
+//     cooldown, decide when the next one can come; in the rolling
+//     scenarios the agent loses by where it goes and when it first leaves.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
