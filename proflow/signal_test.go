@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,22 @@ import (
 // first interrupt with signalContext, then takes long to wind down.
 const signalHelperEnv = "PROFLOW_SIGNAL_HELPER"
 
+// commandHelperEnv makes the test binary run one proflow command line, its
+// arguments separated by newlines in the variable, and exit with its
+// status: a test can then run a command in a process of its own
+// environment (TestTrainPinnedKernels).
+const commandHelperEnv = "PROFLOW_COMMAND_HELPER"
+
 func TestMain(m *testing.M) {
+	if args := os.Getenv(commandHelperEnv); args != "" {
+		e := &env{stdout: os.Stdout, stderr: os.Stderr}
+		e.commands = commands()
+		if err := e.dispatch(context.Background(), strings.Split(args, "\n")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(signalHelperEnv) == "1" {
 		ctx, stop := signalContext()
 		defer stop()

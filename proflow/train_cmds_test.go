@@ -5,11 +5,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +38,13 @@ func writeToyDataset(t *testing.T, path string) telemetry.EncoderConfig {
 // encoded with enc.
 func writeToyDatasetOf(t *testing.T, path string, enc telemetry.EncoderConfig) {
 	t.Helper()
+	writeToyDatasetEpisodes(t, path, enc, 6)
+}
+
+// writeToyDatasetEpisodes writes episodes episodes of 10 random in-range
+// states encoded with enc.
+func writeToyDatasetEpisodes(t *testing.T, path string, enc telemetry.EncoderConfig, episodes int) {
+	t.Helper()
 	nS := enc.NumSwitches
 	ds, err := training.NewDataset(enc, "toy", true)
 	if err != nil {
@@ -49,7 +61,7 @@ func writeToyDatasetOf(t *testing.T, path string, enc telemetry.EncoderConfig) {
 		}
 		return s
 	}
-	for e := range 6 {
+	for e := range episodes {
 		cur := e % nS
 		s := state(cur)
 		for st := range 10 {
@@ -272,5 +284,90 @@ func TestTrainCommandChecksBeforeLoading(t *testing.T) {
 		if got := errors.Is(err, errUsage); got != c.usage {
 			t.Errorf("%q: usage error %v, want %v (%v)", args, got, c.usage, err)
 		}
+	}
+}
+
+// portableKernels are kernelEnv's settings under which make model trains
+// (MODEL_PORTABLE, on wherever the CPU has AVX2 and FMA): OpenBLAS's
+// Haswell kernels and ATen's AVX2 ones, which every such CPU runs, and one
+// thread each, since OpenBLAS and ATen split their sums by thread count
+// and OpenBLAS caps its threads at the CPUs the process may use.
+// TestTrainPinnedKernels keeps mk/model.mk's settings equal to these.
+var portableKernels = []string{"OPENBLAS_CORETYPE=Haswell", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "ATEN_CPU_CAPABILITY=avx2"}
+
+// TestTrainPinnedKernels trains one toy model in child processes that may
+// use every CPU or only CPU 0 (taskset), with the kernels as the CPU
+// chooses them and as make model pins them: pinned, the weights are the
+// same bytes either way, and the model records the settings.
+func TestTrainPinnedKernels(t *testing.T) {
+	mk, err := os.ReadFile("../mk/model.mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "MODEL_TRAIN_ENV := " + strings.Join(portableKernels, " "); !strings.Contains(string(mk), want) {
+		t.Fatalf("mk/model.mk does not pin the kernels as this test does: want the line %q", want)
+	}
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Fatalf("taskset (util-linux) is needed to run a training on one CPU: %v", err)
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.safetensors")
+	// Large enough batches and layers for OpenBLAS and ATen to split their
+	// work across threads.
+	writeToyDatasetEpisodes(t, data, telemetry.DefaultEncoderConfig(proflow.PaperTopology()), 80)
+	cfgPath := filepath.Join(dir, "train.json")
+	cfg := `{"hidden":[256,256],"dynamics_hidden":[64],"batch_size":256,"dynamics_epochs":1,"fqi_epochs":3,"dyna_epochs":1,"dyna_rollouts":4,"held_out":0.1}`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	train := func(name string, pinned, oneCPU bool) []byte {
+		t.Helper()
+		out := filepath.Join(dir, name+".safetensors")
+		args := []string{"train", "-data", data, "-config", cfgPath, "-out", out, "-seed", "3", "-commit", "x"}
+		var cmd *exec.Cmd
+		if oneCPU {
+			cmd = exec.Command(taskset, "-c", "0", os.Args[0], "-test.run=^$")
+		} else {
+			cmd = exec.Command(os.Args[0], "-test.run=^$")
+		}
+		cmd.Env = []string{commandHelperEnv + "=" + strings.Join(args, "\n")}
+		for _, kv := range os.Environ() {
+			k, _, _ := strings.Cut(kv, "=")
+			if !slices.Contains(kernelEnv, k) {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		if pinned {
+			cmd.Env = append(cmd.Env, portableKernels...)
+		}
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, b)
+		}
+		m, meta, err := qnet.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := meta.Extra[trainHostKey]
+		if want := "; kernels pinned by " + strings.Join(portableKernels, " "); pinned != strings.HasSuffix(host, want) {
+			t.Errorf("%s: recorded %s %q; pinned %v, so want %q at its end %v", name, trainHostKey, host, pinned, want, pinned)
+		}
+		var w []byte // every weight's and bias's bits, layer by layer
+		for l := range m.NumLayers() {
+			layer := m.Layer(l)
+			for _, v := range append(layer.Weight, layer.Bias...) {
+				w = binary.LittleEndian.AppendUint32(w, math.Float32bits(v))
+			}
+		}
+		return w
+	}
+	all, one := train("all", true, false), train("one", true, true)
+	if !bytes.Equal(all, one) {
+		t.Errorf("pinned kernels: the weights trained on every CPU (%d of them) differ from those trained on CPU 0", runtime.NumCPU())
+	}
+	// Without the pinning the thread count changes the sums, so the
+	// comparison above can fail; on one CPU there is nothing to tell apart.
+	if runtime.NumCPU() >= 2 && bytes.Equal(train("all-free", false, false), train("one-free", false, true)) {
+		t.Errorf("unpinned kernels gave the same weights on %d CPUs and on one: the toy training no longer splits its work across threads, so the pinned comparison shows nothing", runtime.NumCPU())
 	}
 }

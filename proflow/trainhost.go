@@ -18,14 +18,24 @@ const trainHostKey = "train_host"
 // taken.
 var hostExtensions = []string{"avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "asimd", "sve"}
 
+// kernelEnv are the environment variables that pin the kernels and thread
+// counts of libtorch and its BLAS, read when the libraries load:
+// OpenBLAS's core type (its kernels, otherwise chosen from the CPU it
+// detects) and thread count, the OpenMP thread count of ATen's parallel
+// loops, and ATen's vectorised kernels. make model sets them (MODEL_PORTABLE,
+// mk/model.mk) so that a fit does not depend on the CPU it runs on.
+var kernelEnv = []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "ATEN_CPU_CAPABILITY"}
+
 // trainHost describes the machine a training run fits on, for a model's
 // provenance: the device, the platform, the CPU count, the CPU's model and
 // kernel-choosing extensions (read from cpuinfo, /proc/cpuinfo's format;
-// "unknown CPU" when it is nil or names none) and the Go version. Two runs
-// with the same code, corpora and seed give bit-identical weights on one
-// machine but not on another (models/README.md, "Reproducing the committed
-// weights"); this says which machine a model's weights belong to.
-func trainHost(device string, cpuinfo io.Reader) string {
+// "unknown CPU" when it is nil or names none), the Go version and, when
+// any is set (getenv, nil for none), the kernelEnv settings that pinned the
+// kernels. Two runs with the same code, corpora and seed give bit-identical
+// weights on one machine but, unless the kernels are pinned, not on another
+// (models/README.md, "Reproducing the committed weights"); this says which
+// machine, and which kernels, a model's weights belong to.
+func trainHost(device string, cpuinfo io.Reader, getenv func(string) string) string {
 	model, flags := "", map[string]bool{}
 	if cpuinfo != nil {
 		sc := bufio.NewScanner(cpuinfo)
@@ -60,16 +70,29 @@ func trainHost(device string, cpuinfo io.Reader) string {
 	if len(ext) > 0 {
 		desc += " (" + strings.Join(ext, " ") + ")"
 	}
-	return desc + "; " + runtime.Version()
+	desc += "; " + runtime.Version()
+	var pinned []string
+	for _, k := range kernelEnv {
+		if getenv == nil {
+			break
+		}
+		if v := getenv(k); v != "" {
+			pinned = append(pinned, k+"="+v)
+		}
+	}
+	if len(pinned) > 0 {
+		desc += "; kernels pinned by " + strings.Join(pinned, " ")
+	}
+	return desc
 }
 
-// localTrainHost is trainHost for this machine, reading /proc/cpuinfo
-// where there is one.
+// localTrainHost is trainHost for this machine and process, reading
+// /proc/cpuinfo where there is one.
 func localTrainHost(device string) string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
-		return trainHost(device, nil)
+		return trainHost(device, nil, os.Getenv)
 	}
 	defer f.Close()
-	return trainHost(device, f)
+	return trainHost(device, f, os.Getenv)
 }
