@@ -2531,6 +2531,27 @@
 //     checks. After a move the 20-vote streak (10 s) and distress, not the
 //     cooldown, decide when the next one can come; in the rolling
 //     scenarios the agent loses by where it goes and when it first leaves.
+//   - Kernels pinned (session 26; a change to make model and a
+//     measurement, not a model choice). The v8 rebuild above differs from
+//     session 25's build of the same command only in the machine. On one
+//     training run (the 4x3 corpus of that rebuild, 3 FQI epochs, 1 Dyna
+//     epoch, seed 1) the weights changed with one CPU instead of two, with
+//     one OpenBLAS or OpenMP thread, with OpenBLAS's kernels forced to any
+//     other core type than the one it detects here (Cooperlake), and with
+//     ATen's scalar kernels; two unset runs agree bit for bit. make model
+//     now trains with OPENBLAS_CORETYPE=Haswell, OPENBLAS_NUM_THREADS=1,
+//     OMP_NUM_THREADS=1 and ATEN_CPU_CAPABILITY=avx2 (MODEL_PORTABLE,
+//     docs/torch.md, "The same fit on another CPU"), under which that run
+//     gives the same bytes on one CPU and on two; TestTrainPinnedKernels
+//     keeps it so. A fit made pinned is a fit of the same recipe, not the
+//     committed one: the committed model, trained unpinned on an earlier
+//     machine, stays. From now on a rule that compares fits can compare
+//     fits made on different machines, provided both were pinned (the
+//     model's train_host says), and a chosen fit is what make model gives
+//     on the next machine too, which "Choosing a fit, not a recipe" lacked.
+//     Measured for the record (written before the run; no choice): make
+//     model of the adopted recipe, MODEL_SEED 1, pinned, its time and its
+//     judge (mk/judge.sh).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
