@@ -2549,9 +2549,17 @@
 //     fits made on different machines, provided both were pinned (the
 //     model's train_host says), and a chosen fit is what make model gives
 //     on the next machine too, which "Choosing a fit, not a recipe" lacked.
-//     Measured for the record (written before the run; no choice): make
-//     model of the adopted recipe, MODEL_SEED 1, pinned, its time and its
-//     judge (mk/judge.sh).
+//     The rule (written while that fit was collecting, before any of its
+//     results): make model of the adopted recipe, MODEL_SEED 1, pinned,
+//     judged by mk/judge.sh, is a candidate as in "Choosing a fit, not a
+//     recipe": if it keeps the bulk built-ins behind nowhere at base seeds
+//     1 and 1000, moves in no quiet trap and holds the J1–J64 rr and rate
+//     ratios at or under 0.5× at both base seeds, and counts fewer
+//     development scenarios behind in all than the committed fit's 14
+//     (D1–D64 and E1–E64 at both base seeds, the sized D families, the 24
+//     S6 files at both, the on/off built-ins worse than static), it
+//     replaces the committed fit, and the held-out families run with it at
+//     base seed 9700, unused. Its time is recorded either way.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
