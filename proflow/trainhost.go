@@ -72,12 +72,11 @@ func trainHost(device string, cpuinfo io.Reader, getenv func(string) string) str
 	}
 	desc += "; " + runtime.Version()
 	var pinned []string
-	for _, k := range kernelEnv {
-		if getenv == nil {
-			break
-		}
-		if v := getenv(k); v != "" {
-			pinned = append(pinned, k+"="+v)
+	if getenv != nil {
+		for _, k := range kernelEnv {
+			if v := getenv(k); v != "" {
+				pinned = append(pinned, k+"="+v)
+			}
 		}
 	}
 	if len(pinned) > 0 {
