@@ -48,8 +48,10 @@
 #                      bulk=0.5,rr=0.2,rate=0.15,onoff=0.15 for testbed, bulk
 #                      only for the others)
 #   MODEL_LAYOUT       state layout of the corpus and model (default
-#                      proflow-state-v2 for testbed, which adds uplink
-#                      backlogs and the flow's latency and app-limited share;
+#                      proflow-state-v8 for testbed since session 26:
+#                      proflow-state-v2, which adds uplink backlogs and the
+#                      flow's latency and app-limited share, with the reserve
+#                      deficit and drain rate of the flow's own switch;
 #                      proflow-state-v1, the paper's, for the others;
 #                      proflow-state-v3 adds each switch's reserve deficit
 #                      to v2, proflow-state-v4 each switch's vacated flows;
@@ -101,7 +103,7 @@ MODEL_NAME         ?= $(if $(filter testbed,$(PROFILE)),default,$(PROFILE))
 MODEL_EPISODES     ?= $(if $(filter testbed,$(PROFILE)),1400,779)
 MODEL_SEED         ?= 1
 MODEL_SHARES       ?= $(wildcard $(MODEL_CONFIG_DIR)/shares-$(PROFILE).json)
-MODEL_LAYOUT       ?= $(if $(filter testbed,$(PROFILE)),proflow-state-v2,proflow-state-v1)
+MODEL_LAYOUT       ?= $(if $(filter testbed,$(PROFILE)),proflow-state-v8,proflow-state-v1)
 MODEL_KINDS        ?= $(if $(filter testbed,$(PROFILE)),bulk=0.5$(model_comma)rr=0.2$(model_comma)rate=0.15$(model_comma)onoff=0.15)
 model_comma        := ,
 MODEL_TRAIN_CONFIG ?= $(MODEL_CONFIG_DIR)/train-$(PROFILE).json

@@ -15,7 +15,7 @@
 // pooled leaf telemetry and the flow's, with shared weights, so it serves
 // any number of aggregation switches (2 or more) and congestion leaves, and
 // any bucket rate, since every rate is read in units of the topology's
-// bucket rate. It fixes the state layout (v2), the encoder's scaling
+// bucket rate. It fixes the state layout (v8), the encoder's scaling
 // relative to the bucket rate and the 500 ms control interval:
 // LoadDefault refuses an encoder configuration scaled otherwise and
 // proflow.NewController another interval.
