@@ -53,7 +53,8 @@ const (
 	// StateLayoutV8 names proflow's eighth layout, [x_agg (6|S|), x_leaf
 	// (2|L|), h (|S|), x_flow (8)]: v6 with the reserve drain rate of the
 	// switch carrying the flow (FeatureOwnExcess) appended to x_flow, and
-	// no drain rate in the switch blocks.
+	// no drain rate in the switch blocks. The committed default model's
+	// layout since session 26 (models/README.md).
 	StateLayoutV8 = "proflow-state-v8"
 )
 
