@@ -2463,7 +2463,8 @@
 //     replaces the committed fit if its count is lower than the committed
 //     fit's (12 + 2 + 0 + 0 = 14). Read from the entries above: the v8
 //     fit of MODEL_SEED 1 counts 4 + 3 + 0 + 0 = 7, the lowest (v6's
-//     first fit 15, the committed fit 14, every other eligible fit more).
+//     first fit 15, the committed fit 14, every other eligible fit 14 or
+//     more: v7's MODEL_SEED 2 fit 6 + 1 + 0 + 7).
 //     Because that fit was made on session 25's machine, it is first
 //     rebuilt here (make model MODEL_SEED=1
 //     MODEL_LAYOUT=proflow-state-v8) and judged again; the rebuild is the
@@ -2522,7 +2523,7 @@
 //     with the figures of session 25's judge): behind the 10 s cooldown
 //     D1–D64 behind in D40 at both base seeds, E1–E64 in E10, E25, E39,
 //     E42 and E50 at both, the same twelve scenarios as behind 15 s and by
-//     the same amounts (±0.1 point); the bulk built-ins and the S6 files
+//     the same amounts to the printed tenth of a point; the bulk built-ins and the S6 files
 //     level, the sized families in D6x3-11 and -44 as before, no on/off
 //     built-in worse than static, no quiet-trap move, J1–J64 rr 0.14× and
 //     0.11×, rate 0.48× and 0.47×; the means move by 0.01 MB/s. Not fewer
@@ -2536,9 +2537,9 @@
 //     session 25's build of the same command only in the machine. On one
 //     training run (the 4x3 corpus of that rebuild, 3 FQI epochs, 1 Dyna
 //     epoch, seed 1) the weights changed with one CPU instead of two, with
-//     one OpenBLAS or OpenMP thread, with OpenBLAS's kernels forced to any
-//     other core type than the one it detects here (Cooperlake), and with
-//     ATen's scalar kernels; two unset runs agree bit for bit. make model
+//     one OpenBLAS or OpenMP thread, with OpenBLAS's kernels forced to
+//     Haswell, SkylakeX or Zen instead of the core type it detects here
+//     (Cooperlake), and with ATen's scalar kernels; two unset runs agree bit for bit. make model
 //     now trains with OPENBLAS_CORETYPE=Haswell, OPENBLAS_NUM_THREADS=1,
 //     OMP_NUM_THREADS=1 and ATEN_CPU_CAPABILITY=avx2 (MODEL_PORTABLE,
 //     docs/torch.md, "The same fit on another CPU"), under which that run
@@ -2588,7 +2589,8 @@
 //     E1–E64 in E10, E50, E62 and in E10, E50 (6 of D+E), the sized
 //     families in D6x3-44, -55 and D16x3-57 (3), the bulk built-ins and the
 //     24 S6 files level at both base seeds, on/off O1 and O10 worse than
-//     static (by 0.1–0.2 SLO seconds of 58.7), no quiet-trap move, J1–J64
+//     static (the on/off built-ins 58.9 SLO seconds against static's 58.7),
+//     no quiet-trap move, J1–J64
 //     rr 0.14× and 0.11×, rate 0.42× and 0.38× (the kind built-ins rr
 //     0.08×, rate 0.47×). Eligible, and it counts 6 + 3 + 0 + 2 = 11
 //     against the committed fit's 14: it replaces the committed fit
