@@ -325,12 +325,11 @@ func TestTrainPinnedKernels(t *testing.T) {
 		t.Helper()
 		out := filepath.Join(dir, name+".safetensors")
 		args := []string{"train", "-data", data, "-config", cfgPath, "-out", out, "-seed", "3", "-commit", "x"}
-		var cmd *exec.Cmd
+		argv := []string{os.Args[0], "-test.run=^$"}
 		if oneCPU {
-			cmd = exec.Command(taskset, "-c", "0", os.Args[0], "-test.run=^$")
-		} else {
-			cmd = exec.Command(os.Args[0], "-test.run=^$")
+			argv = append([]string{taskset, "-c", "0"}, argv...)
 		}
+		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = []string{commandHelperEnv + "=" + strings.Join(args, "\n")}
 		for _, kv := range os.Environ() {
 			k, _, _ := strings.Cut(kv, "=")
