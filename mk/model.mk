@@ -65,14 +65,16 @@
 #   MODEL_GATE         GateConfig JSON recorded in the model as the gate it runs
 #                      behind (default $(MODEL_CONFIG_DIR)/gate-$(PROFILE).json when present)
 #   MODEL_BUILD        ignored folder for the corpus and logs (default build/model)
-#   MODEL_PORTABLE     1 (the default wherever the CPU has AVX2 and FMA): train
-#                      with libtorch's and OpenBLAS's kernels and thread counts
-#                      pinned (MODEL_TRAIN_ENV: OpenBLAS's Haswell kernels,
-#                      ATen's AVX2 ones, one thread each), so that a fit does
-#                      not depend on the CPU it runs on; the model's
-#                      train_host records the settings. 0: the kernels the CPU
-#                      chooses, as every model before session 26 was trained
-#                      (models/README.md, "Reproducing the committed weights")
+#   MODEL_PORTABLE     1: train with libtorch's and OpenBLAS's kernels and
+#                      thread counts pinned (proflow train -kernels portable:
+#                      OpenBLAS's Haswell kernels, ATen's AVX2 ones, one
+#                      thread each), so that a fit does not depend on the CPU
+#                      it runs on; the model's train_host records the
+#                      settings. 0: the kernels the CPU chooses (-kernels
+#                      native), as every model before session 26 was
+#                      trained (models/README.md, "Reproducing the committed
+#                      weights"). Empty (the default): train's own default,
+#                      portable wherever the CPU has AVX2 and FMA
 #   MODEL_FABRICS      the fabric sizes and episode counts of a universal
 #                      model, SxL:episodes; the first is the reference fabric
 #                      whose encoder and profile the model records (default
@@ -110,15 +112,11 @@ MODEL_TRAIN_CONFIG ?= $(MODEL_CONFIG_DIR)/train-$(PROFILE).json
 MODEL_GATE         ?= $(MODEL_CONFIG_DIR)/gate-$(PROFILE).json
 MODEL_BUILD        ?= $(TORCH_BUILD_DIR)/model-$(PROFILE)
 MODEL_FABRICS      ?= $(if $(filter testbed,$(PROFILE)),4x3:900 2x3:500 8x3:400 4x7:400)
-# Kernels pinned (1) or as the CPU chooses them (0); pinned by default
-# wherever the CPU has AVX2 and FMA, which the pinned kernels need.
-MODEL_PORTABLE     ?= $(if $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null && echo y),1,0)
-# The environment of every training run: with MODEL_PORTABLE=1, OpenBLAS's
-# Haswell kernels, ATen's AVX2 kernels and one thread each, so that a fit
-# does not depend on the CPU (proflow/train_cmds_test.go keeps these equal
-# to TestTrainPinnedKernels's).
-MODEL_TRAIN_ENV := OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx2
-model_train_env  = $(if $(filter 1,$(MODEL_PORTABLE)),env $(MODEL_TRAIN_ENV))
+# Kernels pinned (1), as the CPU chooses them (0), or train's default
+# (empty: pinned wherever the CPU has AVX2 and FMA); passed to every
+# training run (TestTrainPinnedKernels checks that each has it).
+MODEL_PORTABLE     ?=
+model_kernels       = $(if $(filter 1,$(MODEL_PORTABLE)),-kernels portable,$(if $(filter 0,$(MODEL_PORTABLE)),-kernels native))
 
 MODEL_CORPUS := $(MODEL_BUILD)/corpus.dataset
 # The corpora of the last make model: one per fabric size of a universal
@@ -148,7 +146,7 @@ model-single: model-bin
 	$(MODEL_BIN) collect -profile $(PROFILE) -episodes $(MODEL_EPISODES) -seed $(MODEL_SEED) -out $(MODEL_CORPUS) \
 	  -layout $(MODEL_LAYOUT) $(if $(MODEL_KINDS),-kinds $(MODEL_KINDS)) $(if $(MODEL_SHARES),-shares $(MODEL_SHARES)) | tee $(MODEL_BUILD)/collect.log; \
 	t1=$$(date +%s); \
-	$(model_train_env) $(MODEL_BIN) train -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
+	$(MODEL_BIN) train $(model_kernels) -data $(MODEL_CORPUS) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
 	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
 	  -out $(MODEL_DIR)/$(MODEL_NAME).safetensors -dynamics $(MODEL_DIR)/$(MODEL_NAME).dynamics.safetensors | tee $(MODEL_BUILD)/train.log; \
@@ -169,7 +167,7 @@ model-universal: model-bin
 	  data=$${data:+$$data,}$(MODEL_BUILD)/universal-$$f.dataset; i=$$((i + 1)); \
 	done; \
 	t1=$$(date +%s); \
-	$(model_train_env) $(MODEL_BIN) train $(MODEL_DATA) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
+	$(MODEL_BIN) train $(model_kernels) $(MODEL_DATA) -seed $(MODEL_SEED) -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
 	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
 	  -out $(MODEL_DIR)/$(MODEL_NAME).safetensors -dynamics $(MODEL_DIR)/$(MODEL_NAME).dynamics.safetensors | tee $(MODEL_BUILD)/universal-train.log; \
@@ -179,7 +177,7 @@ model-universal: model-bin
 
 ## model-ablation: the β = 0 ablation on the corpus of the last make model.
 model-ablation: model-bin
-	$(model_train_env) $(MODEL_BIN) train $(MODEL_DATA) -seed $(MODEL_SEED) -beta 0 -commit "$(MODEL_COMMIT)" \
+	$(MODEL_BIN) train $(model_kernels) $(MODEL_DATA) -seed $(MODEL_SEED) -beta 0 -commit "$(MODEL_COMMIT)" \
 	  $(if $(wildcard $(MODEL_TRAIN_CONFIG)),-config $(MODEL_TRAIN_CONFIG)) \
 	  $(if $(wildcard $(MODEL_GATE)),-gate $(MODEL_GATE)) \
 	  -out $(MODEL_BUILD)/ablation-beta0.safetensors | tee $(MODEL_BUILD)/ablation.log

@@ -55,6 +55,11 @@ type command struct {
 type env struct {
 	stdout, stderr io.Writer
 	commands       []command
+	// restart replaces the process with a fresh run of itself under the
+	// given environment (restartSelf), for train's and distill's -kernels
+	// portable; nil where the caller cannot be restarted, as in a test
+	// that runs commands in its own process.
+	restart func(environ []string) error
 }
 
 func main() {
@@ -64,7 +69,7 @@ func main() {
 	defer stop()
 	ctx, stdout, cancel := stopOnOutputError(ctx, os.Stdout)
 	defer cancel()
-	e := &env{stdout: stdout, stderr: os.Stderr}
+	e := &env{stdout: stdout, stderr: os.Stderr, restart: restartSelf}
 	e.commands = commands()
 	if err := e.dispatch(ctx, os.Args[1:]); err != nil {
 		err = withCause(ctx, err)

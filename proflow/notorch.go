@@ -44,7 +44,7 @@ const noTorch = "built without libtorch (-tags torch): see docs/torch.md; " +
 // that a bad command line is a usage error here too.
 func trainFlagsWithoutTorch(e *env) *flag.FlagSet {
 	fs := e.newFlags("train", "train -data DATASET[,DATASET...] [-universal] [-config train.json] [-out model.safetensors] [flags]")
-	for _, name := range []string{"data", "config", "out", "dynamics", "device", "checkpoints", "commit", "gate"} {
+	for _, name := range []string{"data", "config", "out", "dynamics", "device", "checkpoints", "commit", "gate", "kernels"} {
 		fs.String(name, "", "")
 	}
 	fs.Uint64("seed", 0, "")

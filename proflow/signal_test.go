@@ -27,7 +27,7 @@ const commandHelperEnv = "PROFLOW_COMMAND_HELPER"
 
 func TestMain(m *testing.M) {
 	if args := os.Getenv(commandHelperEnv); args != "" {
-		e := &env{stdout: os.Stdout, stderr: os.Stderr}
+		e := &env{stdout: os.Stdout, stderr: os.Stderr, restart: restartSelf}
 		e.commands = commands()
 		if err := e.dispatch(context.Background(), strings.Split(args, "\n")); err != nil {
 			fmt.Fprintln(os.Stderr, err)

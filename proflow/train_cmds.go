@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -50,6 +51,8 @@ func runDistill(ctx context.Context, e *env, args []string) error {
 	seed := fs.Uint64("seed", def.Seed, "seed of the student's initialisation, split and step order")
 	device := fs.String("device", def.Device, `"cpu" or "cuda"`)
 	commit := fs.String("commit", "", "source revision recorded in the model (default: git rev-parse HEAD, when available)")
+	cpu := localCPUFlags()
+	kernels := fs.String("kernels", defaultKernels(cpu), kernelsUsage())
 	if err := parseFlags(fs, "distill", args); err != nil {
 		return err
 	}
@@ -85,6 +88,9 @@ func runDistill(ctx context.Context, e *env, args []string) error {
 		teachers = append(teachers, m)
 	}
 	if err := makeOutputDirs("distill", [2]string{"out", *out}); err != nil {
+		return err
+	}
+	if err := pinKernels("distill", *kernels, cpu, os.Environ(), e.restart, e.stderr); err != nil {
 		return err
 	}
 	dss, corpus, err := loadDatasets(e, dpaths)
@@ -142,6 +148,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	ckpt := fs.String("checkpoints", "", "directory for per-epoch gotch checkpoints (overrides the config)")
 	commit := fs.String("commit", "", "source revision recorded in the model (default: git rev-parse HEAD, when available)")
 	gatePath := fs.String("gate", "", "GateConfig JSON file recorded in the model as the stability gate it is meant to run behind (default: policy.DefaultGateConfig)")
+	cpu := localCPUFlags()
+	kernels := fs.String("kernels", defaultKernels(cpu), kernelsUsage())
 	if err := parseFlags(fs, "train", args); err != nil {
 		return err
 	}
@@ -210,6 +218,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("train: %w", err)
 	}
 	if err := makeOutputDirs("train", [2]string{"out", *out}, [2]string{"dynamics", *dynOut}); err != nil {
+		return err
+	}
+	if err := pinKernels("train", *kernels, cpu, os.Environ(), e.restart, e.stderr); err != nil {
 		return err
 	}
 

@@ -100,7 +100,7 @@ func TestTrainCommand(t *testing.T) {
 	e := &env{stdout: &stdout, stderr: &stderr}
 	e.commands = commands()
 	err := e.dispatch(context.Background(), []string{"train", "-data", data, "-config", cfgPath, "-out", model,
-		"-dynamics", dyn, "-beta", "0", "-seed", "5", "-commit", "abc123", "-checkpoints", filepath.Join(dir, "ckpt")})
+		"-dynamics", dyn, "-beta", "0", "-seed", "5", "-commit", "abc123", "-checkpoints", filepath.Join(dir, "ckpt"), "-kernels", "native"})
 	if err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
@@ -170,7 +170,7 @@ func TestTrainCommandUniversal(t *testing.T) {
 	model, dyn := filepath.Join(dir, "u.safetensors"), filepath.Join(dir, "u.dynamics.safetensors")
 	e, stdout, _ := newTestEnv()
 	err := e.dispatch(context.Background(), []string{"train", "-universal", "-data", small + "," + big, "-config", cfgPath,
-		"-out", model, "-dynamics", dyn, "-commit", "abc"})
+		"-out", model, "-dynamics", dyn, "-commit", "abc", "-kernels", "native"})
 	if err != nil {
 		t.Fatalf("%v\nstdout:\n%s", err, stdout.String())
 	}
@@ -203,7 +203,7 @@ func TestDistillCommand(t *testing.T) {
 		m := filepath.Join(dir, "t"+seed+".safetensors")
 		e, stdout, _ := newTestEnv()
 		if err := e.dispatch(context.Background(), []string{"train", "-universal", "-data", small + "," + big, "-config", cfgPath,
-			"-seed", seed, "-out", m, "-dynamics", filepath.Join(dir, "d"+seed+".safetensors"), "-commit", "abc"}); err != nil {
+			"-seed", seed, "-out", m, "-dynamics", filepath.Join(dir, "d"+seed+".safetensors"), "-commit", "abc", "-kernels", "native"}); err != nil {
 			t.Fatalf("train: %v\n%s", err, stdout)
 		}
 		teachers = append(teachers, m)
@@ -211,7 +211,7 @@ func TestDistillCommand(t *testing.T) {
 	student := filepath.Join(dir, "students", "student.safetensors") // a directory distill creates
 	e, stdout, _ := newTestEnv()
 	if err := e.dispatch(context.Background(), []string{"distill", "-teachers", strings.Join(teachers, ","), "-data", small + "," + big,
-		"-epochs", "2", "-out", student, "-commit", "abc"}); err != nil {
+		"-epochs", "2", "-out", student, "-commit", "abc", "-kernels", "native"}); err != nil {
 		t.Fatalf("distill: %v\n%s", err, stdout)
 	}
 	if want := "wrote " + student + " (universal Q-network [34 128 128 1] from 2 teachers"; !strings.Contains(stdout.String(), want) {
@@ -228,7 +228,7 @@ func TestDistillCommand(t *testing.T) {
 	encOther.FlowCountScale *= 2
 	writeToyDatasetOf(t, other, encOther)
 	e, _, _ = newTestEnv()
-	err := e.dispatch(context.Background(), []string{"distill", "-teachers", strings.Join(teachers, ","), "-data", other, "-out", student})
+	err := e.dispatch(context.Background(), []string{"distill", "-teachers", strings.Join(teachers, ","), "-data", other, "-out", student, "-kernels", "native"})
 	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "dataset "+other+" has encoder.flow_count_scale") {
 		t.Errorf("a dataset scaled otherwise: %v (exit %d), want a usage error naming encoder.flow_count_scale", err, exitCode(err))
 	}
@@ -261,6 +261,7 @@ func TestTrainCommandChecksBeforeLoading(t *testing.T) {
 		{[]string{"-config", lag}, "but the gate has 3 votes", true},
 		{[]string{"-beta", "0.5"}, "-beta 0.5: want a finite number <= 0", true},
 		{[]string{"-device", "tpu"}, `-device tpu: want "cpu" or "cuda"`, true},
+		{[]string{"-kernels", "fast"}, `-kernels fast: want "portable" or "native"`, true},
 		{[]string{"stray", "-seed", "2"}, "unexpected arguments", true},
 		{[]string{"-data", missing + "," + missing}, "-data names 2 datasets: training across fabrics needs -universal", true},
 		{[]string{"-universal", "-data", "a.dataset,,b.dataset"}, "want dataset files separated by commas, none empty", true},
@@ -287,25 +288,32 @@ func TestTrainCommandChecksBeforeLoading(t *testing.T) {
 	}
 }
 
-// portableKernels are kernelEnv's settings under which make model trains
-// (MODEL_PORTABLE, on wherever the CPU has AVX2 and FMA): OpenBLAS's
-// Haswell kernels and ATen's AVX2 ones, which every such CPU runs, and one
-// thread each, since OpenBLAS and ATen split their sums by thread count
-// and OpenBLAS caps its threads at the CPUs the process may use.
-// TestTrainPinnedKernels keeps mk/model.mk's settings equal to these.
-var portableKernels = []string{"OPENBLAS_CORETYPE=Haswell", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "ATEN_CPU_CAPABILITY=avx2"}
-
 // TestTrainPinnedKernels trains one toy model in child processes that may
-// use every CPU or only CPU 0 (taskset), with the kernels as the CPU
-// chooses them and as make model pins them: pinned, the weights are the
-// same bytes either way, and the model records the settings.
+// use every CPU or only CPU 0 (taskset), started with none of the kernel
+// settings in their environment: with -kernels portable, train restarts
+// itself with them, the weights are the same bytes either way and the
+// model records the settings; with -kernels native, the thread count
+// changes the weights. mk/model.mk passes MODEL_PORTABLE on to every
+// training it runs.
 func TestTrainPinnedKernels(t *testing.T) {
 	mk, err := os.ReadFile("../mk/model.mk")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "MODEL_TRAIN_ENV := " + strings.Join(portableKernels, " "); !strings.Contains(string(mk), want) {
-		t.Fatalf("mk/model.mk does not pin the kernels as this test does: want the line %q", want)
+	trains := 0
+	for _, line := range strings.Split(string(mk), "\n") {
+		if strings.Contains(line, "$(MODEL_BIN) train ") {
+			trains++
+			if !strings.Contains(line, "$(model_kernels)") {
+				t.Errorf("mk/model.mk trains without MODEL_PORTABLE's -kernels: %q", strings.TrimSpace(line))
+			}
+		}
+	}
+	if trains == 0 {
+		t.Error("mk/model.mk runs no $(MODEL_BIN) train")
+	}
+	if !canRunPortable(localCPUFlags()) {
+		t.Fatal("this CPU lacks AVX2 or FMA, which -kernels portable needs")
 	}
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {
@@ -321,10 +329,10 @@ func TestTrainPinnedKernels(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	train := func(name string, pinned, oneCPU bool) []byte {
+	train := func(name, kernels string, oneCPU bool) []byte {
 		t.Helper()
 		out := filepath.Join(dir, name+".safetensors")
-		args := []string{"train", "-data", data, "-config", cfgPath, "-out", out, "-seed", "3", "-commit", "x"}
+		args := []string{"train", "-data", data, "-config", cfgPath, "-out", out, "-seed", "3", "-commit", "x", "-kernels", kernels}
 		argv := []string{os.Args[0], "-test.run=^$"}
 		if oneCPU {
 			argv = append([]string{taskset, "-c", "0"}, argv...)
@@ -337,18 +345,20 @@ func TestTrainPinnedKernels(t *testing.T) {
 				cmd.Env = append(cmd.Env, kv)
 			}
 		}
-		if pinned {
-			cmd.Env = append(cmd.Env, portableKernels...)
-		}
-		if b, err := cmd.CombinedOutput(); err != nil {
+		b, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, b)
+		}
+		pinned := kernels == kernelsPortable
+		if restarted := strings.Contains(string(b), "train: -kernels portable: restarting with "+strings.Join(portableKernelEnv(), " ")); restarted != pinned {
+			t.Errorf("%s: said it restarted with the pinned kernels %v, want %v:\n%s", name, restarted, pinned, b)
 		}
 		m, meta, err := qnet.Load(out)
 		if err != nil {
 			t.Fatal(err)
 		}
 		host := meta.Extra[trainHostKey]
-		if want := "; kernels pinned by " + strings.Join(portableKernels, " "); pinned != strings.HasSuffix(host, want) {
+		if want := "; kernels pinned by " + strings.Join(portableKernelEnv(), " "); pinned != strings.HasSuffix(host, want) {
 			t.Errorf("%s: recorded %s %q; pinned %v, so want %q at its end %v", name, trainHostKey, host, pinned, want, pinned)
 		}
 		var w []byte // every weight's and bias's bits, layer by layer
@@ -360,13 +370,31 @@ func TestTrainPinnedKernels(t *testing.T) {
 		}
 		return w
 	}
-	all, one := train("all", true, false), train("one", true, true)
+	all, one := train("all", kernelsPortable, false), train("one", kernelsPortable, true)
 	if !bytes.Equal(all, one) {
-		t.Errorf("pinned kernels: the weights trained on every CPU (%d of them) differ from those trained on CPU 0", runtime.NumCPU())
+		t.Errorf("-kernels portable: the weights trained on every CPU (%d of them) differ from those trained on CPU 0", runtime.NumCPU())
 	}
 	// Without the pinning the thread count changes the sums, so the
 	// comparison above can fail; on one CPU there is nothing to tell apart.
-	if runtime.NumCPU() >= 2 && bytes.Equal(train("all-free", false, false), train("one-free", false, true)) {
-		t.Errorf("unpinned kernels gave the same weights on %d CPUs and on one: the toy training no longer splits its work across threads, so the pinned comparison shows nothing", runtime.NumCPU())
+	if runtime.NumCPU() >= 2 && bytes.Equal(train("all-free", kernelsNative, false), train("one-free", kernelsNative, true)) {
+		t.Errorf("-kernels native gave the same weights on %d CPUs and on one: the toy training no longer splits its work across threads, so the pinned comparison shows nothing", runtime.NumCPU())
+	}
+}
+
+// In a process that cannot restart itself (a test's, e.restart nil),
+// -kernels portable without the settings in the environment is refused
+// before the dataset is read, naming what to do.
+func TestTrainKernelsNeedRestart(t *testing.T) {
+	if !canRunPortable(localCPUFlags()) {
+		t.Fatal("this CPU lacks AVX2 or FMA, which -kernels portable needs")
+	}
+	if _, changed := pinnedEnviron(os.Environ()); len(changed) == 0 {
+		t.Fatal("this test's own environment pins the kernels; run it without " + strings.Join(kernelEnv, ", "))
+	}
+	e, _, _ := newTestEnv()
+	missing := filepath.Join(t.TempDir(), "missing.dataset")
+	err := e.dispatch(context.Background(), []string{"train", "-data", missing, "-kernels", "portable"})
+	if err == nil || !strings.Contains(err.Error(), "cannot restart itself: want them set before it starts, or -kernels native") || strings.Contains(err.Error(), "missing.dataset") {
+		t.Errorf("train -kernels portable in-process: %v, want the restart refused before the dataset is read", err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -22,8 +21,9 @@ var hostExtensions = []string{"avx", "avx2", "fma", "avx512f", "avx512_bf16", "a
 // counts of libtorch and its BLAS, read when the libraries load:
 // OpenBLAS's core type (its kernels, otherwise chosen from the CPU it
 // detects) and thread count, the OpenMP thread count of ATen's parallel
-// loops, and ATen's vectorised kernels. make model sets them (MODEL_PORTABLE,
-// mk/model.mk) so that a fit does not depend on the CPU it runs on.
+// loops, and ATen's vectorised kernels. train and distill set them
+// (-kernels portable, portableKernelEnv) so that a fit does not depend on
+// the CPU it runs on.
 var kernelEnv = []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "ATEN_CPU_CAPABILITY"}
 
 // trainHost describes the machine a training run fits on, for a model's
@@ -36,27 +36,7 @@ var kernelEnv = []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_T
 // (models/README.md, "Reproducing the committed weights"); this says which
 // machine, and which kernels, a model's weights belong to.
 func trainHost(device string, cpuinfo io.Reader, getenv func(string) string) string {
-	model, flags := "", map[string]bool{}
-	if cpuinfo != nil {
-		sc := bufio.NewScanner(cpuinfo)
-		sc.Buffer(make([]byte, 0, 64*1024), 1024*1024) // flags lines are long
-		for sc.Scan() {
-			key, val, ok := strings.Cut(sc.Text(), ":")
-			if !ok {
-				continue
-			}
-			switch strings.TrimSpace(key) {
-			case "model name", "Model", "cpu model":
-				if model == "" {
-					model = strings.TrimSpace(val)
-				}
-			case "flags", "Features":
-				for _, f := range strings.Fields(val) {
-					flags[f] = true
-				}
-			}
-		}
-	}
+	model, flags := cpuFlags(cpuinfo)
 	if model == "" {
 		model = "unknown CPU"
 	}

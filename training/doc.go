@@ -2541,8 +2541,11 @@
 //     Haswell, SkylakeX or Zen instead of the core type it detects here
 //     (Cooperlake), and with ATen's scalar kernels; two unset runs agree bit for bit. make model
 //     now trains with OPENBLAS_CORETYPE=Haswell, OPENBLAS_NUM_THREADS=1,
-//     OMP_NUM_THREADS=1 and ATEN_CPU_CAPABILITY=avx2 (MODEL_PORTABLE,
-//     docs/torch.md, "The same fit on another CPU"), under which that run
+//     OMP_NUM_THREADS=1 and ATEN_CPU_CAPABILITY=avx2 (since session 27
+//     set by proflow train itself, -kernels portable, its default wherever
+//     the CPU has AVX2 and FMA, which restarts the process with them when
+//     its environment lacks them; docs/torch.md, "The same fit on another
+//     CPU"), under which that run
 //     gives the same bytes on one CPU and on two; TestTrainPinnedKernels
 //     keeps it so. A fit made pinned is a fit of the same recipe, not the
 //     committed one: the committed model, trained unpinned on an earlier
