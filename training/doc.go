@@ -2608,13 +2608,14 @@
 //   - How much of the pinned v8 fit is its seed (session 27; written
 //     before the runs; a measurement, not a choice). The committed fit is
 //     one draw of its recipe, chosen against the model before it, not
-//     among fits of its own recipe. Measured: make model MODEL_SEED=2 and
-//     MODEL_SEED=3 (layout v8, the committed shares, reward and gate,
-//     kernels pinned: proflow train -kernels portable, its default here),
-//     trained side by side, each judged by mk/judge.sh; then the held-out
+//     among fits of its own recipe. Measured: make model MODEL_SEED=2, 3
+//     and 4 (layout v8, the committed shares, reward and gate,
+//     kernels pinned: proflow train -kernels portable, its default here;
+//     seed 4 added before any result of 2 and 3 was read), each judged by
+//     mk/judge.sh; then the held-out
 //     families (H1–H64, K1–K64, the built-ins, 6x3 and 16x3 at their own
 //     and the other bucket rate) at base seed 9800, unused, with the
-//     committed fit and both, the same command for all three. The
+//     committed fit and each, the same command for all four. The
 //     committed model stays whatever they show: this tells which of the
 //     committed fit's counts are its recipe's and which its seed's.
 
