@@ -35,7 +35,7 @@ func runBound(ctx context.Context, e *env, args []string) error {
 	var files listFlag
 	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable; with no -scenarios, only these)")
 	twins := fs.String("twins", "end,freeze", `kinds of twin: end (every congester leaves then: sim.Scenario.EndedAt), freeze (every congester stays where it is then: sim.Scenario.FrozenAt)`)
-	candidates := fs.String("policies", "agent", "policies to set beside the bound, comma-separated: agent, oracle, or none (\"\")")
+	candidates := fs.String("policies", "agent", "policies to set beside the bound, comma-separated: agent, oracle, the deployable rules (static, reactive, crowd, throughput-drop, latency-threshold), or none (\"\")")
 	model := fs.String("model", defaultModel, "model file of the agent")
 	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
 	repeats := fs.Int("repeats", 2, "repeats per scenario and policy (the twins share each repeat's seed)")
@@ -138,7 +138,15 @@ func runBound(ctx context.Context, e *env, args []string) error {
 		case eval.OracleName:
 			spec = eval.OraclePolicy()
 		default:
-			return badFlag("bound", "policies", *candidates, fmt.Sprintf("a comma-separated list of agent, %s (%q is neither)", eval.OracleName, n))
+			// A deployable rule set beside the bound: how far it falls
+			// behind the best rule (itself among them) in its worst twin.
+			// It shares the rule's episodes, so it costs no simulation.
+			i := slices.Index(ruleNames, n)
+			if i < 0 {
+				return badFlag("bound", "policies", *candidates, fmt.Sprintf("a comma-separated list of agent, %s or the deployable rules %s (%q is none of them)",
+					eval.OracleName, strings.Join(ruleNames, ", "), n))
+			}
+			spec = rules[i]
 		}
 		if err != nil {
 			return fmt.Errorf("bound: %w", err)

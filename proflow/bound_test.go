@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestBoundCommand(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	e, stdout, _ := newTestEnv()
-	if err := e.dispatch(context.Background(), []string{"bound", "-profile", "testbed", "-model", filepath.Join("..", "models", "default.safetensors"), "-scenario-file", file, "-at", "2s,4s", "-repeats", "1", "-out", out}); err != nil {
+	if err := e.dispatch(context.Background(), []string{"bound", "-profile", "testbed", "-model", filepath.Join("..", "models", "default.safetensors"), "-scenario-file", file, "-at", "2s,4s", "-repeats", "1", "-policies", "agent,crowd", "-out", out}); err != nil {
 		t.Fatal(err)
 	}
 	report, err := os.ReadFile(filepath.Join(out, "bound.md"))
@@ -36,8 +37,10 @@ func TestBoundCommand(t *testing.T) {
 			t.Errorf("bound.md lacks %q:\n%s", want, report)
 		}
 	}
-	if !strings.Contains(string(report), " agent: scenario / twin |") {
-		t.Errorf("bound.md lacks the agent's column:\n%s", report)
+	for _, c := range []string{"agent", "crowd"} {
+		if !strings.Contains(string(report), " "+c+": scenario / twin |") {
+			t.Errorf("bound.md lacks the %s column:\n%s", c, report)
+		}
 	}
 	if !strings.Contains(stdout.String(), "| short | short-end2s |") {
 		t.Errorf("stdout lacks the table:\n%s", stdout)
@@ -52,9 +55,25 @@ func TestBoundCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Header, then 2 twins × 2 members × (never + 16 decision times × 3
-	// other switches + the agent).
-	if want := 1 + 2*2*(1+16*3+1); len(rows) != want {
+	// other switches + the agent + crowd).
+	if want := 1 + 2*2*(1+16*3+2); len(rows) != want {
 		t.Errorf("bound.csv has %d rows, want %d", len(rows), want)
+	}
+	// Crowd is one of the rules the yardstick is the best of: it is never
+	// ahead of it, and level with it where it is the best rule.
+	crowds := 0
+	for _, row := range rows[1:] {
+		if row[7] != "crowd" {
+			continue
+		}
+		crowds++
+		short, err := strconv.ParseFloat(row[11], 64)
+		if err != nil || short < 0 || (row[5] == "crowd" && short != 0) {
+			t.Errorf("crowd's row %v: shortfall %v (%v), want >= 0, and 0 where crowd is the best rule", row, short, err)
+		}
+	}
+	if crowds != 4 {
+		t.Errorf("bound.csv has %d crowd rows, want one per twin member (4)", crowds)
 	}
 	if fi, err := os.Stat(filepath.Join(out, "bound.png")); err != nil || fi.Size() == 0 {
 		t.Errorf("bound.png: %v", err)
@@ -69,7 +88,7 @@ func TestBoundCommandRefusesBadFlags(t *testing.T) {
 		{[]string{"-at", "soon"}, `-at soon: want a comma-separated list of durations`},
 		{[]string{"-twins", "end,later"}, "want a comma-separated list of end, freeze, each once"},
 		{[]string{"-at", "3m"}, "want in [0s, 2m0s)"},
-		{[]string{"-policies", "crowd"}, `a comma-separated list of agent, oracle ("crowd" is neither)`},
+		{[]string{"-policies", "agent,crowds"}, `a comma-separated list of agent, oracle or the deployable rules static, reactive, crowd, throughput-drop, latency-threshold ("crowds" is none of them)`},
 	} {
 		e, _, _ := newTestEnv()
 		err := e.dispatch(context.Background(), append([]string{"bound", "-scenarios", "S1", "-out", t.TempDir()}, tc.args...))
