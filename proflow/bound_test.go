@@ -88,7 +88,7 @@ func TestBoundCommandRefusesBadFlags(t *testing.T) {
 		{[]string{"-at", "soon"}, `-at soon: want a comma-separated list of durations`},
 		{[]string{"-twins", "end,later"}, "want a comma-separated list of end, freeze, each once"},
 		{[]string{"-at", "3m"}, "want in [0s, 2m0s)"},
-		{[]string{"-policies", "agent,crowds"}, `a comma-separated list of agent, oracle or the deployable rules static, reactive, crowd, throughput-drop, latency-threshold ("crowds" is none of them)`},
+		{[]string{"-policies", "oracle,crowds"}, `a comma-separated list of agent, oracle or the deployable rules static, reactive, crowd, throughput-drop, latency-threshold ("crowds" is none of them)`},
 	} {
 		e, _, _ := newTestEnv()
 		err := e.dispatch(context.Background(), append([]string{"bound", "-scenarios", "S1", "-out", t.TempDir()}, tc.args...))
