@@ -211,7 +211,9 @@ func WriteBoundPlot(path string, fans []Fan) error {
 			p.Add(l)
 			p.Legend.Add(series.name, l)
 		}
-		level := func(name string, y float64, dashes []vg.Length, c int) error {
+		// level draws a horizontal line in the colour of policy (its own
+		// colour for a named policy, else the palette's c-th).
+		level := func(name, policy string, y float64, dashes []vg.Length, c int) error {
 			if math.IsNaN(y) {
 				return nil
 			}
@@ -219,20 +221,23 @@ func WriteBoundPlot(path string, fans []Fan) error {
 			if err != nil {
 				return fmt.Errorf("eval: bound plot: %w", err)
 			}
-			l.Dashes, l.Color = dashes, policyColor(name, c)
+			l.Dashes, l.Color = dashes, policyColor(policy, c)
 			p.Add(l)
 			p.Legend.Add(name, l)
 			return nil
 		}
-		if err := level("never: worst", never, []vg.Length{vg.Points(5), vg.Points(3)}, 2); err != nil {
+		if err := level("never: worst", "", never, []vg.Length{vg.Points(5), vg.Points(3)}, 2); err != nil {
 			return err
 		}
-		for k, c := range slices.Sorted(maps.Keys(f.Candidates)) {
-			if err := level(c+": worst", 100*f.Candidates[c].Worst, []vg.Length{vg.Points(1), vg.Points(2)}, 3+k); err != nil {
+		// Each candidate in its policy's colour, dotted; one without a
+		// colour of its own (the oracle) in the palette's fourth, which no
+		// other line here takes.
+		for _, c := range slices.Sorted(maps.Keys(f.Candidates)) {
+			if err := level(c+": worst", c, 100*f.Candidates[c].Worst, []vg.Length{vg.Points(1), vg.Points(2)}, 3); err != nil {
 				return err
 			}
 		}
-		if err := level("2% behind", 100*BoundLine, []vg.Length{vg.Points(2), vg.Points(3)}, 4); err != nil {
+		if err := level("2% behind", "", 100*BoundLine, []vg.Length{vg.Points(2), vg.Points(3)}, 4); err != nil {
 			return err
 		}
 		p.Y.Min = math.Min(p.Y.Min, -1)
