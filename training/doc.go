@@ -2641,7 +2641,10 @@
 //     each). Seed 4, the worst development count (40), is the only one
 //     with two H losses and a rate ratio under half; a choice made on the
 //     development checks could not
-//     have picked it, and none was made.
+//     have picked it, and none was made. Afterwards H34, H52 and H63 were
+//     read with proflow bound at base seed 9800, every rule beside the
+//     agent (an analysis, no choice; docs/reproduction.md, "What any
+//     policy can do").
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
