@@ -23,7 +23,7 @@ const (
 )
 
 // portableKernelEnv returns the settings of -kernels portable, one
-// KEY=value per kernelEnv variable: OpenBLAS's Haswell kernels and one
+// KEY=value per kernel variable (kernelEnv is derived from it): OpenBLAS's Haswell kernels and one
 // thread, one OpenMP thread for ATen's parallel loops and ATen's AVX2
 // kernels.
 func portableKernelEnv() []string {
@@ -92,7 +92,7 @@ func kernelsUsage() string {
 }
 
 // pinnedEnviron returns environ with portableKernelEnv's settings in place
-// of any other value of kernelEnv's variables, and the settings it had to
+// of any other value of those variables, and the settings it had to
 // add or change ("KEY=value", or "KEY=value (was old)"); none when environ
 // already pins the kernels.
 func pinnedEnviron(environ []string) (out, changed []string) {

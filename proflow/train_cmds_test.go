@@ -341,7 +341,7 @@ func TestTrainPinnedKernels(t *testing.T) {
 		cmd.Env = []string{commandHelperEnv + "=" + strings.Join(args, "\n")}
 		for _, kv := range os.Environ() {
 			k, _, _ := strings.Cut(kv, "=")
-			if !slices.Contains(kernelEnv, k) {
+			if !slices.Contains(kernelEnv(), k) {
 				cmd.Env = append(cmd.Env, kv)
 			}
 		}
@@ -389,7 +389,7 @@ func TestTrainKernelsNeedRestart(t *testing.T) {
 		t.Fatal("this CPU lacks AVX2 or FMA, which -kernels portable needs")
 	}
 	if _, changed := pinnedEnviron(os.Environ()); len(changed) == 0 {
-		t.Fatal("this test's own environment pins the kernels; run it without " + strings.Join(kernelEnv, ", "))
+		t.Fatal("this test's own environment pins the kernels; run it without " + strings.Join(kernelEnv(), ", "))
 	}
 	e, _, _ := newTestEnv()
 	missing := filepath.Join(t.TempDir(), "missing.dataset")

@@ -17,14 +17,21 @@ const trainHostKey = "train_host"
 // taken.
 var hostExtensions = []string{"avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "asimd", "sve"}
 
-// kernelEnv are the environment variables that pin the kernels and thread
-// counts of libtorch and its BLAS, read when the libraries load:
+// kernelEnv returns the environment variables that pin the kernels and
+// thread counts of libtorch and its BLAS, read when the libraries load:
 // OpenBLAS's core type (its kernels, otherwise chosen from the CPU it
 // detects) and thread count, the OpenMP thread count of ATen's parallel
-// loops, and ATen's vectorised kernels. train and distill set them
-// (-kernels portable, portableKernelEnv) so that a fit does not depend on
-// the CPU it runs on.
-var kernelEnv = []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "ATEN_CPU_CAPABILITY"}
+// loops, and ATen's vectorised kernels, in portableKernelEnv's order, whose
+// settings train and distill give them (-kernels portable) so that a fit
+// does not depend on the CPU it runs on.
+func kernelEnv() []string {
+	var keys []string
+	for _, kv := range portableKernelEnv() {
+		k, _, _ := strings.Cut(kv, "=")
+		keys = append(keys, k)
+	}
+	return keys
+}
 
 // trainHost describes the machine a training run fits on, for a model's
 // provenance: the device, the platform, the CPU count, the CPU's model and
@@ -53,7 +60,7 @@ func trainHost(device string, cpuinfo io.Reader, getenv func(string) string) str
 	desc += "; " + runtime.Version()
 	var pinned []string
 	if getenv != nil {
-		for _, k := range kernelEnv {
+		for _, k := range kernelEnv() {
 			if v := getenv(k); v != "" {
 				pinned = append(pinned, k+"="+v)
 			}
