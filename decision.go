@@ -108,6 +108,12 @@ type Decision struct {
 	// flow's sender was application-limited (Observation.Flow.AppLimited;
 	// 0 when the source cannot tell); a Gate may read it.
 	AppLimited float64 `json:"app_limited,omitempty"`
+	// Load is the current switch's transmit rate in the step's sample
+	// over the token-bucket rate C (SwitchSample.TxRate /
+	// Topology.BucketRate): above 1 the switch's reserve drains, below it
+	// refills. 0 before a sample was read; a Gate may read it
+	// (policy.GateConfig.Reserve).
+	Load float64 `json:"load,omitempty"`
 	// Dominated marks, per switch, a destination that another switch beats
 	// on every congestion measure of the step's sample at once: some
 	// switch j, neither it nor the current one, has TxRate, OverflowRate,

@@ -110,6 +110,9 @@ func (fl *flowLoop) decide(obs *Observation, d *Decision) {
 // says why it holds.
 func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
 	d.Throughput, d.AppLimited = obs.Flow.Throughput, obs.Flow.AppLimited
+	if d.Current >= 0 && d.Current < len(obs.Switches) {
+		d.Load = obs.Switches[d.Current].TxRate / fl.topo.BucketRate
+	}
 	d.Dominated = DominatedSwitches(d.Dominated, obs.Switches, d.Current, fl.cordons.snapshot())
 	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(state, obs, d.Current) }); err != nil {
 		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)

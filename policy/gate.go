@@ -58,6 +58,22 @@ type GateConfig struct {
 	// remembered across a quiet gap"; off in the committed gates). 0 is
 	// the paper's gate (consecutive votes).
 	Window time.Duration `json:"window,omitempty"`
+	// Reserve, when set, also keeps a candidate's votes across steps
+	// without a candidate, but only while the current switch's reserve,
+	// drained since the first vote the gate remembers, has not refilled:
+	// the gate integrates Decision.Load − 1 over decision time from that
+	// vote on (a token bucket of the rate C with no depth, drained while
+	// the switch sends above C, refilled below it), and a step without a
+	// candidate forgets every vote once the integral is back to zero. So
+	// bursts that come back before the switch has earned back what the
+	// last one took add up, as they add up in a real bucket, while a flow
+	// whose own idle gaps or a neighbour that left let the switch refill
+	// counts in a row as without it. As with Window, the count is the
+	// candidate's remembered votes, a different candidate does not erase
+	// another's, and a change of the current switch forgets them all. It
+	// reads only Decision.Load and holds no threshold of its own. Off is
+	// the paper's gate; not together with Window.
+	Reserve bool `json:"reserve,omitempty"`
 }
 
 // DistressConfig says when the protected flow is in distress: its
@@ -158,6 +174,9 @@ func (c GateConfig) Validate() error {
 	if c.Window < 0 {
 		errs = append(errs, fmt.Errorf("window %v, want >= 0 (0 counts consecutive votes)", c.Window))
 	}
+	if c.Reserve && c.Window > 0 {
+		errs = append(errs, fmt.Errorf("reserve with window %v, want one way of remembering votes: window 0 with reserve, or reserve off", c.Window))
+	}
 	errs = append(errs, c.Distress.validate()...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("policy: invalid gate config: %w", err)
@@ -189,7 +208,9 @@ func (c GateConfig) Validate() error {
 //     swapping places; a kept candidate that no longer clears the margin
 //     gives way to the maximum. With Window > 0 the count is instead
 //     the candidate's votes over the last Window (Decision.Time), and
-//     only a change of the current switch forgets them;
+//     only a change of the current switch forgets them; with Reserve it
+//     is the candidate's votes since the current switch's reserve last
+//     refilled (GateConfig.Reserve);
 //  3. Decision.Time − Decision.LastReroute ≥ Cooldown, when LastReroute is
 //     set. Votes keep counting during the cooldown, so a candidate that kept
 //     winning is admitted as soon as the cooldown expires.
@@ -223,6 +244,7 @@ func (c GateConfig) Validate() error {
 //	Distress   waive Votes for a flow in distress default off
 //	Pareto     only undominated destinations      default off
 //	Window     count votes over a time window     default off (in a row)
+//	Reserve    count votes while the reserve is drained  default off (in a row)
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -233,6 +255,9 @@ type Gate struct {
 	healthy   float64 // the flow's healthy throughput, 0 before the first sample (Distress)
 	low       int     // low samples in a row (Distress)
 	votes     []vote  // the votes of the last Window, oldest first (Window > 0)
+	held      []int   // per switch, the votes remembered (Reserve)
+	drain     float64 // seconds of the rate C the current switch sent above it since the first held vote (Reserve)
+	last      time.Time
 }
 
 // vote is one step's candidate and its decision time (GateConfig.Window).
@@ -276,6 +301,48 @@ func (g *Gate) Reset() {
 func (g *Gate) resetStreak() {
 	g.candidate, g.streak, g.current, g.low = -1, 0, -1, 0
 	g.votes = g.votes[:0]
+	g.forgetHeld()
+	g.last = time.Time{}
+}
+
+// forgetHeld forgets the votes Reserve remembers and the drain since the
+// first of them.
+func (g *Gate) forgetHeld() {
+	clear(g.held)
+	g.drain = 0
+}
+
+// holding reports whether Reserve remembers any vote.
+func (g *Gate) holding() bool {
+	for _, n := range g.held {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// reserve advances the drain of the current switch's reserve to d.Time
+// while votes are held (GateConfig.Reserve). It refuses a Load that is
+// negative or not finite.
+func (g *Gate) reserve(d *proflow.Decision, n int) error {
+	if !g.cfg.Reserve {
+		return nil
+	}
+	if !(d.Load >= 0) || math.IsInf(d.Load, 0) {
+		return fmt.Errorf("policy: gate: current switch load %v, want a finite ratio >= 0", d.Load)
+	}
+	if len(g.held) != n {
+		g.held = append(g.held[:0], make([]int, n)...)
+		g.drain = 0
+	}
+	if g.holding() && !g.last.IsZero() {
+		if dt := d.Time.Sub(g.last).Seconds(); dt > 0 {
+			g.drain = max(0, g.drain+(d.Load-1)*dt)
+		}
+	}
+	g.last = d.Time
+	return nil
 }
 
 // windowVotes records a vote for k at t, forgets the votes older than
@@ -326,6 +393,15 @@ func (g *Gate) distress(d *proflow.Decision) (bool, error) {
 	return g.low >= c.Consecutive, nil
 }
 
+// noCandidate ends the streak of a step without a candidate; with
+// Reserve, the held votes stay while the reserve is still drained.
+func (g *Gate) noCandidate() {
+	g.candidate, g.streak = -1, 0
+	if g.cfg.Reserve && g.drain <= 0 {
+		g.forgetHeld()
+	}
+}
+
 // Admit applies the gate to d (see the type documentation).
 func (g *Gate) Admit(d *proflow.Decision) {
 	d.Target, d.Best, d.Margin, d.Votes, d.Cooldown = -1, -1, 0, 0, 0
@@ -362,6 +438,9 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		best = cur // the current switch wins a tie
 	}
 	distressed, err := g.distress(d)
+	if err == nil {
+		err = g.reserve(d, len(d.Scores))
+	}
 	if err != nil {
 		g.resetStreak()
 		d.Reason, d.Err = proflow.ReasonPolicy, err
@@ -370,6 +449,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
 		g.votes = g.votes[:0]
+		g.forgetHeld()
 	}
 	g.current = cur
 	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
@@ -381,13 +461,16 @@ func (g *Gate) Admit(d *proflow.Decision) {
 
 	switch {
 	case best == cur:
-		g.candidate, g.streak = -1, 0
+		g.noCandidate()
 		d.Reason = proflow.ReasonStay
 		return
 	case !(d.Margin > g.cfg.Margin):
-		g.candidate, g.streak = -1, 0
+		g.noCandidate()
 		d.Reason = proflow.ReasonMargin
 		return
+	case g.cfg.Reserve:
+		g.held[best]++
+		g.candidate, g.streak = best, g.held[best]
 	case g.cfg.Window > 0:
 		g.candidate, g.streak = best, g.windowVotes(d.Time, best)
 	case best == g.candidate:

@@ -2645,6 +2645,40 @@
 //     read with proflow bound at base seed 9800, every rule beside the
 //     agent (an analysis, no choice; docs/reproduction.md, "What any
 //     policy can do").
+//   - Votes held while the reserve is drained (GateConfig.Reserve,
+//     session 28; written before any judged run of it). Every fit of
+//     every recipe loses E50 (development) and, on the held-out side,
+//     H63 and H6x3-18 are the same class (docs/reproduction.md): bursts
+//     of 5–6 s that come back 25–30 s later to the flow's switch, whose
+//     reserve the bulk flow alone keeps from refilling. The trace of the
+//     committed model in E50 (base seed 1) shows 10 votes for agg1 in
+//     each burst, the streak restarting in every gap, and the deficit
+//     0.36, 0.71, 0.89 after each burst until the third collapses the
+//     flow. Session 25's Window kept votes for 60 s whatever the switch
+//     did, and an on/off flow's idle gaps added up too. Reserve keeps
+//     them only while the switch has not earned back what it sent above
+//     C since the first of them (the integral of Decision.Load − 1, no
+//     depth, no threshold): a gap in which the switch refills forgets
+//     them. Looked at before this rule: E50's trace above, and E50, E10,
+//     E39 and E42 at base seed 1 behind the gate with Reserve (the agent
+//     left E50 at 45 s, after the second burst; the other three as
+//     before). The rule: models/gate-testbed.json with "reserve": true,
+//     everything else unchanged, judged by mk/judge.sh behind each of the
+//     four pinned v8 fits (build/pv8s1 is the committed model; MODEL_SEED
+//     2, 3, 4 of "How much of the pinned v8 fit is its seed"), each
+//     against its judge behind the adopted gate (the counts of that entry:
+//     11, 15, 29, 40; 95 in all). It is adopted if, behind the committed
+//     model, the bulk built-ins at base seeds 1 and 1000 stay behind
+//     nowhere, no S6 file falls behind, no quiet trap sees a move, the
+//     J1–J64 rr and rate ratios stay at or under 0.5× at both base seeds,
+//     and the development count (D1–D64 and E1–E64 more than 2% behind
+//     at both base seeds, the sized D families, the S6 files, the on/off
+//     built-ins worse than static) is lower than 11; and if the four
+//     fits' counts together are lower than 95 (the recipe, not one draw).
+//     If it is adopted it is recorded in the committed model (proflow
+//     gate; same weights) and the held-out families run at base seed 9900,
+//     unused, with the committed model and, for the record, the other
+//     three fits.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
