@@ -228,6 +228,7 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 		Seq: 1, Time: epoch.Add(500 * time.Millisecond), Flow: testFlow, Current: 0,
 		Scores: []float64{1, 0, 0, 0}, Best: 0, Target: -1, Reason: proflow.ReasonStay,
 		Throughput: 2e7,                                // the flow's sample, for the gate
+		Load:       0.8,                                // agg1 sends 20 of the bucket's 25 MB/s
 		Dominated:  []bool{false, false, false, false}, // the test fabric's idle switches tie
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
@@ -239,7 +240,7 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 	want = proflow.Decision{
 		Seq: 2, Time: epoch.Add(time.Second), Flow: testFlow, Current: 0,
 		Scores: []float64{0, 0, 3, 1}, Best: 2, Margin: 3, Votes: 1, Target: 2,
-		Rerouted: true, Reason: proflow.ReasonRerouted, Throughput: 2e7, Dominated: []bool{false, false, false, false},
+		Rerouted: true, Reason: proflow.ReasonRerouted, Throughput: 2e7, Load: 0.8, Dominated: []bool{false, false, false, false},
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
 		t.Fatalf("rerouting step (-want +got):\n%s", diff)
@@ -1530,5 +1531,20 @@ func TestControllerParetoWithCordon(t *testing.T) {
 	}
 	if !d.Rerouted || d.Target != 3 {
 		t.Errorf("reason %q, target %d; want rerouted to agg4, the best switch neither cordoned nor dominated", d.Reason, d.Target)
+	}
+}
+
+// Decision.Load is the current switch's transmit rate over the bucket
+// rate, read from the step's sample, and follows the flow when it moves.
+func TestControllerDecisionLoad(t *testing.T) {
+	r := newRig(t, nil)
+	r.fab.SetSwitch(2, proflow.SwitchSample{TxRate: 5e7, FlowCount: 6})
+	r.scores = []float64{0, 0, 3, 1}
+	if d := r.step(); !d.Rerouted || d.Load != 0.8 {
+		t.Fatalf("on agg1: rerouted %v, load %v; want a move and 0.8 (20 of 25 MB/s)", d.Rerouted, d.Load)
+	}
+	r.scores = []float64{0, 0, 3, 1}
+	if d := r.step(); d.Current != 2 || d.Load != 2 {
+		t.Errorf("on agg3: current %d, load %v; want 2 and 2 (50 of 25 MB/s)", d.Current, d.Load)
 	}
 }
