@@ -71,8 +71,12 @@ type GateConfig struct {
 	// counts in a row as without it. As with Window, the count is the
 	// candidate's remembered votes, a different candidate does not erase
 	// another's, and a change of the current switch forgets them all. It
-	// reads only Decision.Load and holds no threshold of its own. Off is
-	// the paper's gate; not together with Window.
+	// reads only Decision.Load and holds no threshold of its own. But a
+	// capped crowd that keeps the switch just above C never lets it
+	// refill, and the votes of scattered near-ties then add up too
+	// (measured in training/doc.go, "Votes held while the reserve is
+	// drained"; off in the committed gates). Off is the paper's gate; not
+	// together with Window.
 	Reserve bool `json:"reserve,omitempty"`
 }
 
