@@ -114,6 +114,10 @@ type Decision struct {
 	// refills. 0 before a sample was read; a Gate may read it
 	// (policy.GateConfig.Reserve).
 	Load float64 `json:"load,omitempty"`
+	// Forecast is the policy's forecast of the flow's next sample if it
+	// stays (Forecaster); Forecast.OK is false when the policy made none.
+	// A Gate may read it (policy.DistressConfig's Forecast).
+	Forecast FlowForecast `json:"forecast,omitzero"`
 	// Dominated marks, per switch, a destination that another switch beats
 	// on every congestion measure of the step's sample at once: some
 	// switch j, neither it nor the current one, has TxRate, OverflowRate,

@@ -102,6 +102,13 @@ func (fl *flowLoop) decide(obs *Observation, d *Decision) {
 		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
 		return
 	}
+	if f, ok := fl.pol.(Forecaster); ok {
+		if err := call("Forecaster", "Forecast", f, func() error { return f.Forecast(&d.Forecast, &fl.in) }); err != nil {
+			d.Forecast = FlowForecast{}
+			d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: forecast: %w", err)
+			return
+		}
+	}
 	fl.admit(d)
 }
 

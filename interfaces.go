@@ -62,6 +62,31 @@ type Policy interface {
 	Score(scores []float64, in *Input) error
 }
 
+// Forecaster is implemented by a policy that can also forecast the
+// protected flow's next sample (a learned policy with a dynamics model:
+// policy.Agent with policy.Forecast). After a successful Score the
+// controller calls Forecast with the same input and puts what it wrote in
+// Decision.Forecast, where a Gate may read it (policy.DistressConfig's
+// Forecast); an error holds the placement like a failed Score.
+type Forecaster interface {
+	// Forecast writes into f the flow's sample expected at the next step
+	// if it stays on in.Current, and sets f.OK; it leaves f.OK false when
+	// it has no forecast for this input.
+	Forecast(f *FlowForecast, in *Input) error
+}
+
+// FlowForecast is a policy's forecast of the protected flow's next sample
+// if the flow stays where it is (Forecaster).
+type FlowForecast struct {
+	// OK reports that the other fields hold a forecast.
+	OK bool `json:"ok"`
+	// Throughput is the forecast throughput, bytes per second.
+	Throughput float64 `json:"throughput"`
+	// AppLimited is the forecast share of the interval during which the
+	// sender will be application-limited (FlowSample.AppLimited).
+	AppLimited float64 `json:"app_limited"`
+}
+
 // PolicyFunc adapts a function to Policy.
 type PolicyFunc func(scores []float64, in *Input) error
 

@@ -109,11 +109,13 @@ type Agent struct {
 
 	interval time.Duration // the control interval the model was trained at
 	enc      telemetry.EncoderConfig
+	fc       *Forecast // the dynamics model behind Forecast, nil for none
 }
 
 var (
 	_ proflow.Policy        = (*Agent)(nil)
 	_ proflow.IntervalBound = (*Agent)(nil)
+	_ proflow.Forecaster    = (*Agent)(nil)
 )
 
 // NewAgent returns an agent for model m, described by meta, deployed with
@@ -264,7 +266,37 @@ func (a *Agent) Universal() bool { return a.meta.Universal() }
 
 // Clone returns an agent sharing the weights but not the buffers, for use in
 // another goroutine. It scores exactly as a does.
-func (a *Agent) Clone() *Agent { return newAgent(a.m, a.meta, a.enc, a.interval) }
+func (a *Agent) Clone() *Agent {
+	c := newAgent(a.m, a.meta, a.enc, a.interval)
+	if a.fc != nil {
+		c.fc = a.fc.Clone()
+	}
+	return c
+}
+
+// SetForecast gives the agent a dynamics model to forecast the flow's next
+// sample with (Forecast; nil removes it). The forecast must read exactly
+// the agent's states: a dynamics model of another fabric size, layout or
+// scaling is refused with an error naming both.
+func (a *Agent) SetForecast(f *Forecast) error {
+	if f != nil && f.enc != a.enc {
+		return fmt.Errorf("policy: agent: the dynamics model reads %s states of a %d×%d fabric (rate scale %g), the agent %s states of a %d×%d fabric (rate scale %g): use the dynamics model trained for this fabric",
+			f.enc.LayoutName(), f.enc.NumSwitches, f.enc.NumLeaves, f.enc.RateScale, a.enc.LayoutName(), a.enc.NumSwitches, a.enc.NumLeaves, a.enc.RateScale)
+	}
+	a.fc = f
+	return nil
+}
+
+// Forecast implements proflow.Forecaster: with a dynamics model
+// (SetForecast) it writes the flow's forecast next sample (Forecast.Flow);
+// without one it leaves dst.OK false.
+func (a *Agent) Forecast(dst *proflow.FlowForecast, in *proflow.Input) error {
+	if a.fc == nil {
+		*dst = proflow.FlowForecast{}
+		return nil
+	}
+	return a.fc.Flow(dst, in)
+}
 
 // Score writes Q_θ(in.State, k) into scores[k] for every switch k. With a
 // universal model it fails when the state's placement one-hot does not mark

@@ -103,6 +103,16 @@ type DistressConfig struct {
 	Consecutive int `json:"consecutive"`
 	// Smoothing is α of the healthy level's moving average, in (0, 1].
 	Smoothing float64 `json:"smoothing"`
+	// Forecast, when set, also counts the policy's forecasts
+	// (Decision.Forecast, proflow.Forecaster): Consecutive forecasts in a
+	// row below Fraction × h make distress too, so a flow a learned
+	// dynamics model sees collapsing at the next sample need not wait for
+	// two low samples of its own. A forecast counts only outside a
+	// cooldown, while neither the step's sample nor the forecast is
+	// application-limited for half the interval or more; a step without a
+	// forecast ends a run of low ones. It learns nothing: the healthy
+	// level comes from the measured samples alone.
+	Forecast bool `json:"forecast,omitempty"`
 }
 
 // appLimitedShare is the share of an interval, Decision.AppLimited, from
@@ -258,6 +268,7 @@ type Gate struct {
 	current   int     // Decision.Current at the previous step, -1 before the first
 	healthy   float64 // the flow's healthy throughput, 0 before the first sample (Distress)
 	low       int     // low samples in a row (Distress)
+	lowAhead  int     // low forecasts in a row (Distress.Forecast)
 	votes     []vote  // the votes of the last Window, oldest first (Window > 0)
 	held      []int   // per switch, the votes remembered (Reserve)
 	drain     float64 // seconds of the rate C the current switch sent above it since the first held vote (Reserve)
@@ -303,7 +314,7 @@ func (g *Gate) Reset() {
 // resetStreak forgets the vote streak and the run of low samples, as a
 // step that holds on bad input does; the healthy level stays.
 func (g *Gate) resetStreak() {
-	g.candidate, g.streak, g.current, g.low = -1, 0, -1, 0
+	g.candidate, g.streak, g.current, g.low, g.lowAhead = -1, 0, -1, 0, 0
 	g.votes = g.votes[:0]
 	g.forgetHeld()
 	g.last = time.Time{}
@@ -383,18 +394,28 @@ func (g *Gate) distress(d *proflow.Decision) (bool, error) {
 	if g.healthy == 0 {
 		g.healthy = phi
 	}
+	level := c.Fraction * g.healthy // the healthy level before this sample teaches it
 	switch {
 	case d.Cooldown > 0:
 		g.low = 0 // the flow ramps up on its new path: neither low nor healthy
 	case d.AppLimited >= appLimitedShare:
 		g.low = 0 // its application, not the network, set its rate
-	case phi < c.Fraction*g.healthy:
+	case phi < level:
 		g.low++
 	default:
 		g.low = 0
 		g.healthy += c.Smoothing * (phi - g.healthy)
 	}
-	return g.low >= c.Consecutive, nil
+	f := d.Forecast
+	if c.Forecast && f.OK && !(f.Throughput >= 0 && !math.IsInf(f.Throughput, 0) && f.AppLimited >= 0 && f.AppLimited <= 1) {
+		return false, fmt.Errorf("policy: gate: forecast throughput %v and app-limited share %v, want a finite rate >= 0 and a share in [0, 1]", f.Throughput, f.AppLimited)
+	}
+	if c.Forecast && f.OK && d.Cooldown <= 0 && d.AppLimited < appLimitedShare && f.AppLimited < appLimitedShare && f.Throughput < level {
+		g.lowAhead++
+	} else {
+		g.lowAhead = 0
+	}
+	return g.low >= c.Consecutive || (c.Forecast && g.lowAhead >= c.Consecutive), nil
 }
 
 // noCandidate ends the streak of a step without a candidate; with

@@ -311,6 +311,7 @@ type GateConfig struct {
 	Distress  DistressConfig `yaml:"distress"`
 	Pareto    bool           `yaml:"pareto"`
 	Window    time.Duration  `yaml:"window"`
+	Reserve   bool           `yaml:"reserve"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -323,6 +324,7 @@ type DistressConfig struct {
 	Fraction    float64 `yaml:"fraction"`
 	Consecutive int     `yaml:"consecutive"`
 	Smoothing   float64 `yaml:"smoothing"`
+	Forecast    bool    `yaml:"forecast,omitempty"`
 }
 
 // Policy returns the settings as policy.DistressConfig.
@@ -332,7 +334,7 @@ func (d DistressConfig) Policy() policy.DistressConfig {
 
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -346,6 +348,7 @@ const (
 	gateDistress
 	gatePareto
 	gateWindow
+	gateReserve
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -357,6 +360,7 @@ type gateYAML struct {
 	Distress  *DistressConfig `yaml:"distress,omitempty"`
 	Pareto    *bool           `yaml:"pareto,omitempty"`
 	Window    *time.Duration  `yaml:"window,omitempty"`
+	Reserve   *bool           `yaml:"reserve,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -401,6 +405,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateWindow
 	}
+	if y.Reserve != nil {
+		g.Reserve = *y.Reserve
+	} else {
+		g.omitted |= gateReserve
+	}
 	return nil
 }
 
@@ -436,6 +445,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Window = new(time.Duration)
 		*y.Window = g.Window
 	}
+	if !g.has(gateReserve) {
+		y.Reserve = new(bool)
+		*y.Reserve = g.Reserve
+	}
 	return y, nil
 }
 
@@ -448,7 +461,7 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 // over returns g with the keys left out taken from base.
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
-		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window}
+		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -469,6 +482,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateWindow) {
 		out.Window = g.Window
+	}
+	if !g.has(gateReserve) {
+		out.Reserve = g.Reserve
 	}
 	return out
 }

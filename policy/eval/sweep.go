@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
+	"github.com/proflow-sdn/proflow/training"
 )
 
 // PolicySpec names a policy and builds it for each episode.
@@ -137,6 +139,13 @@ func LoadGateConfig(path string) (policy.GateConfig, error) { return policy.Load
 // for the topology's encoder configuration; a universal one
 // (qnet.Metadata.Universal) only for its scaling, and each episode deploys
 // it on the episode's own topology.
+//
+// A gate that counts forecasts (policy.DistressConfig.Forecast) needs the
+// dynamics models that proflow train saved beside the model
+// (NAME.dynamics.safetensors, NAME.dynamics-SxL.safetensors; Forecasts):
+// each episode's agent gets the one that reads its states, and one on a
+// fabric none of them was trained for runs without a forecast, on its
+// measured samples alone.
 func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.Topology) (PolicySpec, error) {
 	agent, recorded, err := policy.LoadModel(modelPath, telemetry.DefaultEncoderConfig(topo))
 	if err != nil {
@@ -147,6 +156,16 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 	}
 	if err := gate.Validate(); err != nil {
 		return PolicySpec{}, err
+	}
+	var forecasts []*policy.Forecast
+	if gate.Distress.Forecast {
+		if forecasts, err = Forecasts(modelPath); err != nil {
+			return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
+		}
+		if len(forecasts) == 0 {
+			return PolicySpec{}, fmt.Errorf("eval: policy %s: the gate counts forecasts (distress.forecast) but there is no dynamics model beside %s (%s)",
+				name, modelPath, strings.TrimSuffix(modelPath, ".safetensors")+".dynamics.safetensors")
+		}
 	}
 	meta := agent.Metadata()
 	return PolicySpec{Name: name, Model: &meta, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
@@ -162,6 +181,14 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 		} else {
 			a = agent.Clone()
 		}
+		for _, f := range forecasts {
+			if f.Encoder() == a.EncoderConfig() {
+				if err := a.SetForecast(f.Clone()); err != nil {
+					return nil, nil, nil, fmt.Errorf("eval: policy %s: %w", name, err)
+				}
+				break
+			}
+		}
 		enc, err := telemetry.NewEncoder(a.EncoderConfig())
 		if err != nil {
 			return nil, nil, nil, err
@@ -172,6 +199,39 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 		}
 		return enc, a, g, nil
 	}}, nil
+}
+
+// Forecasts reads the dynamics models proflow train saved beside the
+// model file modelPath: NAME.dynamics.safetensors and every
+// NAME.dynamics-SxL.safetensors, in name order, each as a policy.Forecast
+// for the states it was trained on. None is not an error.
+func Forecasts(modelPath string) ([]*policy.Forecast, error) {
+	dir, base := filepath.Split(modelPath)
+	stem := strings.TrimSuffix(base, ".safetensors") + ".dynamics"
+	entries, err := os.ReadDir(filepath.Clean(dir + "."))
+	if err != nil {
+		return nil, fmt.Errorf("eval: dynamics models beside %s: %w", modelPath, err)
+	}
+	var out []*policy.Forecast
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasPrefix(n, stem) || !strings.HasSuffix(n, ".safetensors") {
+			continue
+		}
+		if mid := strings.TrimSuffix(strings.TrimPrefix(n, stem), ".safetensors"); mid != "" && !strings.HasPrefix(mid, "-") {
+			continue
+		}
+		d, _, err := training.LoadDynamics(filepath.Join(dir, n))
+		if err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+		f, err := policy.NewForecast(d.Net(), d.Encoder())
+		if err != nil {
+			return nil, fmt.Errorf("eval: %s: %w", filepath.Join(dir, n), err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // Sweep describes an evaluation on the simulated fabric: every policy on
