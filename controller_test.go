@@ -115,6 +115,21 @@ type rig struct {
 	policyIn    proflow.Input // the last input the policy saw
 	gate        func(d *proflow.Decision)
 	panicIn     string // "Collect", "Score" or "Place": that method panics
+	forecast    func(f *proflow.FlowForecast, in *proflow.Input) error // nil: the policy forecasts nothing
+}
+
+// rigPolicy is the rig's policy: a PolicyFunc that is also a Forecaster
+// answering with the rig's forecast.
+type rigPolicy struct {
+	proflow.PolicyFunc
+	r *rig
+}
+
+func (p rigPolicy) Forecast(f *proflow.FlowForecast, in *proflow.Input) error {
+	if p.r.forecast == nil {
+		return nil
+	}
+	return p.r.forecast(f, in)
 }
 
 // rigFabric is the in-memory fabric as the rig's controller sees it, as its
@@ -164,7 +179,8 @@ func newRig(t *testing.T, mod func(*proflow.Config)) *rig {
 		mod(&cfg)
 	}
 	r.cfg = cfg
-	pol := proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
+	pol := rigPolicy{r: r}
+	pol.PolicyFunc = proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error {
 		r.policyCalls++
 		r.policyIn = *in
 		if r.panicIn == "Score" {
@@ -1546,5 +1562,35 @@ func TestControllerDecisionLoad(t *testing.T) {
 	r.scores = []float64{0, 0, 3, 1}
 	if d := r.step(); d.Current != 2 || d.Load != 2 {
 		t.Errorf("on agg3: current %d, load %v; want 2 and 2 (50 of 25 MB/s)", d.Current, d.Load)
+	}
+}
+
+// The controller asks a Forecaster policy for its forecast after Score and
+// hands it to the gate in Decision.Forecast; a failed forecast holds the
+// placement like a failed Score.
+func TestControllerForecast(t *testing.T) {
+	r := newRig(t, nil)
+	var gateSaw proflow.FlowForecast
+	r.gate = func(d *proflow.Decision) { gateSaw = d.Forecast; argmaxGate(d) }
+	r.forecast = func(f *proflow.FlowForecast, in *proflow.Input) error {
+		if in.Current != 0 || len(in.State) != 8 {
+			t.Errorf("forecast input: current %d, %d state values; want 0 and 8", in.Current, len(in.State))
+		}
+		*f = proflow.FlowForecast{OK: true, Throughput: 1e7, AppLimited: 0.25}
+		return nil
+	}
+	want := proflow.FlowForecast{OK: true, Throughput: 1e7, AppLimited: 0.25}
+	if d := r.step(); d.Forecast != want || gateSaw != want {
+		t.Errorf("decision forecast %+v, the gate saw %+v; want %+v", d.Forecast, gateSaw, want)
+	}
+	r.forecast = func(f *proflow.FlowForecast, in *proflow.Input) error { return errBoom }
+	r.scores = []float64{0, 0, 3, 1}
+	d := r.step()
+	if d.Reason != proflow.ReasonPolicy || !errors.Is(d.Err, errBoom) || d.Rerouted || d.Forecast.OK || r.placement() != 0 {
+		t.Errorf("failed forecast: reason %q, err %v, rerouted %v, forecast %+v, placement %d; want a held placement on agg1", d.Reason, d.Err, d.Rerouted, d.Forecast, r.placement())
+	}
+	r.forecast = nil
+	if d := r.step(); !d.Rerouted || d.Forecast.OK {
+		t.Errorf("no forecast: rerouted %v, forecast %+v; want a move and no forecast", d.Rerouted, d.Forecast)
 	}
 }

@@ -1,0 +1,151 @@
+package policy
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy/qnet"
+	"github.com/proflow-sdn/proflow/telemetry"
+)
+
+// linearDynamics returns a one-layer dynamics network for enc that adds
+// bias to the state whatever the input, plus weight × the one-hot of the
+// switch to the flow's throughput (switch k's change is k × weight).
+func linearDynamics(t *testing.T, enc telemetry.EncoderConfig, bias map[int]float32, weight float32) *qnet.Model {
+	t.Helper()
+	dim, nS := enc.Dim(), enc.NumSwitches
+	l := qnet.Layer{In: dim + nS, Out: dim, Weight: make([]float32, dim*(dim+nS)), Bias: make([]float32, dim)}
+	for i, b := range bias {
+		l.Bias[i] = b
+	}
+	phi := enc.FlowOffset() + telemetry.FeatureThroughput
+	for k := range nS {
+		l.Weight[phi*(dim+nS)+dim+k] = float32(k) * weight
+	}
+	m, err := qnet.FromLayers([]qnet.Layer{l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func v8Encoder(t *testing.T) telemetry.EncoderConfig {
+	t.Helper()
+	return telemetry.DefaultEncoderConfig(proflow.PaperTopology()).WithLayout(telemetry.StateLayoutV8)
+}
+
+// The forecast is the state plus f_ψ's change at the flow's throughput and
+// application-limited share, clipped to [0, 1], the throughput in bytes/s;
+// the network reads the one-hot of the current switch.
+func TestForecastFlow(t *testing.T) {
+	enc := v8Encoder(t)
+	fo := enc.FlowOffset()
+	phi, al := fo+telemetry.FeatureThroughput, fo+telemetry.FeatureAppLimited
+	f, err := NewForecast(linearDynamics(t, enc, map[int]float32{phi: -0.3, al: 0.2}, -0.1), enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := make(proflow.State, enc.Dim())
+	s[phi], s[al] = 0.9, 0.1
+	for _, tc := range []struct {
+		current          int
+		throughput, appl float64 // in feature units
+	}{
+		{0, 0.6, 0.3},
+		{2, 0.4, 0.3},
+		{3, 0.3, 0.3},
+	} {
+		var got proflow.FlowForecast
+		if err := f.Flow(&got, &proflow.Input{State: s, Current: tc.current}); err != nil {
+			t.Fatal(err)
+		}
+		want := tc.throughput * enc.ThroughputScale
+		if !got.OK || math.Abs(got.Throughput-want) > 1e-6*enc.ThroughputScale || math.Abs(got.AppLimited-tc.appl) > 1e-6 {
+			t.Errorf("current %d: forecast %+v, want OK, throughput %v, app-limited %v", tc.current, got, want, tc.appl)
+		}
+	}
+	// Clipped at 0: a change below the state's value forecasts a stopped flow.
+	g, err := NewForecast(linearDynamics(t, enc, map[int]float32{phi: -2, al: 3}, 0), enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got proflow.FlowForecast
+	if err := g.Flow(&got, &proflow.Input{State: s, Current: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got != (proflow.FlowForecast{OK: true, Throughput: 0, AppLimited: 1}) {
+		t.Errorf("clipped forecast %+v, want OK, 0 and 1", got)
+	}
+}
+
+// Bad networks and inputs are refused with errors that name them.
+func TestForecastErrors(t *testing.T) {
+	enc := v8Encoder(t)
+	if _, err := NewForecast(nil, enc); err == nil {
+		t.Error("nil network: no error")
+	}
+	small := enc
+	small.NumSwitches = 2
+	if _, err := NewForecast(linearDynamics(t, enc, nil, 0), small.WithLayout(telemetry.StateLayoutV8)); err == nil || !strings.Contains(err.Error(), "want") {
+		t.Errorf("a 4-switch network for a 2-switch encoder: error %v, want the sizes named", err)
+	}
+	f, err := NewForecast(linearDynamics(t, enc, nil, 0), enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got proflow.FlowForecast
+	for _, in := range []*proflow.Input{
+		nil,
+		{State: make(proflow.State, 3), Current: 0},
+		{State: make(proflow.State, enc.Dim()), Current: 4},
+		{State: make(proflow.State, enc.Dim()), Current: -1},
+	} {
+		got = proflow.FlowForecast{OK: true}
+		if err := f.Flow(&got, in); err == nil || got.OK {
+			t.Errorf("input %+v: forecast %+v, error %v; want an error and no forecast", in, got, err)
+		}
+	}
+}
+
+// An agent forecasts only with a dynamics model of its own states; a clone
+// keeps it.
+func TestAgentForecast(t *testing.T) {
+	a, enc := testAgent(t)
+	var f proflow.FlowForecast
+	in := &proflow.Input{State: make(proflow.State, enc.Dim()), Current: 1}
+	if err := a.Forecast(&f, in); err != nil || f.OK {
+		t.Fatalf("no dynamics model: forecast %+v, error %v; want none and no error", f, err)
+	}
+	phi := enc.FlowOffset() + telemetry.FeatureThroughput
+	fc, err := NewForecast(linearDynamics(t, enc, map[int]float32{phi: 0.5}, 0), enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetForecast(fc); err != nil {
+		t.Fatal(err)
+	}
+	for name, ag := range map[string]*Agent{"agent": a, "clone": a.Clone()} {
+		f = proflow.FlowForecast{}
+		if err := ag.Forecast(&f, in); err != nil || !f.OK || math.Abs(f.Throughput-0.5*enc.ThroughputScale) > 1e-6*enc.ThroughputScale {
+			t.Errorf("%s: forecast %+v, error %v; want 0.5 of the throughput scale", name, f, err)
+		}
+	}
+	other := enc
+	other.RateScale *= 2
+	other = other.WithLayout(enc.LayoutName())
+	wrong, err := NewForecast(linearDynamics(t, other, nil, 0), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetForecast(wrong); err == nil || !strings.Contains(err.Error(), "use the dynamics model trained for this fabric") {
+		t.Errorf("a dynamics model of another rate scale: error %v, want it refused", err)
+	}
+	if err := a.SetForecast(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Forecast(&f, in); err != nil || f.OK {
+		t.Errorf("after SetForecast(nil): forecast %+v, error %v; want none", f, err)
+	}
+}
