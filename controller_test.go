@@ -114,7 +114,7 @@ type rig struct {
 	policyCalls int
 	policyIn    proflow.Input // the last input the policy saw
 	gate        func(d *proflow.Decision)
-	panicIn     string // "Collect", "Score" or "Place": that method panics
+	panicIn     string                                                 // "Collect", "Score" or "Place": that method panics
 	forecast    func(f *proflow.FlowForecast, in *proflow.Input) error // nil: the policy forecasts nothing
 }
 
