@@ -1,10 +1,19 @@
 package policy
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -90,4 +99,155 @@ func (f *Forecast) Flow(dst *proflow.FlowForecast, in *proflow.Input) error {
 	}
 	dst.OK = true
 	return nil
+}
+
+// The dynamics-model file format (proflow train writes it beside the
+// model as NAME.dynamics.safetensors; training.WriteDynamics): a
+// safetensors file like a qnet model file, tensors "layers.l.weight"
+// [out, in] and "layers.l.bias" [out], whose metadata holds "format" =
+// DynamicsFormat, "format_version" = DynamicsFormatVersion, "encoder" (the
+// telemetry.EncoderConfig in JSON), "state_layout", "architecture" (JSON
+// hidden widths and activation) and provenance keys.
+const (
+	DynamicsFormat        = "proflow-dynamics"
+	DynamicsFormatVersion = "1"
+)
+
+// Net returns the dynamics network (shared, not copied).
+func (f *Forecast) Net() *qnet.Model { return f.net }
+
+// ReadForecast reads a dynamics-model file from r and returns it as a
+// Forecast, with the file's metadata; name identifies the file in errors.
+// It reads at most qnet.MaxDataBytes of tensors.
+func ReadForecast(r io.Reader, name string) (*Forecast, map[string]string, error) {
+	f, meta, err := readForecast(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("policy: read dynamics model %s: %w", name, err)
+	}
+	return f, meta, nil
+}
+
+// LoadForecast reads the dynamics-model file at path (ReadForecast).
+func LoadForecast(path string) (*Forecast, map[string]string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("policy: load dynamics model: %w", err)
+	}
+	defer file.Close()
+	return ReadForecast(bufio.NewReader(file), path)
+}
+
+func readForecast(r io.Reader) (*Forecast, map[string]string, error) {
+	meta, tensors, err := safetensors.Read(r, qnet.MaxDataBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f := meta["format"]; f != DynamicsFormat {
+		return nil, nil, fmt.Errorf("format %q, want %q", f, DynamicsFormat)
+	}
+	if v := meta["format_version"]; v != DynamicsFormatVersion {
+		return nil, nil, fmt.Errorf("format_version %q, want %q", v, DynamicsFormatVersion)
+	}
+	var enc telemetry.EncoderConfig
+	dec := json.NewDecoder(strings.NewReader(meta["encoder"]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&enc); err != nil {
+		return nil, nil, fmt.Errorf("encoder %q: %v", meta["encoder"], err)
+	}
+	if l := meta["state_layout"]; l != enc.LayoutName() {
+		return nil, nil, fmt.Errorf("state_layout %q, want the encoder's %q", l, enc.LayoutName())
+	}
+	n := len(tensors) / 2
+	if n < 1 || n > qnet.MaxLayers || len(tensors) != 2*n {
+		return nil, nil, fmt.Errorf("%d tensors, want a weight and a bias per layer", len(tensors))
+	}
+	layers := make([]qnet.Layer, n)
+	for l := range layers {
+		wn, bn := "layers."+strconv.Itoa(l)+".weight", "layers."+strconv.Itoa(l)+".bias"
+		w, okW := tensors[wn]
+		b, okB := tensors[bn]
+		if !okW || !okB {
+			return nil, nil, fmt.Errorf("missing %s or %s", wn, bn)
+		}
+		if len(w.Shape) != 2 || len(b.Shape) != 1 || b.Shape[0] != w.Shape[0] {
+			return nil, nil, fmt.Errorf("layer %d shapes %v and %v, want [out, in] and [out]", l, w.Shape, b.Shape)
+		}
+		wv, err := w.AsFloat32s()
+		if err != nil {
+			return nil, nil, err
+		}
+		bv, err := b.AsFloat32s()
+		if err != nil {
+			return nil, nil, err
+		}
+		layers[l] = qnet.Layer{In: int(w.Shape[1]), Out: int(w.Shape[0]), Weight: wv, Bias: bv}
+	}
+	net, err := qnet.FromLayers(layers)
+	if err != nil {
+		return nil, nil, err
+	}
+	var arch struct {
+		Hidden     []int  `json:"hidden"`
+		Activation string `json:"activation"`
+	}
+	if err := json.Unmarshal([]byte(meta["architecture"]), &arch); err != nil || !slices.Equal(arch.Hidden, net.Hidden()) || arch.Activation != qnet.Activation {
+		return nil, nil, fmt.Errorf("architecture %q does not describe the layers (hidden %v, %s)", meta["architecture"], net.Hidden(), qnet.Activation)
+	}
+	f, err := NewForecast(net, enc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, meta, nil
+}
+
+// LoadForecasts reads the dynamics models proflow train saved beside the
+// model file modelPath: NAME.dynamics.safetensors and every
+// NAME.dynamics-SxL.safetensors (the sizes of a universal model's
+// training), in name order. None is not an error.
+func LoadForecasts(modelPath string) ([]*Forecast, error) {
+	dir, base := filepath.Split(modelPath)
+	stem := strings.TrimSuffix(base, ".safetensors") + ".dynamics"
+	entries, err := os.ReadDir(filepath.Clean(dir + "."))
+	if err != nil {
+		return nil, fmt.Errorf("policy: dynamics models beside %s: %w", modelPath, err)
+	}
+	var out []*Forecast
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasPrefix(n, stem) || !strings.HasSuffix(n, ".safetensors") {
+			continue
+		}
+		if mid := strings.TrimSuffix(strings.TrimPrefix(n, stem), ".safetensors"); mid != "" && !strings.HasPrefix(mid, "-") {
+			continue
+		}
+		f, _, err := LoadForecast(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// forecastFor returns a clone of the forecast among fs that reads exactly
+// enc's states, or nil.
+func forecastFor(fs []*Forecast, enc telemetry.EncoderConfig) *Forecast {
+	for _, f := range fs {
+		if f.enc == enc {
+			return f.Clone()
+		}
+	}
+	return nil
+}
+
+// AttachForecast gives a the forecast among fs that reads its states
+// (Agent.SetForecast) and reports whether one did; an agent on a fabric
+// none of them was trained for keeps none.
+func AttachForecast(a *Agent, fs []*Forecast) bool {
+	f := forecastFor(fs, a.enc)
+	if f == nil {
+		return false
+	}
+	a.fc = f
+	return true
 }

@@ -1,7 +1,11 @@
 package policy
 
 import (
+	"encoding/json"
+	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -147,5 +151,64 @@ func TestAgentForecast(t *testing.T) {
 	}
 	if err := a.Forecast(&f, in); err != nil || f.OK {
 		t.Errorf("after SetForecast(nil): forecast %+v, error %v; want none", f, err)
+	}
+}
+
+// A model whose recorded gate counts forecasts loads with the dynamics
+// model beside it (LoadModel), and without one it is refused naming the
+// file; the same model recording the paper's distress loads without.
+func TestLoadModelAttachesForecast(t *testing.T) {
+	m, meta, err := qnet.Load("../models/default.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := LoadGateConfig("../models/gate-testbed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate.Distress.Forecast = true
+	js, err := json.Marshal(gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta.Extra = maps.Clone(meta.Extra)
+	meta.Extra[ModelGateKey] = string(js)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fc.safetensors")
+	if err := qnet.Save(path, m, meta); err != nil {
+		t.Fatal(err)
+	}
+	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+	if _, _, err := LoadModel(path, enc); err == nil || !strings.Contains(err.Error(), "fc.dynamics.safetensors") {
+		t.Fatalf("no dynamics model beside it: error %v, want the file named", err)
+	}
+	dyn, err := os.ReadFile("../models/default.dynamics.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fc.dynamics.safetensors"), dyn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, g, err := LoadModel(path, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Distress.Forecast {
+		t.Errorf("gate %+v, want the recorded forecast", g)
+	}
+	var f proflow.FlowForecast
+	in := &proflow.Input{State: make(proflow.State, a.EncoderConfig().Dim()), Current: 0}
+	if err := a.Forecast(&f, in); err != nil || !f.OK {
+		t.Errorf("the loaded agent's forecast %+v, %v; want one", f, err)
+	}
+	// A fabric the dynamics model was not trained for: no forecast.
+	six := proflow.PaperTopology()
+	six.Switches = append(six.Switches, "agg5", "agg6")
+	b, _, err := LoadModel(path, telemetry.DefaultEncoderConfig(six))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Forecast(&f, &proflow.Input{State: make(proflow.State, b.EncoderConfig().Dim()), Current: 0}); err != nil || f.OK {
+		t.Errorf("6 switches: forecast %+v, %v; want none", f, err)
 	}
 }

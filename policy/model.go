@@ -67,6 +67,14 @@ func ModelInterval(meta qnet.Metadata) (time.Duration, error) {
 // with the gate the model was evaluated behind (ModelGate). Run the agent
 // behind NewGate of that GateConfig to get the controller the model's
 // evaluation measured.
+//
+// When that gate counts forecasts (DistressConfig.Forecast), the agent
+// also gets the dynamics model proflow train saved beside the file for
+// enc's fabric (LoadForecasts, AttachForecast): it is part of the
+// controller the evaluation measured. On a fabric none of them was
+// trained for the agent forecasts nothing and the gate runs on measured
+// samples alone; with no dynamics model beside the file at all LoadModel
+// fails, naming the file it looked for.
 func LoadModel(path string, enc telemetry.EncoderConfig) (*Agent, GateConfig, error) {
 	a, err := LoadAgent(path, enc)
 	if err != nil {
@@ -75,6 +83,17 @@ func LoadModel(path string, enc telemetry.EncoderConfig) (*Agent, GateConfig, er
 	g, err := a.Gate()
 	if err != nil {
 		return nil, GateConfig{}, fmt.Errorf("%w (model %s)", err, path)
+	}
+	if g.Distress.Forecast {
+		fs, err := LoadForecasts(path)
+		if err != nil {
+			return nil, GateConfig{}, err
+		}
+		if len(fs) == 0 {
+			return nil, GateConfig{}, fmt.Errorf("policy: model %s records a gate that counts forecasts (distress.forecast) but there is no dynamics model beside it (%s)",
+				path, strings.TrimSuffix(path, ".safetensors")+".dynamics.safetensors")
+		}
+		AttachForecast(a, fs)
 	}
 	return a, g, nil
 }

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 
 	"github.com/proflow-sdn/proflow/internal/safetensors"
+	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -92,8 +92,8 @@ type Provenance struct {
 // DynamicsFormat is the "format" metadata value of a dynamics-model file;
 // DynamicsFormatVersion the version this package reads and writes.
 const (
-	DynamicsFormat        = "proflow-dynamics"
-	DynamicsFormatVersion = "1"
+	DynamicsFormat        = policy.DynamicsFormat
+	DynamicsFormatVersion = policy.DynamicsFormatVersion
 )
 
 // WriteDynamics writes d to w: a safetensors file like a qnet model file
@@ -147,59 +147,11 @@ func ReadDynamics(r io.Reader) (*DynamicsModel, Provenance, error) {
 }
 
 func readDynamics(r io.Reader) (*DynamicsModel, Provenance, error) {
-	meta, tensors, err := safetensors.Read(r, qnet.MaxDataBytes)
+	f, meta, err := policy.ReadForecast(r, "")
 	if err != nil {
-		return nil, Provenance{}, err
+		return nil, Provenance{}, errors.Unwrap(err)
 	}
-	if f := meta["format"]; f != DynamicsFormat {
-		return nil, Provenance{}, fmt.Errorf("format %q, want %q", f, DynamicsFormat)
-	}
-	if v := meta["format_version"]; v != DynamicsFormatVersion {
-		return nil, Provenance{}, fmt.Errorf("format_version %q, want %q", v, DynamicsFormatVersion)
-	}
-	enc, err := decodeEncoder(meta["encoder"])
-	if err != nil {
-		return nil, Provenance{}, err
-	}
-	if l := meta["state_layout"]; l != enc.LayoutName() {
-		return nil, Provenance{}, fmt.Errorf("state_layout %q, want the encoder's %q", l, enc.LayoutName())
-	}
-	n := len(tensors) / 2
-	if n < 1 || n > qnet.MaxLayers || len(tensors) != 2*n {
-		return nil, Provenance{}, fmt.Errorf("%d tensors, want a weight and a bias per layer", len(tensors))
-	}
-	layers := make([]qnet.Layer, n)
-	for l := range layers {
-		w, okW := tensors[layerName(l, "weight")]
-		b, okB := tensors[layerName(l, "bias")]
-		if !okW || !okB {
-			return nil, Provenance{}, fmt.Errorf("missing %s or %s", layerName(l, "weight"), layerName(l, "bias"))
-		}
-		if len(w.Shape) != 2 || len(b.Shape) != 1 || b.Shape[0] != w.Shape[0] {
-			return nil, Provenance{}, fmt.Errorf("layer %d shapes %v and %v, want [out, in] and [out]", l, w.Shape, b.Shape)
-		}
-		wv, err := w.AsFloat32s()
-		if err != nil {
-			return nil, Provenance{}, err
-		}
-		bv, err := b.AsFloat32s()
-		if err != nil {
-			return nil, Provenance{}, err
-		}
-		layers[l] = qnet.Layer{In: int(w.Shape[1]), Out: int(w.Shape[0]), Weight: wv, Bias: bv}
-	}
-	net, err := qnet.FromLayers(layers)
-	if err != nil {
-		return nil, Provenance{}, err
-	}
-	var arch struct {
-		Hidden     []int  `json:"hidden"`
-		Activation string `json:"activation"`
-	}
-	if err := json.Unmarshal([]byte(meta["architecture"]), &arch); err != nil || !slices.Equal(arch.Hidden, net.Hidden()) || arch.Activation != qnet.Activation {
-		return nil, Provenance{}, fmt.Errorf("architecture %q does not describe the layers (hidden %v, %s)", meta["architecture"], net.Hidden(), qnet.Activation)
-	}
-	d, err := NewDynamicsModel(enc, net)
+	d, err := NewDynamicsModel(f.Encoder(), f.Net())
 	if err != nil {
 		return nil, Provenance{}, err
 	}

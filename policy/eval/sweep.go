@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/proflow-sdn/proflow/southbound/sim"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
-	"github.com/proflow-sdn/proflow/training"
 )
 
 // PolicySpec names a policy and builds it for each episode.
@@ -181,14 +179,7 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 		} else {
 			a = agent.Clone()
 		}
-		for _, f := range forecasts {
-			if f.Encoder() == a.EncoderConfig() {
-				if err := a.SetForecast(f.Clone()); err != nil {
-					return nil, nil, nil, fmt.Errorf("eval: policy %s: %w", name, err)
-				}
-				break
-			}
-		}
+		policy.AttachForecast(a, forecasts)
 		enc, err := telemetry.NewEncoder(a.EncoderConfig())
 		if err != nil {
 			return nil, nil, nil, err
@@ -202,37 +193,8 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 }
 
 // Forecasts reads the dynamics models proflow train saved beside the
-// model file modelPath: NAME.dynamics.safetensors and every
-// NAME.dynamics-SxL.safetensors, in name order, each as a policy.Forecast
-// for the states it was trained on. None is not an error.
-func Forecasts(modelPath string) ([]*policy.Forecast, error) {
-	dir, base := filepath.Split(modelPath)
-	stem := strings.TrimSuffix(base, ".safetensors") + ".dynamics"
-	entries, err := os.ReadDir(filepath.Clean(dir + "."))
-	if err != nil {
-		return nil, fmt.Errorf("eval: dynamics models beside %s: %w", modelPath, err)
-	}
-	var out []*policy.Forecast
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() || !strings.HasPrefix(n, stem) || !strings.HasSuffix(n, ".safetensors") {
-			continue
-		}
-		if mid := strings.TrimSuffix(strings.TrimPrefix(n, stem), ".safetensors"); mid != "" && !strings.HasPrefix(mid, "-") {
-			continue
-		}
-		d, _, err := training.LoadDynamics(filepath.Join(dir, n))
-		if err != nil {
-			return nil, fmt.Errorf("eval: %w", err)
-		}
-		f, err := policy.NewForecast(d.Net(), d.Encoder())
-		if err != nil {
-			return nil, fmt.Errorf("eval: %s: %w", filepath.Join(dir, n), err)
-		}
-		out = append(out, f)
-	}
-	return out, nil
-}
+// model file modelPath (policy.LoadForecasts). None is not an error.
+func Forecasts(modelPath string) ([]*policy.Forecast, error) { return policy.LoadForecasts(modelPath) }
 
 // Sweep describes an evaluation on the simulated fabric: every policy on
 // every scenario, Repeats times. Repeat r of a scenario uses the same seed
