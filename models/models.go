@@ -20,8 +20,16 @@
 // LoadDefault refuses an encoder configuration scaled otherwise and
 // proflow.NewController another interval.
 //
+// Its gate counts the forecasts of the dynamics models trained with it
+// (policy.DistressConfig.Forecast): those are embedded too
+// (default.dynamics.safetensors for the paper's 4×3 fabric and
+// default.dynamics-SxL.safetensors for the other training sizes), and
+// LoadDefault gives the agent the one of its fabric, as policy.LoadModel
+// does from the files. On a fabric none was trained for the agent
+// forecasts nothing and the gate runs on measured samples alone.
+//
 // The other files of this directory (the datacenter and ovs profiles'
-// models, the dynamics models, the gate and training configurations) are
+// models and dynamics models, the gate and training configurations) are
 // not embedded; load them by path with policy.LoadModel.
 //
 // # Concurrency
@@ -31,7 +39,9 @@
 package models
 
 import (
-	_ "embed" // for go:embed
+	"embed"
+	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/proflow-sdn/proflow/policy"
@@ -43,6 +53,32 @@ import (
 //go:embed default.safetensors
 var defaultModel string
 
+// dynamics holds the default model's dynamics models.
+//
+//go:embed default.dynamics.safetensors default.dynamics-2x3.safetensors default.dynamics-4x7.safetensors default.dynamics-8x3.safetensors
+var dynamics embed.FS
+
+// DynamicsNames lists the embedded dynamics models' file names, in name
+// order.
+func DynamicsNames() []string {
+	entries, _ := fs.ReadDir(dynamics, ".") // the embedded root always reads
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
+}
+
+// DynamicsBytes returns a copy of the embedded dynamics model file name
+// (one of DynamicsNames), or an error naming the files there are.
+func DynamicsBytes(name string) ([]byte, error) {
+	b, err := dynamics.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("models: no embedded dynamics model %q (there are %s)", name, strings.Join(DynamicsNames(), ", "))
+	}
+	return b, nil
+}
+
 // DefaultName names the embedded default model in errors.
 const DefaultName = "models/default.safetensors (embedded)"
 
@@ -51,7 +87,23 @@ func DefaultBytes() []byte { return []byte(defaultModel) }
 
 // LoadDefault returns an agent for the embedded default model, deployed
 // with the state encoder configuration enc, and the gate the model was
-// evaluated behind, as policy.LoadModel does for a model file.
+// evaluated behind, as policy.LoadModel does for a model file: when that
+// gate counts forecasts, the agent gets the embedded dynamics model of
+// enc's fabric.
 func LoadDefault(enc telemetry.EncoderConfig) (*policy.Agent, policy.GateConfig, error) {
-	return policy.ReadModel(strings.NewReader(defaultModel), DefaultName, enc)
+	a, g, err := policy.ReadModel(strings.NewReader(defaultModel), DefaultName, enc)
+	if err != nil || !g.Distress.Forecast {
+		return a, g, err
+	}
+	var fcs []*policy.Forecast
+	for _, n := range DynamicsNames() {
+		b, _ := dynamics.ReadFile(n) // listed, so present
+		f, _, err := policy.ReadForecast(strings.NewReader(string(b)), "models/"+n+" (embedded)")
+		if err != nil {
+			return nil, policy.GateConfig{}, err
+		}
+		fcs = append(fcs, f)
+	}
+	policy.AttachForecast(a, fcs)
+	return a, g, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +61,57 @@ func TestLoadDefault(t *testing.T) {
 	other.RateScale /= 20
 	if _, _, err := models.LoadDefault(other); !errors.Is(err, policy.ErrModelMismatch) {
 		t.Errorf("LoadDefault with a 10 Mbit/s encoder = %v, want ErrModelMismatch", err)
+	}
+}
+
+// The embedded dynamics models are the files', and the embedded default
+// forecasts as the file loaded by policy.LoadModel does, on the paper's
+// fabric.
+func TestEmbeddedDynamics(t *testing.T) {
+	names := models.DynamicsNames()
+	if want := []string{"default.dynamics-2x3.safetensors", "default.dynamics-4x7.safetensors", "default.dynamics-8x3.safetensors", "default.dynamics.safetensors"}; !slices.Equal(names, want) {
+		t.Fatalf("embedded dynamics models %v, want %v", names, want)
+	}
+	for _, n := range names {
+		file, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := models.DynamicsBytes(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, file) {
+			t.Errorf("embedded %s (%d bytes) differs from the file (%d bytes)", n, len(b), len(file))
+		}
+	}
+	if _, err := models.DynamicsBytes("none.safetensors"); err == nil || !strings.Contains(err.Error(), "default.dynamics.safetensors") {
+		t.Errorf("an unknown name: error %v, want the embedded names listed", err)
+	}
+	enc := telemetry.DefaultEncoderConfig(proflow.PaperTopology())
+	embedded, gate, err := models.LoadDefault(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gate.Distress.Forecast {
+		t.Fatalf("the default model's gate %+v counts no forecasts; models/gate-testbed.json does", gate)
+	}
+	file, _, err := policy.LoadModel("default.safetensors", enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &proflow.Input{State: make(proflow.State, enc.WithLayout(embedded.EncoderConfig().LayoutName()).Dim()), Current: 2}
+	for i := range in.State {
+		in.State[i] = float32(i%7) / 7
+	}
+	var a, b proflow.FlowForecast
+	if err := embedded.Forecast(&a, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Forecast(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !a.OK || a != b {
+		t.Errorf("embedded forecast %+v, the file's %+v; want the same forecast", a, b)
 	}
 }

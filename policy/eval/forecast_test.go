@@ -87,10 +87,14 @@ func TestAgentPolicyForecasts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := AgentPolicy("agent", alone, gate, cfg.Topology()); err == nil || !strings.Contains(err.Error(), "alone.dynamics.safetensors") {
-		t.Errorf("no dynamics model: error %v, want the missing file named", err)
+	for _, g := range []policy.GateConfig{gate, {}} { // a gate given, and the one the model records
+		if _, err := AgentPolicy("agent", alone, g, cfg.Topology()); err == nil || !strings.Contains(err.Error(), "alone.dynamics.safetensors") {
+			t.Errorf("no dynamics model, gate %+v: error %v, want the missing file named", g, err)
+		}
 	}
-	if _, err := AgentPolicy("agent", alone, policy.GateConfig{}, cfg.Topology()); err != nil {
+	plain := gate
+	plain.Distress.Forecast = false
+	if _, err := AgentPolicy("agent", alone, plain, cfg.Topology()); err != nil {
 		t.Errorf("no dynamics model, a gate without forecasts: %v", err)
 	}
 }

@@ -145,9 +145,15 @@ func LoadGateConfig(path string) (policy.GateConfig, error) { return policy.Load
 // fabric none of them was trained for runs without a forecast, on its
 // measured samples alone.
 func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.Topology) (PolicySpec, error) {
-	agent, recorded, err := policy.LoadModel(modelPath, telemetry.DefaultEncoderConfig(topo))
+	// LoadAgent, not LoadModel: the dynamics models are read below only
+	// when the gate in force counts forecasts, which another -gate may not.
+	agent, err := policy.LoadAgent(modelPath, telemetry.DefaultEncoderConfig(topo))
 	if err != nil {
 		return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
+	}
+	recorded, err := agent.Gate()
+	if err != nil {
+		return PolicySpec{}, fmt.Errorf("eval: policy %s: %w (model %s)", name, err, modelPath)
 	}
 	if gate == (policy.GateConfig{}) {
 		gate = recorded
