@@ -19,7 +19,7 @@ func BenchmarkDecision(b *testing.B) {
 	for _, layout := range []struct{ name, layout string }{{"v1", telemetry.StateLayout}, {"v2", telemetry.StateLayoutV2}} {
 		encCfg := paperEncoder().WithLayout(layout.layout)
 		m, meta := testModel(b, encCfg)
-		b.Run(layout.name, func(b *testing.B) { benchmarkDecision(b, m, meta, encCfg) })
+		b.Run(layout.name, func(b *testing.B) { benchmarkDecision(b, m, meta, encCfg, false) })
 	}
 }
 
@@ -32,17 +32,44 @@ func BenchmarkDecisionUniversal(b *testing.B) {
 	m, meta := universalModel(b, 128, 128)
 	for _, size := range [][2]int{{4, 3}, {16, 8}} {
 		b.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(b *testing.B) {
-			benchmarkDecision(b, m, meta, fabricEncoder(size[0], size[1], proflow.PaperTopology().BucketRate))
+			benchmarkDecision(b, m, meta, fabricEncoder(size[0], size[1], proflow.PaperTopology().BucketRate), false)
 		})
 	}
 }
 
+// BenchmarkDecisionForecast measures one decision as
+// BenchmarkDecisionUniversal/4x3 does, plus the dynamics model's forecast
+// of the flow's next sample that the committed gate counts (a random
+// dynamics network of the default shape, state and switch one-hot →
+// 256 → 256 → state change, Agent.Forecast) and a gate that counts it.
+func BenchmarkDecisionForecast(b *testing.B) {
+	m, meta := universalModel(b, 128, 128)
+	benchmarkDecision(b, m, meta, fabricEncoder(4, 3, proflow.PaperTopology().BucketRate), true)
+}
+
 // benchmarkDecision measures decisions of the agent of m for deployment
-// encCfg on a random observation of its fabric.
-func benchmarkDecision(b *testing.B, m *qnet.Model, meta qnet.Metadata, encCfg telemetry.EncoderConfig) {
+// encCfg on a random observation of its fabric; with forecast, the agent
+// also forecasts with a random dynamics network and the gate counts it.
+func benchmarkDecision(b *testing.B, m *qnet.Model, meta qnet.Metadata, encCfg telemetry.EncoderConfig, forecast bool) {
 	agent, err := NewAgent(m, meta, encCfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	gateCfg := DefaultGateConfig()
+	if forecast {
+		ec := agent.EncoderConfig()
+		dn, err := qnet.New([]int{ec.Dim() + ec.NumSwitches, 256, 256, ec.Dim()}, rand.New(rand.NewPCG(7, 8)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := NewForecast(dn, ec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := agent.SetForecast(f); err != nil {
+			b.Fatal(err)
+		}
+		gateCfg.Distress = DistressConfig{Fraction: 0.9, Consecutive: 2, Smoothing: 0.1, Forecast: true}
 	}
 	enc, err := telemetry.NewEncoder(agent.EncoderConfig())
 	if err != nil {
@@ -51,7 +78,7 @@ func benchmarkDecision(b *testing.B, m *qnet.Model, meta qnet.Metadata, encCfg t
 	if err := enc.SetBaseline(proflow.Baseline{Overflow: 23000, FlowCount: 2, Throughput: 23e6}); err != nil {
 		b.Fatal(err)
 	}
-	gate, err := NewGate(DefaultGateConfig())
+	gate, err := NewGate(gateCfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,6 +107,10 @@ func benchmarkDecision(b *testing.B, m *qnet.Model, meta qnet.Metadata, encCfg t
 		if err := agent.Score(d.Scores, &in); err != nil {
 			b.Fatal(err)
 		}
+		if err := agent.Forecast(&d.Forecast, &in); err != nil {
+			b.Fatal(err)
+		}
+		d.Throughput = obs.Flow.Throughput
 		gate.Admit(&d)
 	}
 }
