@@ -1565,26 +1565,33 @@ func TestControllerDecisionLoad(t *testing.T) {
 	}
 }
 
-// The controller asks a Forecaster policy for its forecast after Score and
-// hands it to the gate in Decision.Forecast; a failed forecast holds the
-// placement like a failed Score.
+// The controller asks a Forecaster policy for its forecast after a Score
+// that puts another switch above the current one, and hands it to the
+// gate in Decision.Forecast; a failed forecast holds the placement like a
+// failed Score.
 func TestControllerForecast(t *testing.T) {
 	r := newRig(t, nil)
 	var gateSaw proflow.FlowForecast
-	r.gate = func(d *proflow.Decision) { gateSaw = d.Forecast; argmaxGate(d) }
+	r.gate = func(d *proflow.Decision) { gateSaw = d.Forecast; d.Target, d.Reason = -1, proflow.ReasonVotes }
+	calls := 0
 	r.forecast = func(f *proflow.FlowForecast, in *proflow.Input) error {
+		calls++
 		if in.Current != 0 || len(in.State) != 8 {
 			t.Errorf("forecast input: current %d, %d state values; want 0 and 8", in.Current, len(in.State))
 		}
 		*f = proflow.FlowForecast{OK: true, Throughput: 1e7, AppLimited: 0.25}
 		return nil
 	}
-	want := proflow.FlowForecast{OK: true, Throughput: 1e7, AppLimited: 0.25}
-	if d := r.step(); d.Forecast != want || gateSaw != want {
-		t.Errorf("decision forecast %+v, the gate saw %+v; want %+v", d.Forecast, gateSaw, want)
+	if d := r.step(); calls != 0 || d.Forecast.OK || gateSaw.OK { // scores {1, 0, 0, 0}: the current switch is best
+		t.Errorf("no switch above the current one: %d forecasts, decision %+v, gate %+v; want none", calls, d.Forecast, gateSaw)
 	}
-	r.forecast = func(f *proflow.FlowForecast, in *proflow.Input) error { return errBoom }
 	r.scores = []float64{0, 0, 3, 1}
+	want := proflow.FlowForecast{OK: true, Throughput: 1e7, AppLimited: 0.25}
+	if d := r.step(); calls != 1 || d.Forecast != want || gateSaw != want {
+		t.Errorf("agg3 above the current switch: %d forecasts, decision %+v, the gate saw %+v; want 1 and %+v", calls, d.Forecast, gateSaw, want)
+	}
+	r.gate = argmaxGate
+	r.forecast = func(f *proflow.FlowForecast, in *proflow.Input) error { return errBoom }
 	d := r.step()
 	if d.Reason != proflow.ReasonPolicy || !errors.Is(d.Err, errBoom) || d.Rerouted || d.Forecast.OK || r.placement() != 0 {
 		t.Errorf("failed forecast: reason %q, err %v, rerouted %v, forecast %+v, placement %d; want a held placement on agg1", d.Reason, d.Err, d.Rerouted, d.Forecast, r.placement())

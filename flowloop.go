@@ -102,7 +102,7 @@ func (fl *flowLoop) decide(obs *Observation, d *Decision) {
 		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
 		return
 	}
-	if f, ok := fl.pol.(Forecaster); ok {
+	if f, ok := fl.pol.(Forecaster); ok && outscored(d.Scores, d.Current) {
 		if err := call("Forecaster", "Forecast", f, func() error { return f.Forecast(&d.Forecast, &fl.in) }); err != nil {
 			d.Forecast = FlowForecast{}
 			d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: forecast: %w", err)
@@ -139,6 +139,20 @@ func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
 	if err != nil {
 		fl.estimator.Restart()
 		d.Err = fmt.Errorf("proflow: baseline window restarts: %w", err)
+	}
+	return false
+}
+
+// outscored reports whether some switch scores strictly above the current
+// one: only then can the gate admit a move.
+func outscored(scores []float64, current int) bool {
+	if current < 0 || current >= len(scores) {
+		return true // let the gate report the bad index
+	}
+	for k, s := range scores {
+		if k != current && s > scores[current] {
+			return true
+		}
 	}
 	return false
 }

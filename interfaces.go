@@ -64,10 +64,13 @@ type Policy interface {
 
 // Forecaster is implemented by a policy that can also forecast the
 // protected flow's next sample (a learned policy with a dynamics model:
-// policy.Agent with policy.Forecast). After a successful Score the
-// controller calls Forecast with the same input and puts what it wrote in
-// Decision.Forecast, where a Gate may read it (policy.DistressConfig's
-// Forecast); an error holds the placement like a failed Score.
+// policy.Agent with policy.Forecast). After a successful Score that puts
+// some switch strictly above the current one (only then can the gate move
+// the flow) the controller calls Forecast with the same input and puts
+// what it wrote in Decision.Forecast, where a Gate may read it
+// (policy.DistressConfig's Forecast); on other steps Decision.Forecast
+// stays empty, which spares a quiet step the dynamics model's cost. An
+// error holds the placement like a failed Score.
 type Forecaster interface {
 	// Forecast writes into f the flow's sample expected at the next step
 	// if it stays on in.Current, and sets f.OK; it leaves f.OK false when
