@@ -279,9 +279,9 @@ func (a *Agent) Clone() *Agent {
 // the agent's states: a dynamics model of another fabric size, layout or
 // scaling is refused with an error naming both.
 func (a *Agent) SetForecast(f *Forecast) error {
-	if f != nil && f.enc != a.enc {
+	if f != nil && f.Reads() != a.enc {
 		return fmt.Errorf("policy: agent: the dynamics model reads %s states of a %d×%d fabric (rate scale %g), the agent %s states of a %d×%d fabric (rate scale %g): use the dynamics model trained for this fabric",
-			f.enc.LayoutName(), f.enc.NumSwitches, f.enc.NumLeaves, f.enc.RateScale, a.enc.LayoutName(), a.enc.NumSwitches, a.enc.NumLeaves, a.enc.RateScale)
+			f.Reads().LayoutName(), f.Reads().NumSwitches, f.Reads().NumLeaves, f.Reads().RateScale, a.enc.LayoutName(), a.enc.NumSwitches, a.enc.NumLeaves, a.enc.RateScale)
 	}
 	a.fc = f
 	return nil

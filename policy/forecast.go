@@ -37,6 +37,10 @@ type Forecast struct {
 	enc telemetry.EncoderConfig
 	in  []float32
 	out []float32
+
+	// from is the deployment's encoder when the forecast reads a view of
+	// a larger fabric (Project); zero otherwise.
+	from telemetry.EncoderConfig
 }
 
 // NewForecast returns a forecast for states encoded with enc from net, a
@@ -64,7 +68,39 @@ func (f *Forecast) Encoder() telemetry.EncoderConfig { return f.enc }
 
 // Clone returns a forecast sharing the weights with its own buffers.
 func (f *Forecast) Clone() *Forecast {
-	return &Forecast{net: f.net.Clone(), enc: f.enc, in: make([]float32, len(f.in)), out: make([]float32, len(f.out))}
+	return &Forecast{net: f.net.Clone(), enc: f.enc, in: make([]float32, len(f.in)), out: make([]float32, len(f.out)), from: f.from}
+}
+
+// Reads returns the encoder configuration of the states Flow takes: the
+// deployment's for a projecting forecast (Project), else Encoder's.
+func (f *Forecast) Reads() telemetry.EncoderConfig {
+	if f.from.NumSwitches > 0 {
+		return f.from
+	}
+	return f.enc
+}
+
+// Project returns a forecast that reads the states of enc, a fabric with
+// more aggregation switches than the dynamics model's and otherwise the
+// same encoding (the same congestion leaves, layout and scaling), through
+// a view of the dynamics model's size: the flow's switch, then the
+// switches after it in index order (wrapping round) until the view is
+// full, every leaf, and the flow's features, which in layouts v6 to v8
+// carry its own switch's reserve deficit and drain rate. Switches beyond
+// the view are not read. The flow's next sample is mostly its own
+// switch's and its own, so a per-size dynamics model can forecast it on a
+// larger fabric; how well is measured, not assumed (training/doc.go,
+// "Forecasts on fabrics of other sizes").
+func (f *Forecast) Project(enc telemetry.EncoderConfig) (*Forecast, error) {
+	same := enc
+	same.NumSwitches = f.enc.NumSwitches
+	if enc.NumSwitches <= f.enc.NumSwitches || same != f.enc {
+		return nil, fmt.Errorf("policy: forecast: a dynamics model of %d switches and %d leaves (%s) cannot read a view of %d switches and %d leaves (%s): it needs more switches and otherwise the same encoding",
+			f.enc.NumSwitches, f.enc.NumLeaves, f.enc.LayoutName(), enc.NumSwitches, enc.NumLeaves, enc.LayoutName())
+	}
+	c := f.Clone()
+	c.from = enc
+	return c, nil
 }
 
 // Flow writes into dst the flow's sample f_ψ expects at the next step if
@@ -77,21 +113,29 @@ func (f *Forecast) Flow(dst *proflow.FlowForecast, in *proflow.Input) error {
 	if in == nil {
 		return errors.New("policy: forecast: nil input")
 	}
-	dim, nS := f.enc.Dim(), f.enc.NumSwitches
-	if len(in.State) != dim {
-		return fmt.Errorf("policy: forecast: state of %d values, want %d", len(in.State), dim)
+	dim := f.enc.Dim()
+	reads := f.Reads()
+	if len(in.State) != reads.Dim() {
+		return fmt.Errorf("policy: forecast: state of %d values, want %d", len(in.State), reads.Dim())
 	}
-	if in.Current < 0 || in.Current >= nS {
-		return fmt.Errorf("policy: forecast: current switch %d, want 0..%d", in.Current, nS-1)
+	if in.Current < 0 || in.Current >= reads.NumSwitches {
+		return fmt.Errorf("policy: forecast: current switch %d, want 0..%d", in.Current, reads.NumSwitches-1)
 	}
-	copy(f.in, in.State)
+	current := in.Current
+	if f.from.NumSwitches > 0 {
+		f.view(f.in[:dim], in.State, in.Current)
+		current = 0
+	} else {
+		copy(f.in, in.State)
+	}
 	oh := f.in[dim:]
 	clear(oh)
-	oh[in.Current] = 1
+	oh[current] = 1
 	if err := f.net.Forward(f.out, f.in); err != nil {
 		return fmt.Errorf("policy: forecast: %w", err)
 	}
-	next := func(i int) float64 { return min(max(float64(in.State[i]+f.out[i]), 0), 1) }
+	s := f.in[:dim] // the state the network read
+	next := func(i int) float64 { return min(max(float64(s[i]+f.out[i]), 0), 1) }
 	fo := f.enc.FlowOffset()
 	dst.Throughput = next(fo+telemetry.FeatureThroughput) * f.enc.ThroughputScale
 	if f.enc.LayoutName() != telemetry.StateLayout {
@@ -99,6 +143,23 @@ func (f *Forecast) Flow(dst *proflow.FlowForecast, in *proflow.Input) error {
 	}
 	dst.OK = true
 	return nil
+}
+
+// view writes into dst, a state of the dynamics model's size, the view
+// Project describes of s, a state of f.from's fabric with the flow on
+// current: slot j holds switch (current + j) mod |S|, so the flow's
+// switch is slot 0.
+func (f *Forecast) view(dst, s []float32, current int) {
+	from, to := f.from, f.enc
+	w := to.SwitchWidth()
+	for j := range to.NumSwitches {
+		k := (current + j) % from.NumSwitches
+		copy(dst[to.AggOffset(j):to.AggOffset(j)+w], s[from.AggOffset(k):from.AggOffset(k)+w])
+	}
+	copy(dst[to.LeafOffset(0):to.PlacementOffset()], s[from.LeafOffset(0):from.PlacementOffset()])
+	clear(dst[to.PlacementOffset():to.FlowOffset()])
+	dst[to.PlacementOffset()] = 1
+	copy(dst[to.FlowOffset():], s[from.FlowOffset():])
 }
 
 // The dynamics-model file format (proflow train writes it beside the
@@ -201,9 +262,10 @@ func readForecast(r io.Reader) (*Forecast, map[string]string, error) {
 }
 
 // LoadForecasts reads the dynamics models proflow train saved beside the
-// model file modelPath: NAME.dynamics.safetensors and every
-// NAME.dynamics-SxL.safetensors (the sizes of a universal model's
-// training), in name order. None is not an error.
+// model file modelPath: NAME.dynamics.safetensors (the model's own
+// fabric) first, then every NAME.dynamics-SxL.safetensors (the other
+// sizes of a universal model's training) in name order. None is not an
+// error.
 func LoadForecasts(modelPath string) ([]*Forecast, error) {
 	dir, base := filepath.Split(modelPath)
 	stem := strings.TrimSuffix(base, ".safetensors") + ".dynamics"
@@ -224,25 +286,38 @@ func LoadForecasts(modelPath string) ([]*Forecast, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, f)
+		if n == stem+".safetensors" {
+			out = append([]*Forecast{f}, out...)
+		} else {
+			out = append(out, f)
+		}
 	}
 	return out, nil
 }
 
 // forecastFor returns a clone of the forecast among fs that reads exactly
-// enc's states, or nil.
+// enc's states, or else the first of fs that can read a view of them
+// (Project), or nil.
 func forecastFor(fs []*Forecast, enc telemetry.EncoderConfig) *Forecast {
 	for _, f := range fs {
 		if f.enc == enc {
 			return f.Clone()
 		}
 	}
+	for _, f := range fs {
+		if p, err := f.Project(enc); err == nil {
+			return p
+		}
+	}
 	return nil
 }
 
 // AttachForecast gives a the forecast among fs that reads its states
-// (Agent.SetForecast) and reports whether one did; an agent on a fabric
-// none of them was trained for keeps none.
+// (Agent.SetForecast): the one trained for its fabric, or else the first
+// of fs (LoadForecasts puts the model's own fabric's first) that reads a
+// view of a fabric with more switches and the same leaves (Project). It
+// reports whether one did; an agent on a fabric with fewer switches than
+// every dynamics model of its leaf count keeps none.
 func AttachForecast(a *Agent, fs []*Forecast) bool {
 	f := forecastFor(fs, a.enc)
 	if f == nil {

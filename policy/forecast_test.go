@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,14 +202,92 @@ func TestLoadModelAttachesForecast(t *testing.T) {
 	if err := a.Forecast(&f, in); err != nil || !f.OK {
 		t.Errorf("the loaded agent's forecast %+v, %v; want one", f, err)
 	}
-	// A fabric the dynamics model was not trained for: no forecast.
+	// A fabric with more switches than the dynamics model's: a view of it.
 	six := proflow.PaperTopology()
 	six.Switches = append(six.Switches, "agg5", "agg6")
 	b, _, err := LoadModel(path, telemetry.DefaultEncoderConfig(six))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Forecast(&f, &proflow.Input{State: make(proflow.State, b.EncoderConfig().Dim()), Current: 0}); err != nil || f.OK {
-		t.Errorf("6 switches: forecast %+v, %v; want none", f, err)
+	if err := b.Forecast(&f, &proflow.Input{State: make(proflow.State, b.EncoderConfig().Dim()), Current: 5}); err != nil || !f.OK {
+		t.Errorf("6 switches: forecast %+v, %v; want one, of a view", f, err)
+	}
+	// Fewer switches than the dynamics model's: none.
+	two := proflow.PaperTopology()
+	two.Switches = two.Switches[:2]
+	c, _, err := LoadModel(path, telemetry.DefaultEncoderConfig(two))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Forecast(&f, &proflow.Input{State: make(proflow.State, c.EncoderConfig().Dim()), Current: 0}); err != nil || f.OK {
+		t.Errorf("2 switches: forecast %+v, %v; want none", f, err)
+	}
+}
+
+// Project's view of a larger fabric holds the flow's switch first, then
+// the switches after it in index order, wrapping round, every leaf, the
+// flow's features and the one-hot of slot 0; it refuses fabrics it cannot
+// view.
+func TestForecastProject(t *testing.T) {
+	small := v8Encoder(t)
+	f, err := NewForecast(linearDynamics(t, small, nil, 0), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	six := small
+	six.NumSwitches = 6
+	p, err := f.Project(six)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Reads() != six || p.Encoder() != small {
+		t.Errorf("projection reads %+v through %+v, want the 6-switch encoder through the 4-switch one", p.Reads(), p.Encoder())
+	}
+	s := make([]float32, six.Dim())
+	w := six.SwitchWidth()
+	for k := range 6 {
+		for i := range w {
+			s[six.AggOffset(k)+i] = float32(k + 1)
+		}
+	}
+	for i := six.LeafOffset(0); i < six.PlacementOffset(); i++ {
+		s[i] = 100 + float32(i)
+	}
+	s[six.PlacementOffset()+4] = 1
+	for i := six.FlowOffset(); i < six.Dim(); i++ {
+		s[i] = 200 + float32(i-six.FlowOffset())
+	}
+	dst := make([]float32, small.Dim())
+	p.view(dst, s, 4)
+	for j, k := range []int{4, 5, 0, 1} {
+		if got := dst[small.AggOffset(j)]; got != float32(k+1) {
+			t.Errorf("view slot %d holds switch %v, want %d", j, got-1, k)
+		}
+	}
+	for i := small.LeafOffset(0); i < small.PlacementOffset(); i++ {
+		if want := s[six.LeafOffset(0)+i-small.LeafOffset(0)]; dst[i] != want {
+			t.Errorf("view leaf value %d = %v, want %v", i, dst[i], want)
+		}
+	}
+	if got := dst[small.PlacementOffset() : small.PlacementOffset()+4]; !slices.Equal(got, []float32{1, 0, 0, 0}) {
+		t.Errorf("view placement %v, want slot 0", got)
+	}
+	for i := small.FlowOffset(); i < small.Dim(); i++ {
+		if want := 200 + float32(i-small.FlowOffset()); dst[i] != want {
+			t.Errorf("view flow feature %d = %v, want %v", i-small.FlowOffset(), dst[i], want)
+		}
+	}
+	var got proflow.FlowForecast
+	if err := p.Flow(&got, &proflow.Input{State: s, Current: 4}); err != nil || !got.OK {
+		t.Errorf("projected Flow: %+v, %v; want a forecast", got, err)
+	}
+	if err := p.Flow(&got, &proflow.Input{State: make([]float32, small.Dim()), Current: 0}); err == nil {
+		t.Error("projected Flow on a 4-switch state: no error")
+	}
+	for _, bad := range []telemetry.EncoderConfig{small, func() telemetry.EncoderConfig { c := six; c.NumLeaves = 7; return c }(),
+		func() telemetry.EncoderConfig { c := six; c.RateScale *= 2; return c }()} {
+		if _, err := f.Project(bad); err == nil {
+			t.Errorf("Project(%d switches, %d leaves, rate scale %g): no error", bad.NumSwitches, bad.NumLeaves, bad.RateScale)
+		}
 	}
 }

@@ -2762,6 +2762,35 @@
 //     same scenarios behind, by the same amounts, on/off 58.9 SLO seconds
 //     instead of 59.0; the held-out reports at base seed 9900 below print
 //     the same rows.
+//   - Forecasts on fabrics of other sizes (policy.Forecast.Project,
+//     session 28; written before the judged runs). The dynamics models
+//     are per fabric size (4x3, 2x3, 4x7, 8x3), so at 6 and 16 switches
+//     the forecast gate ran on measured samples, and the held-out losses
+//     there that every fit shares are of the class the forecast answered
+//     at 4x3 (H6x3-18, H16x3-61: repeated bursts). Project reads a view of
+//     a larger fabric with the same leaves: the flow's switch, the
+//     switches after it in index order, every leaf and the flow's own
+//     features (its switch's deficit and drain rate among them). Looked at
+//     before this rule (development data only): static's traces of
+//     D1–D64, D6x3-1…64 and D16x3-1…64 (base seed 1, one repeat), the
+//     first two-in-a-row forecast below 0.9 of the healthy level against
+//     the first two such samples. The 4x3 model on 4x3: 34 episodes where
+//     both came, the forecast 0–5 s first (mostly 0.5–2 s), one where only
+//     the forecast came (D7). The 4x3 model's view of 6x3: 30 both, 0–2 s
+//     first (one 34.5 s), two forecast only (D6x3-11, -58); of 16x3: 31
+//     both, 0–2.5 s first, two forecast only (D16x3-7, -57). The 8x3
+//     model's view of 16x3: 31 both, 0–1 s first, mostly 0; the 2x3's of
+//     6x3 0–2.5 s, two forecast only. So the view is read by the model's
+//     own fabric's dynamics model (LoadForecasts puts it first), 4x3 here.
+//     The rule: with Project in AttachForecast (and nothing else changed;
+//     at 4x3, 2x3, 4x7 and 8x3 the exact models are used as before, so
+//     only the sized checks can move), the sized development families of
+//     mk/judge.sh (D6x3-1…64 and D16x3-1…64, base seed 1, 2 repeats)
+//     for the committed model and the other three pinned fits, against
+//     their counts behind the adopted gate (3, 5, 5, 6). Adopted if the
+//     committed model's count is lower than 3 and the four together lower
+//     than 19; the held-out families at 6 and 16 switches (and at the
+//     other bucket rate) then run at base seed 10000, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
