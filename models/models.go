@@ -25,8 +25,8 @@
 // (default.dynamics.safetensors for the paper's 4×3 fabric and
 // default.dynamics-SxL.safetensors for the other training sizes), and
 // LoadDefault gives the agent the one of its fabric, as policy.LoadModel
-// does from the files, or on a fabric none was trained for a view of it
-// read by the 4×3 one (policy.Forecast.Project).
+// does from the files. On a fabric none was trained for the agent
+// forecasts nothing and the gate runs on measured samples alone.
 //
 // The other files of this directory (the datacenter and ovs profiles'
 // models and dynamics models, the gate and training configurations) are

@@ -2791,6 +2791,17 @@
 //     committed model's count is lower than 3 and the four together lower
 //     than 19; the held-out families at 6 and 16 switches (and at the
 //     other bucket rate) then run at base seed 10000, unused.
+//     Measured (build/sz-s1…s4): the committed model D6x3-44 and -55 as
+//     before and D16x3-7 (3.3%) beside D16x3-57, 4 against 3; MODEL_SEED
+//     2 six against five (D16x3-7 again), 3 six against five (D6x3-58
+//     and -54 for -54), 4 six against six: 22 against 19. Not adopted:
+//     AttachForecast takes only a dynamics model of the agent's own
+//     fabric, Project stays an explicit option (Agent.SetForecast), and
+//     base seed 10000 is unused. What it shows: the view forecasts
+//     collapses at 6 and 16 switches about as early as at 4 (static's
+//     traces above), but it ends none of the development losses there
+//     (D6x3-44 and -55 stay, by the same amounts), and its false alarm in
+//     D16x3-7 (three 4 s bursts, as D7 at 4x3) costs a reroute.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
