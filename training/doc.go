@@ -2801,7 +2801,8 @@
 //     collapses at 6 and 16 switches about as early as at 4 (static's
 //     traces above), but it ends none of the development losses there
 //     (D6x3-44 and -55 stay, by the same amounts), and its false alarm in
-//     D16x3-7 (three 4 s bursts, as D7 at 4x3) costs a reroute.
+//     D16x3-7 (two 5 s bursts that leave before the collapse it
+//     forecasts, as D7's at 4x3) costs a reroute.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
