@@ -112,7 +112,11 @@
 // Locator (an enforcer that reads back the placement), FlowValidator (an
 // enforcer that checks a flow against its fabric), Baseliner, Resetter and
 // IntervalBound (a policy trained at one control interval, such as the
-// learned agent: NewController refuses it at another Config.Interval).
+// learned agent: NewController refuses it at another Config.Interval) and
+// Forecaster (a policy that also forecasts the flow's next sample, such
+// as the learned agent with its dynamics model, for a gate that counts
+// forecasts: policy.LoadModel attaches the dynamics model when the
+// model's gate does).
 //
 //	encCfg := telemetry.DefaultEncoderConfig(cfg.Topology)
 //	agent, gateCfg, err := policy.LoadModel("model.safetensors", encCfg) // the gate its model was evaluated behind
