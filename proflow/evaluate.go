@@ -149,6 +149,10 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 				notes = append(notes, note)
 				fmt.Fprintln(e.stderr, "evaluate:", note)
 			}
+			if note := eval.ForecastNote(*model, gate, cfg.Topology()); note != "" {
+				notes = append(notes, note)
+				fmt.Fprintln(e.stderr, "evaluate:", note)
+			}
 		} else if name == eval.ThroughputDropName {
 			var note string
 			if spec, note, err = throughputDropSpec(ctx, "evaluate", *drop, cfg, *parallel); err != nil {

@@ -97,3 +97,25 @@ func TestAgentPolicyForecasts(t *testing.T) {
 		t.Errorf("no dynamics model, a gate without forecasts: %v", err)
 	}
 }
+
+// ForecastNote tells a report when the agent's gate counts forecasts but
+// the fabric has no dynamics model, and says nothing otherwise.
+func TestForecastNote(t *testing.T) {
+	const model = "../../models/default.safetensors"
+	cfg := sim.TestbedConfig()
+	if note := ForecastNote(model, policy.GateConfig{}, cfg.Topology()); note != "" {
+		t.Errorf("4x3, the recorded gate: note %q, want none", note)
+	}
+	six, err := cfg.WithFabric(6, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := ForecastNote(model, policy.GateConfig{}, six.Topology())
+	if !strings.Contains(note, "6×3 fabric") || !strings.Contains(note, "measured samples alone") {
+		t.Errorf("6x3, the recorded gate: note %q, want the fabric and the fallback named", note)
+	}
+	plain := policy.DefaultGateConfig()
+	if note := ForecastNote(model, plain, six.Topology()); note != "" {
+		t.Errorf("6x3, a gate without forecasts: note %q, want none", note)
+	}
+}

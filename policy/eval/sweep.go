@@ -198,6 +198,35 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 	}}, nil
 }
 
+// ForecastNote returns a note for a report when the agent of modelPath
+// behind gate (zero: the gate the model records) counts forecasts but no
+// dynamics model beside it reads the states of topo's fabric, so that the
+// agent runs there on its measured samples alone; "" otherwise, and when
+// the model cannot be read (AgentPolicy reports that).
+func ForecastNote(modelPath string, gate policy.GateConfig, topo proflow.Topology) string {
+	agent, err := policy.LoadAgent(modelPath, telemetry.DefaultEncoderConfig(topo))
+	if err != nil {
+		return ""
+	}
+	if gate == (policy.GateConfig{}) {
+		if gate, err = agent.Gate(); err != nil {
+			return ""
+		}
+	}
+	if !gate.Distress.Forecast {
+		return ""
+	}
+	fs, err := Forecasts(modelPath)
+	if err != nil {
+		return ""
+	}
+	if policy.AttachForecast(agent.Clone(), fs) {
+		return ""
+	}
+	return fmt.Sprintf("The agent's gate counts its dynamics model's forecasts (distress.forecast), but no dynamics model beside %s was trained for the %d×%d fabric: there the agent runs on its measured samples alone.",
+		modelPath, topo.NumSwitches(), topo.NumLeaves())
+}
+
 // Forecasts reads the dynamics models proflow train saved beside the
 // model file modelPath (policy.LoadForecasts). None is not an error.
 func Forecasts(modelPath string) ([]*policy.Forecast, error) { return policy.LoadForecasts(modelPath) }
