@@ -2762,9 +2762,9 @@
 //     same scenarios behind, by the same amounts, on/off 58.9 SLO seconds
 //     instead of 59.0; the held-out reports at base seed 9900 below print
 //     the same rows.
-//     The held-out families at base seed 9900, unused (build/heldout.sh's
-//     commands, every fit behind models/gate-testbed.json; reported, no
-//     choice; docs/reproduction.md, "The forecast gate"): the committed
+//     The held-out families at base seed 9900, unused (the commands of
+//     docs/reproduction.md, "The forecast gate", every fit behind
+//     models/gate-testbed.json; reported, no choice): the committed
 //     model 1.04× [1.02×, 1.07×] the per-scenario best rule on H1–H64,
 //     19 / 45 / 0, none more than 2% behind (H34 the worst, 1.9%), 101% of
 //     the oracle's lead closed, no bulk built-in behind; 6x3 and 16x3 3
