@@ -277,6 +277,11 @@ func TestMultiControllerStepContextEnds(t *testing.T) {
 	})
 	cfg := DefaultMultiConfig()
 	cfg.Interval = time.Millisecond
+	// Neither the step's timeout nor the samples' age may end a step here,
+	// whatever else loads the machine: the test is about the context ending
+	// with its step, not about time running out (both default to the
+	// interval's order).
+	cfg.StepTimeout, cfg.MaxSampleAge = time.Minute, time.Minute
 	cfg.Baseline = &Baseline{Overflow: 1e6, FlowCount: 10, Throughput: 1e6}
 	parts := FlowParts{
 		Encoder: func(ProtectedFlow) (StateEncoder, error) { return placementEncoder{}, nil },
