@@ -102,11 +102,7 @@ func LoadDefault(enc telemetry.EncoderConfig) (*policy.Agent, policy.GateConfig,
 		if err != nil {
 			return nil, policy.GateConfig{}, err
 		}
-		if n == "default.dynamics.safetensors" { // the model's own fabric first, as policy.LoadForecasts
-			fcs = append([]*policy.Forecast{f}, fcs...)
-		} else {
-			fcs = append(fcs, f)
-		}
+		fcs = append(fcs, f)
 	}
 	policy.AttachForecast(a, fcs)
 	return a, g, nil

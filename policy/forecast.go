@@ -267,8 +267,8 @@ func readForecast(r io.Reader) (*Forecast, map[string]string, error) {
 // LoadForecasts reads the dynamics models proflow train saved beside the
 // model file modelPath: NAME.dynamics.safetensors (the model's own
 // fabric) first, then every NAME.dynamics-SxL.safetensors (the other
-// sizes of a universal model's training) in name order. None is not an
-// error.
+// sizes of a universal model's training) in name order. With none beside
+// it, it fails, naming NAME.dynamics.safetensors.
 func LoadForecasts(modelPath string) ([]*Forecast, error) {
 	dir, base := filepath.Split(modelPath)
 	stem := strings.TrimSuffix(base, ".safetensors") + ".dynamics"
@@ -295,6 +295,10 @@ func LoadForecasts(modelPath string) ([]*Forecast, error) {
 			out = append(out, f)
 		}
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("policy: no dynamics model beside %s (%s), which a gate that counts forecasts (distress.forecast) needs",
+			modelPath, filepath.Join(dir, stem+".safetensors"))
+	}
 	return out, nil
 }
 
@@ -318,9 +322,5 @@ func forecastFor(fs []*Forecast, enc telemetry.EncoderConfig) *Forecast {
 // Agent.SetForecast to try it.
 func AttachForecast(a *Agent, fs []*Forecast) bool {
 	f := forecastFor(fs, a.enc)
-	if f == nil {
-		return false
-	}
-	a.fc = f
-	return true
+	return f != nil && a.SetForecast(f) == nil
 }

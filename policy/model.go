@@ -89,10 +89,6 @@ func LoadModel(path string, enc telemetry.EncoderConfig) (*Agent, GateConfig, er
 		if err != nil {
 			return nil, GateConfig{}, err
 		}
-		if len(fs) == 0 {
-			return nil, GateConfig{}, fmt.Errorf("policy: model %s records a gate that counts forecasts (distress.forecast) but there is no dynamics model beside it (%s)",
-				path, strings.TrimSuffix(path, ".safetensors")+".dynamics.safetensors")
-		}
 		AttachForecast(a, fs)
 	}
 	return a, g, nil

@@ -149,9 +149,9 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 				notes = append(notes, note)
 				fmt.Fprintln(e.stderr, "evaluate:", note)
 			}
-			if note := eval.ForecastNote(*model, gate, cfg.Topology()); note != "" {
-				notes = append(notes, note)
-				fmt.Fprintln(e.stderr, "evaluate:", note)
+			if spec.Note != "" {
+				notes = append(notes, spec.Note)
+				fmt.Fprintln(e.stderr, "evaluate:", spec.Note)
 			}
 		} else if name == eval.ThroughputDropName {
 			var note string

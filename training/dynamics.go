@@ -149,6 +149,8 @@ func ReadDynamics(r io.Reader) (*DynamicsModel, Provenance, error) {
 func readDynamics(r io.Reader) (*DynamicsModel, Provenance, error) {
 	f, meta, err := policy.ReadForecast(r, "")
 	if err != nil {
+		// ReadForecast wraps its cause once with its own prefix; the
+		// callers here add theirs.
 		return nil, Provenance{}, errors.Unwrap(err)
 	}
 	d, err := NewDynamicsModel(f.Encoder(), f.Net())

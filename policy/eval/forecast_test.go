@@ -19,7 +19,7 @@ import (
 // agent forecasts, on a 6x3 one, for which none was trained, it does not.
 func TestAgentPolicyForecasts(t *testing.T) {
 	const model = "../../models/default.safetensors"
-	fs, err := Forecasts(model)
+	fs, err := policy.LoadForecasts(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,24 +98,33 @@ func TestAgentPolicyForecasts(t *testing.T) {
 	}
 }
 
-// ForecastNote tells a report when the agent's gate counts forecasts but
-// the fabric has no dynamics model, and says nothing otherwise.
-func TestForecastNote(t *testing.T) {
+// AgentPolicy's Note tells a report when the agent's gate counts
+// forecasts but the fabric has no dynamics model, and says nothing
+// otherwise.
+func TestAgentPolicyForecastNote(t *testing.T) {
 	const model = "../../models/default.safetensors"
 	cfg := sim.TestbedConfig()
-	if note := ForecastNote(model, policy.GateConfig{}, cfg.Topology()); note != "" {
+	noteFor := func(gate policy.GateConfig, topo proflow.Topology) string {
+		t.Helper()
+		spec, err := AgentPolicy("agent", model, gate, topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec.Note
+	}
+	if note := noteFor(policy.GateConfig{}, cfg.Topology()); note != "" {
 		t.Errorf("4x3, the recorded gate: note %q, want none", note)
 	}
 	six, err := cfg.WithFabric(6, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	note := ForecastNote(model, policy.GateConfig{}, six.Topology())
+	note := noteFor(policy.GateConfig{}, six.Topology())
 	if !strings.Contains(note, "6×3 fabric") || !strings.Contains(note, "measured samples alone") {
 		t.Errorf("6x3, the recorded gate: note %q, want the fabric and the fallback named", note)
 	}
 	plain := policy.DefaultGateConfig()
-	if note := ForecastNote(model, plain, six.Topology()); note != "" {
+	if note := noteFor(plain, six.Topology()); note != "" {
 		t.Errorf("6x3, a gate without forecasts: note %q, want none", note)
 	}
 }

@@ -31,6 +31,10 @@ type PolicySpec struct {
 	// Model is the metadata of a learned policy's model; nil for the
 	// others.
 	Model *qnet.Metadata
+	// Note, when set, is something a report on this policy should say
+	// (AgentPolicy: its gate counts forecasts the fabric has no dynamics
+	// model for).
+	Note string
 }
 
 // factoryFor returns the policy's factory for a scenario: ForScenario's
@@ -140,10 +144,11 @@ func LoadGateConfig(path string) (policy.GateConfig, error) { return policy.Load
 //
 // A gate that counts forecasts (policy.DistressConfig.Forecast) needs the
 // dynamics models that proflow train saved beside the model
-// (NAME.dynamics.safetensors, NAME.dynamics-SxL.safetensors; Forecasts):
-// each episode's agent gets the one that reads its states, and one on a
-// fabric none of them was trained for runs without a forecast, on its
-// measured samples alone.
+// (NAME.dynamics.safetensors, NAME.dynamics-SxL.safetensors;
+// policy.LoadForecasts): each episode's agent gets the one that reads its
+// states, and one on a fabric none of them was trained for runs without a
+// forecast, on its measured samples alone, which PolicySpec.Note says for
+// topo's fabric.
 func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.Topology) (PolicySpec, error) {
 	// LoadAgent, not LoadModel: the dynamics models are read below only
 	// when the gate in force counts forecasts, which another -gate may not.
@@ -162,17 +167,18 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 		return PolicySpec{}, err
 	}
 	var forecasts []*policy.Forecast
+	var note string
 	if gate.Distress.Forecast {
-		if forecasts, err = Forecasts(modelPath); err != nil {
+		if forecasts, err = policy.LoadForecasts(modelPath); err != nil {
 			return PolicySpec{}, fmt.Errorf("eval: policy %s: %w", name, err)
 		}
-		if len(forecasts) == 0 {
-			return PolicySpec{}, fmt.Errorf("eval: policy %s: the gate counts forecasts (distress.forecast) but there is no dynamics model beside %s (%s)",
-				name, modelPath, strings.TrimSuffix(modelPath, ".safetensors")+".dynamics.safetensors")
+		if !policy.AttachForecast(agent.Clone(), forecasts) {
+			note = fmt.Sprintf("The agent's gate counts its dynamics model's forecasts (distress.forecast), but no dynamics model beside %s was trained for the %d×%d fabric: there the agent runs on its measured samples alone.",
+				modelPath, topo.NumSwitches(), topo.NumLeaves())
 		}
 	}
 	meta := agent.Metadata()
-	return PolicySpec{Name: name, Model: &meta, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
+	return PolicySpec{Name: name, Model: &meta, Note: note, New: func(topo proflow.Topology) (proflow.StateEncoder, proflow.Policy, proflow.Gate, error) {
 		// A universal model is deployed on the episode's own fabric; a
 		// per-fabric one was checked against topo above.
 		var a *policy.Agent
@@ -197,39 +203,6 @@ func AgentPolicy(name, modelPath string, gate policy.GateConfig, topo proflow.To
 		return enc, a, g, nil
 	}}, nil
 }
-
-// ForecastNote returns a note for a report when the agent of modelPath
-// behind gate (zero: the gate the model records) counts forecasts but no
-// dynamics model beside it reads the states of topo's fabric, so that the
-// agent runs there on its measured samples alone; "" otherwise, and when
-// the model cannot be read (AgentPolicy reports that).
-func ForecastNote(modelPath string, gate policy.GateConfig, topo proflow.Topology) string {
-	agent, err := policy.LoadAgent(modelPath, telemetry.DefaultEncoderConfig(topo))
-	if err != nil {
-		return ""
-	}
-	if gate == (policy.GateConfig{}) {
-		if gate, err = agent.Gate(); err != nil {
-			return ""
-		}
-	}
-	if !gate.Distress.Forecast {
-		return ""
-	}
-	fs, err := Forecasts(modelPath)
-	if err != nil {
-		return ""
-	}
-	if policy.AttachForecast(agent.Clone(), fs) {
-		return ""
-	}
-	return fmt.Sprintf("The agent's gate counts its dynamics model's forecasts (distress.forecast), but no dynamics model beside %s was trained for the %d×%d fabric: there the agent runs on its measured samples alone.",
-		modelPath, topo.NumSwitches(), topo.NumLeaves())
-}
-
-// Forecasts reads the dynamics models proflow train saved beside the
-// model file modelPath (policy.LoadForecasts). None is not an error.
-func Forecasts(modelPath string) ([]*policy.Forecast, error) { return policy.LoadForecasts(modelPath) }
 
 // Sweep describes an evaluation on the simulated fabric: every policy on
 // every scenario, Repeats times. Repeat r of a scenario uses the same seed
