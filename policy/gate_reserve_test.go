@@ -20,6 +20,16 @@ type loadStep struct {
 	want    gateOut
 }
 
+// mustGate returns NewGate(cfg), failing the test on an error.
+func mustGate(t *testing.T, cfg GateConfig) *Gate {
+	t.Helper()
+	g, err := NewGate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func runLoadGate(t *testing.T, g *Gate, steps []loadStep) {
 	t.Helper()
 	for i, s := range steps {
@@ -51,10 +61,7 @@ func TestGateReserve(t *testing.T) {
 	cfg := GateConfig{Margin: 0.5, Votes: 4, Reserve: true}
 
 	t.Run("bursts onto a switch held at C add up", func(t *testing.T) {
-		g, err := NewGate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustGate(t, cfg)
 		runLoadGate(t, g, []loadStep{
 			{0, toward1, 5, 0, vote(1, 1)},
 			{0, toward1, 5, 1, vote(1, 2)}, // 4 s of C drained
@@ -67,10 +74,7 @@ func TestGateReserve(t *testing.T) {
 	})
 
 	t.Run("a gap that refills the switch forgets the votes", func(t *testing.T) {
-		g, err := NewGate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustGate(t, cfg)
 		runLoadGate(t, g, []loadStep{
 			{0, toward1, 5, 0, vote(1, 1)},
 			{0, toward1, 5, 1, vote(1, 2)}, // 4 s of C drained
@@ -86,10 +90,7 @@ func TestGateReserve(t *testing.T) {
 	})
 
 	t.Run("a streak in a row counts whatever the load", func(t *testing.T) {
-		g, err := NewGate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustGate(t, cfg)
 		runLoadGate(t, g, []loadStep{
 			{0, toward1, 0.5, 0, vote(1, 1)},
 			{0, toward1, 0.5, 1, vote(1, 2)},
@@ -99,10 +100,7 @@ func TestGateReserve(t *testing.T) {
 	})
 
 	t.Run("a move and Reset forget the votes", func(t *testing.T) {
-		g, err := NewGate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustGate(t, cfg)
 		runLoadGate(t, g, []loadStep{
 			{0, toward2, 5, 0, vote(2, 1)},
 			{0, toward1, 5, 1, vote(1, 1)},
