@@ -107,51 +107,13 @@ func runBound(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("bound: every twin is the scenario itself (%s): pick other -at times or -twins", strings.Join(skipped, ", "))
 	}
 	ruleNames := eval.DeployablePolicies()
-	var rules []eval.PolicySpec
-	var notes []string
-	for _, n := range ruleNames {
-		var spec eval.PolicySpec
-		if build := calibratedPolicy(n); build != nil {
-			var note string
-			spec, note, err = build(ctx, "bound", dropCalibrate, cfg, *parallel)
-			notes = append(notes, note)
-		} else {
-			spec, err = eval.ReferencePolicy(n)
-		}
-		if err != nil {
-			return fmt.Errorf("bound: %w", err)
-		}
-		rules = append(rules, spec)
+	rules, notes, err := deployableRules(ctx, "bound", cfg, *parallel)
+	if err != nil {
+		return err
 	}
-	var cands []eval.PolicySpec
-	for _, n := range splitList(*candidates) {
-		var spec eval.PolicySpec
-		switch n {
-		case "agent":
-			var gate policy.GateConfig
-			if *gatePath != "" {
-				if gate, err = eval.LoadGateConfig(*gatePath); err != nil {
-					return badFlag("bound", "gate", *gatePath, fmt.Sprintf("a GateConfig JSON file (%v)", err))
-				}
-			}
-			spec, err = eval.AgentPolicy("agent", *model, gate, cfg.Topology())
-		case eval.OracleName:
-			spec = eval.OraclePolicy()
-		default:
-			// A deployable rule set beside the bound: how far it falls
-			// behind the best rule (itself among them) in its worst twin.
-			// It shares the rule's episodes, so it costs no simulation.
-			i := slices.Index(ruleNames, n)
-			if i < 0 {
-				return badFlag("bound", "policies", *candidates, fmt.Sprintf("a comma-separated list of agent, %s or the deployable rules %s (%q is none of them)",
-					eval.OracleName, strings.Join(ruleNames, ", "), n))
-			}
-			spec = rules[i]
-		}
-		if err != nil {
-			return fmt.Errorf("bound: %w", err)
-		}
-		cands = append(cands, spec)
+	cands, err := candidatePolicies("bound", *candidates, *model, *gatePath, cfg, rules)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("bound: -out: %w", err)
@@ -212,4 +174,67 @@ func runBound(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "bound: %d scenarios, %d twins in %v; report %s, figure %s\n", len(fans), len(pairs), time.Since(start).Round(time.Millisecond), report, fig)
 	return nil
+}
+
+// deployableRules builds the deployable rules (eval.DeployablePolicies),
+// calibrating throughput-drop and latency-threshold on the profile's
+// congestion-free traffic, for command cmd; it returns the calibrations'
+// notes beside them.
+func deployableRules(ctx context.Context, cmd string, cfg sim.Config, parallel int) ([]eval.PolicySpec, []string, error) {
+	var rules []eval.PolicySpec
+	var notes []string
+	for _, n := range eval.DeployablePolicies() {
+		var spec eval.PolicySpec
+		var err error
+		if build := calibratedPolicy(n); build != nil {
+			var note string
+			spec, note, err = build(ctx, cmd, dropCalibrate, cfg, parallel)
+			notes = append(notes, note)
+		} else {
+			spec, err = eval.ReferencePolicy(n)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+		rules = append(rules, spec)
+	}
+	return rules, notes, nil
+}
+
+// candidatePolicies builds the policies of a -policies list for command
+// cmd: agent (from model behind the gate file gatePath, or the gate the
+// model records when it is ""), the oracle, or one of rules (the
+// deployable rules, in the order of eval.DeployablePolicies), which a
+// candidate then shares.
+func candidatePolicies(cmd, list, model, gatePath string, cfg sim.Config, rules []eval.PolicySpec) ([]eval.PolicySpec, error) {
+	ruleNames := eval.DeployablePolicies()
+	var cands []eval.PolicySpec
+	for _, n := range splitList(list) {
+		var spec eval.PolicySpec
+		var err error
+		switch n {
+		case "agent":
+			var gate policy.GateConfig
+			if gatePath != "" {
+				if gate, err = eval.LoadGateConfig(gatePath); err != nil {
+					return nil, badFlag(cmd, "gate", gatePath, fmt.Sprintf("a GateConfig JSON file (%v)", err))
+				}
+			}
+			spec, err = eval.AgentPolicy("agent", model, gate, cfg.Topology())
+		case eval.OracleName:
+			spec = eval.OraclePolicy()
+		default:
+			i := slices.Index(ruleNames, n)
+			if i < 0 {
+				return nil, badFlag(cmd, "policies", list, fmt.Sprintf("a comma-separated list of agent, %s or the deployable rules %s (%q is none of them)",
+					eval.OracleName, strings.Join(ruleNames, ", "), n))
+			}
+			spec = rules[i]
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+		cands = append(cands, spec)
+	}
+	return cands, nil
 }
