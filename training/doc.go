@@ -2850,7 +2850,7 @@
 //     D1–D64 and J1–J64 (base seed 1, one repeat) with Depth 53.3 s
 //     against the first sample below half the flow's baseline while not
 //     application-limited: with Horizon 2 s it fires 1–2 s before that
-//     collapse in every D scenario that collapses (29 of them) but D64
+//     collapse in every D scenario that collapses (34 of them) but D64
 //     (at 10 s, 32.5 s early), at 81.5 s in D7 where nothing collapses,
 //     never in a D scenario without a collapse; in J1–J64 1–3 s before on
 //     every rate and bulk-like collapse, and where tc's overflow begins
