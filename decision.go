@@ -22,6 +22,10 @@ const (
 	ReasonVotes Reason = "votes"
 	// ReasonCooldown: a reroute happened less than the cooldown ago.
 	ReasonCooldown Reason = "cooldown"
+	// ReasonReserve: the gate admits the candidate by its votes, but the
+	// current switch's reserve lasts longer than the gate's drain horizon
+	// (policy.GateConfig.Drain), so the move waits.
+	ReasonReserve Reason = "reserve"
 	// ReasonBaseline: the controller is still learning the episode baseline.
 	ReasonBaseline Reason = "baseline"
 	// ReasonTelemetry: telemetry failed; the placement is held.
@@ -55,7 +59,7 @@ const (
 // placement step of a MultiController held a move the gate admitted
 // (ReasonJoint), or because it runs in shadow mode (ReasonShadow). The
 // gate's own reasons to stay (ReasonStay, ReasonMargin, ReasonVotes,
-// ReasonCooldown) and ReasonBaseline are not holds.
+// ReasonCooldown, ReasonReserve) and ReasonBaseline are not holds.
 func (r Reason) Held() bool {
 	return r == ReasonJoint || r == ReasonShadow || r.Failed()
 }

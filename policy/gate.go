@@ -78,6 +78,50 @@ type GateConfig struct {
 	// drained"; off in the committed gates). Off is the paper's gate; not
 	// together with Window.
 	Reserve bool `json:"reserve,omitempty"`
+	// Drain, when set (Depth > 0), holds a move the votes admit while the
+	// current switch's token bucket, by the gate's estimate, lasts longer
+	// than Drain.Horizon (see DrainConfig): a crowd the reserve can carry
+	// for longer than the horizon may still leave before it hurts the
+	// flow, and a move made then costs its reroute for nothing. A move
+	// that distress admits is never held. Off is the paper's gate.
+	Drain DrainConfig `json:"drain,omitzero"`
+}
+
+// DrainConfig says how long the current switch's reserve lasts. The gate
+// keeps the deficit D of the switch's token bucket in seconds of the
+// bucket rate C: the integral of Decision.Load − 1 over decision time
+// since the flow came to the switch (a change of the current switch
+// starts it at 0, as a full bucket), clipped at 0. While the switch sends
+// above C (Load > 1) the bucket empties in (Depth − D)/(Load − 1)
+// seconds at the present load; at or below C it never does. A move the
+// votes admit waits while that time is longer than Horizon. It reads only
+// Decision.Load and the deployment's bucket depth: no learned value.
+type DrainConfig struct {
+	// Depth is the bucket's depth in seconds of C (its burst in bytes
+	// over its rate in bytes a second: the testbed profile's 1,332,500,000
+	// B at 25 MB/s is 53.3 s); 0 turns Drain off.
+	Depth float64 `json:"depth"`
+	// Horizon is how long before the bucket empties a held move goes
+	// ahead, > 0: the lead a move needs to land before the flow suffers.
+	Horizon time.Duration `json:"horizon"`
+}
+
+// enabled reports whether Drain is on.
+func (c DrainConfig) enabled() bool { return c != DrainConfig{} }
+
+// validate lists the problems of an enabled configuration.
+func (c DrainConfig) validate() []error {
+	if !c.enabled() {
+		return nil
+	}
+	var errs []error
+	if !(c.Depth > 0) || math.IsInf(c.Depth, 0) {
+		errs = append(errs, fmt.Errorf("drain depth %v, want a finite number of seconds of the bucket rate > 0", c.Depth))
+	}
+	if c.Horizon <= 0 {
+		errs = append(errs, fmt.Errorf("drain horizon %v, want > 0", c.Horizon))
+	}
+	return errs
 }
 
 // DistressConfig says when the protected flow is in distress: its
@@ -192,6 +236,7 @@ func (c GateConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("reserve with window %v, want one way of remembering votes: window 0 with reserve, or reserve off", c.Window))
 	}
 	errs = append(errs, c.Distress.validate()...)
+	errs = append(errs, c.Drain.validate()...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("policy: invalid gate config: %w", err)
 	}
@@ -232,6 +277,9 @@ func (c GateConfig) Validate() error {
 // With Distress set, condition 2 is waived while the flow is in distress
 // (DistressConfig): its throughput, Decision.Throughput, low for
 // Distress.Consecutive samples in a row. Conditions 1 and 3 still hold.
+// With Drain set, a move conditions 1–3 admit without distress also waits
+// while the current switch's reserve lasts longer than Drain.Horizon
+// (DrainConfig); the candidate's votes keep counting meanwhile.
 // The gate learns the flow's healthy level from the decisions it sees
 // and forgets it on Reset; a decision whose Throughput is negative or not
 // finite holds the placement with ReasonPolicy and Err set and restarts
@@ -243,8 +291,8 @@ func (c GateConfig) Validate() error {
 //
 // Admit fills Best, Margin (ΔQ), Votes (the candidate's streak), Cooldown
 // (time left, 0 when none), Target (k_best when admitted, −1 otherwise) and
-// Reason: ReasonStay, ReasonMargin, ReasonVotes or ReasonCooldown when it
-// holds, and ReasonRerouted when it admits (the controller then moves the
+// Reason: ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown or
+// ReasonReserve when it holds, and ReasonRerouted when it admits (the controller then moves the
 // flow and keeps that reason, or replaces it with ReasonEnforcer). A Current
 // that does not index Scores, or a NaN or infinite score, holds the placement
 // with ReasonPolicy and Err set, and resets the streak.
@@ -259,6 +307,7 @@ func (c GateConfig) Validate() error {
 //	Pareto     only undominated destinations      default off
 //	Window     count votes over a time window     default off (in a row)
 //	Reserve    count votes while the reserve is drained  default off (in a row)
+//	Drain      hold moves while the reserve lasts  default off
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -273,6 +322,8 @@ type Gate struct {
 	held      []int   // per switch, the votes remembered (Reserve)
 	drain     float64 // seconds of the rate C the current switch sent above it since the first held vote (Reserve)
 	last      time.Time
+	deficit   float64   // D of the current switch's bucket, seconds of C (Drain)
+	deficitAt time.Time // the decision time D was last advanced to, zero before (Drain)
 }
 
 // vote is one step's candidate and its decision time (GateConfig.Window).
@@ -318,6 +369,7 @@ func (g *Gate) resetStreak() {
 	g.votes = g.votes[:0]
 	g.forgetHeld()
 	g.last = time.Time{}
+	g.deficit, g.deficitAt = 0, time.Time{}
 }
 
 // forgetHeld forgets the votes Reserve remembers and the drain since the
@@ -466,6 +518,9 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if err == nil {
 		err = g.reserve(d, len(d.Scores))
 	}
+	if err == nil {
+		err = g.advanceDeficit(d, cur != g.current)
+	}
 	if err != nil {
 		g.resetStreak()
 		d.Reason, d.Err = proflow.ReasonPolicy, err
@@ -509,8 +564,44 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		d.Reason = proflow.ReasonVotes
 	case d.Cooldown > 0:
 		d.Reason = proflow.ReasonCooldown
+	case !distressed && g.lasts(d.Load):
+		d.Reason = proflow.ReasonReserve
 	default:
 		d.Target = best
 		d.Reason = proflow.ReasonRerouted
 	}
+}
+
+// advanceDeficit advances the current switch's bucket deficit to d.Time
+// (GateConfig.Drain), from 0 when moved (the current switch changed). It
+// refuses a Load that is negative or not finite.
+func (g *Gate) advanceDeficit(d *proflow.Decision, moved bool) error {
+	if !g.cfg.Drain.enabled() {
+		return nil
+	}
+	if !(d.Load >= 0) || math.IsInf(d.Load, 0) {
+		return fmt.Errorf("policy: gate: current switch load %v, want a finite ratio >= 0", d.Load)
+	}
+	if moved || g.deficitAt.IsZero() {
+		g.deficit, g.deficitAt = 0, d.Time
+		return nil
+	}
+	if dt := d.Time.Sub(g.deficitAt).Seconds(); dt > 0 {
+		g.deficit = max(0, g.deficit+(d.Load-1)*dt)
+		g.deficitAt = d.Time
+	}
+	return nil
+}
+
+// lasts reports whether, with Drain set, the current switch's bucket
+// lasts longer than the horizon at the present load.
+func (g *Gate) lasts(load float64) bool {
+	c := g.cfg.Drain
+	if !c.enabled() {
+		return false
+	}
+	if load <= 1 {
+		return true
+	}
+	return (c.Depth-g.deficit)/(load-1) > c.Horizon.Seconds()
 }

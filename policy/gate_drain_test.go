@@ -1,0 +1,99 @@
+package policy
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+)
+
+// With Drain the gate holds a move its votes admit while the current
+// switch's bucket, drained by the integral of Load − 1 since the flow came
+// to it, lasts longer than the horizon at the present load; it lets the
+// move go once the bucket is that close to empty, and never holds a flow
+// in distress.
+func TestGateDrain(t *testing.T) {
+	toward1 := []float64{0, 1, 0, 0}
+	vote := func(votes int) gateOut {
+		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonVotes}
+	}
+	held := func(votes int) gateOut {
+		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonReserve}
+	}
+	moved := func(votes int) gateOut {
+		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: 1, Reason: proflow.ReasonRerouted}
+	}
+	// A bucket of 10 s of C, a 2 s horizon, 2 votes.
+	cfg := GateConfig{Margin: 0.5, Votes: 2, Drain: DrainConfig{Depth: 10, Horizon: 2 * time.Second}}
+
+	t.Run("held until the bucket is within the horizon of empty", func(t *testing.T) {
+		runLoadGate(t, mustGate(t, cfg), []loadStep{
+			{0, toward1, 3, 0, vote(1)},  // D starts at 0
+			{0, toward1, 3, 1, held(2)},  // D = 2: (10 − 2)/2 = 4 s left
+			{0, toward1, 3, 2, held(3)},  // D = 4: 3 s left
+			{0, toward1, 3, 3, moved(4)}, // D = 6: 2 s left, not more than the horizon
+		})
+	})
+	t.Run("a switch at or below C never empties", func(t *testing.T) {
+		runLoadGate(t, mustGate(t, cfg), []loadStep{
+			{0, toward1, 1, 0, vote(1)},
+			{0, toward1, 1, 100, held(2)},
+			{0, toward1, 0.5, 200, held(3)},
+		})
+	})
+	t.Run("a higher load shortens the wait", func(t *testing.T) {
+		runLoadGate(t, mustGate(t, cfg), []loadStep{
+			{0, toward1, 3, 0, vote(1)},
+			{0, toward1, 3, 1, held(2)},  // D = 2, 4 s left at load 3
+			{0, toward1, 9, 2, moved(3)}, // D = 10: (10 − 10)/8 = 0 s left
+		})
+	})
+	t.Run("a new switch starts full", func(t *testing.T) {
+		toward2 := []float64{0, 0, 1, 0}
+		runLoadGate(t, mustGate(t, cfg), []loadStep{
+			{0, toward1, 3, 0, vote(1)},
+			{0, toward1, 3, 1, held(2)},
+			{0, toward1, 3, 3, moved(3)}, // D = 6 on switch 0
+			{1, toward2, 3, 4, gateOut{Best: 2, Margin: 1, Votes: 1, Target: -1, Reason: proflow.ReasonVotes}},
+			{1, toward2, 3, 5, gateOut{Best: 2, Margin: 1, Votes: 2, Target: -1, Reason: proflow.ReasonReserve}}, // D = 2 on switch 1, not 8
+		})
+	})
+}
+
+// A flow in distress moves at once, whatever its switch's reserve.
+func TestGateDrainDistress(t *testing.T) {
+	cfg := GateConfig{Margin: 0.5, Votes: 20, Drain: DrainConfig{Depth: 50, Horizon: 2 * time.Second},
+		Distress: DistressConfig{Fraction: 0.9, Consecutive: 2, Smoothing: 0.1}}
+	g := mustGate(t, cfg)
+	scores := []float64{0, 1, 0, 0}
+	for i, phi := range []float64{10, 10, 1, 1} {
+		d := proflow.Decision{Time: at(float64(i)), Current: 0, Scores: scores, Load: 2, Throughput: phi, Best: -1, Target: -1}
+		g.Admit(&d)
+		if want := i == 3; (d.Target == 1) != want || d.Err != nil {
+			t.Fatalf("step %d (throughput %v): target %d, reason %s, err %v; want a move only at the second low sample", i, phi, d.Target, d.Reason, d.Err)
+		}
+	}
+}
+
+func TestGateDrainInput(t *testing.T) {
+	for _, c := range []struct {
+		cfg  DrainConfig
+		want string
+	}{
+		{DrainConfig{Depth: -1, Horizon: time.Second}, "drain depth -1, want a finite number of seconds of the bucket rate > 0"},
+		{DrainConfig{Depth: math.Inf(1), Horizon: time.Second}, "drain depth +Inf"},
+		{DrainConfig{Depth: 50}, "drain horizon 0s, want > 0"},
+	} {
+		if _, err := NewGate(GateConfig{Margin: 0.2, Votes: 2, Drain: c.cfg}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("drain %+v: error %v, want one containing %q", c.cfg, err, c.want)
+		}
+	}
+	g := mustGate(t, GateConfig{Margin: 0.2, Votes: 2, Drain: DrainConfig{Depth: 50, Horizon: time.Second}})
+	d := proflow.Decision{Time: at(0), Current: 0, Scores: []float64{0, 1, 0, 0}, Load: math.NaN(), Best: -1, Target: -1}
+	g.Admit(&d)
+	if d.Reason != proflow.ReasonPolicy || d.Err == nil || !strings.Contains(d.Err.Error(), "current switch load NaN, want a finite ratio >= 0") || d.Target != -1 {
+		t.Errorf("load NaN: reason %s, err %v, target %d; want a held placement naming the load", d.Reason, d.Err, d.Target)
+	}
+}
