@@ -95,7 +95,9 @@ type GateConfig struct {
 // above C (Load > 1) the bucket empties in (Depth − D)/(Load − 1)
 // seconds at the present load; at or below C it never does. A move the
 // votes admit waits while that time is longer than Horizon. It reads only
-// Decision.Load and the deployment's bucket depth: no learned value.
+// Decision.Load and the deployment's bucket depth: no learned value. With
+// Waive, a bucket within Horizon of empty also waives the Votes, as
+// distress does.
 type DrainConfig struct {
 	// Depth is the bucket's depth in seconds of C (its burst in bytes
 	// over its rate in bytes a second: the testbed profile's 1,332,500,000
@@ -104,6 +106,12 @@ type DrainConfig struct {
 	// Horizon is how long before the bucket empties a held move goes
 	// ahead, > 0: the lead a move needs to land before the flow suffers.
 	Horizon time.Duration `json:"horizon"`
+	// Waive, when set, also counts a bucket within Horizon of empty as
+	// distress: a candidate that beats the current switch by more than
+	// Margin is then admitted without its Votes (the cooldown still
+	// holds), as DistressConfig.Forecast admits it when the dynamics
+	// model sees the flow collapsing. Without it the estimate only holds.
+	Waive bool `json:"waive,omitempty"`
 }
 
 // enabled reports whether Drain is on.
@@ -279,7 +287,9 @@ func (c GateConfig) Validate() error {
 // Distress.Consecutive samples in a row. Conditions 1 and 3 still hold.
 // With Drain set, a move conditions 1–3 admit without distress also waits
 // while the current switch's reserve lasts longer than Drain.Horizon
-// (DrainConfig); the candidate's votes keep counting meanwhile.
+// (DrainConfig); the candidate's votes keep counting meanwhile. With
+// Drain.Waive, a reserve within Drain.Horizon of empty waives condition 2
+// as distress does.
 // The gate learns the flow's healthy level from the decisions it sees
 // and forgets it on Reset; a decision whose Throughput is negative or not
 // finite holds the placement with ReasonPolicy and Err set and restarts
@@ -292,8 +302,9 @@ func (c GateConfig) Validate() error {
 // Admit fills Best, Margin (ΔQ), Votes (the candidate's streak), Cooldown
 // (time left, 0 when none), Target (k_best when admitted, −1 otherwise) and
 // Reason: ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown or
-// ReasonReserve when it holds, and ReasonRerouted when it admits (the controller then moves the
-// flow and keeps that reason, or replaces it with ReasonEnforcer). A Current
+// ReasonReserve when it holds, and ReasonRerouted when it admits (the
+// controller then moves the flow and keeps that reason, or replaces it
+// with ReasonEnforcer). A Current
 // that does not index Scores, or a NaN or infinite score, holds the placement
 // with ReasonPolicy and Err set, and resets the streak.
 //
@@ -520,6 +531,9 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 	if err == nil {
 		err = g.advanceDeficit(d, cur != g.current)
+	}
+	if err == nil && g.cfg.Drain.Waive && !g.lasts(d.Load) {
+		distressed = true // the bucket is within the horizon of empty
 	}
 	if err != nil {
 		g.resetStreak()

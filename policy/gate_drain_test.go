@@ -97,3 +97,22 @@ func TestGateDrainInput(t *testing.T) {
 		t.Errorf("load NaN: reason %s, err %v, target %d; want a held placement naming the load", d.Reason, d.Err, d.Target)
 	}
 }
+
+// With Waive, a bucket within the horizon of empty waives the votes: a
+// second burst onto a switch the first left drained moves the flow before
+// its votes are in.
+func TestGateDrainWaive(t *testing.T) {
+	toward1 := []float64{0, 1, 0, 0}
+	quiet := []float64{1, 0, 0, 0}
+	cfg := GateConfig{Margin: 0.5, Votes: 4, Drain: DrainConfig{Depth: 10, Horizon: 2 * time.Second, Waive: true}}
+	runLoadGate(t, mustGate(t, cfg), []loadStep{
+		{0, toward1, 3, 0, gateOut{Best: 1, Margin: 1, Votes: 1, Target: -1, Reason: proflow.ReasonVotes}},
+		{0, toward1, 3, 1, gateOut{Best: 1, Margin: 1, Votes: 2, Target: -1, Reason: proflow.ReasonVotes}}, // D = 2
+		{0, toward1, 3, 2, gateOut{Best: 1, Margin: 1, Votes: 3, Target: -1, Reason: proflow.ReasonVotes}}, // D = 4
+		{0, quiet, 1, 3, gateOut{Best: 0, Target: -1, Reason: proflow.ReasonStay}},                         // the burst leaves; at C, D = 4 stays
+		{0, quiet, 1, 30, gateOut{Best: 0, Target: -1, Reason: proflow.ReasonStay}},                        // the flow alone keeps it at C
+		// The next burst: D = 6, (10 − 6)/2 = 2 s left, within the
+		// horizon: the first vote moves the flow.
+		{0, toward1, 3, 31, gateOut{Best: 1, Margin: 1, Votes: 1, Target: 1, Reason: proflow.ReasonRerouted}},
+	})
+}
