@@ -312,6 +312,7 @@ type GateConfig struct {
 	Pareto    bool           `yaml:"pareto"`
 	Window    time.Duration  `yaml:"window"`
 	Reserve   bool           `yaml:"reserve"`
+	Drain     DrainConfig    `yaml:"drain"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -332,13 +333,26 @@ func (d DistressConfig) Policy() policy.DistressConfig {
 	return policy.DistressConfig(d)
 }
 
+// DrainConfig is policy.DrainConfig in YAML: given, it replaces the
+// model's as a whole; all zero ({}) turns the hold off.
+type DrainConfig struct {
+	Depth   float64       `yaml:"depth"`
+	Horizon time.Duration `yaml:"horizon"`
+	Waive   bool          `yaml:"waive,omitempty"`
+}
+
+// Policy returns the settings as policy.DrainConfig.
+func (d DrainConfig) Policy() policy.DrainConfig {
+	return policy.DrainConfig(d)
+}
+
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy()}
 }
 
 // gateKeys is a set of GateConfig's keys.
-type gateKeys uint8
+type gateKeys uint16
 
 const (
 	gateMargin gateKeys = 1 << iota
@@ -349,6 +363,7 @@ const (
 	gatePareto
 	gateWindow
 	gateReserve
+	gateDrain
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -361,6 +376,7 @@ type gateYAML struct {
 	Pareto    *bool           `yaml:"pareto,omitempty"`
 	Window    *time.Duration  `yaml:"window,omitempty"`
 	Reserve   *bool           `yaml:"reserve,omitempty"`
+	Drain     *DrainConfig    `yaml:"drain,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -410,6 +426,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateReserve
 	}
+	if y.Drain != nil {
+		g.Drain = *y.Drain
+	} else {
+		g.omitted |= gateDrain
+	}
 	return nil
 }
 
@@ -449,6 +470,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Reserve = new(bool)
 		*y.Reserve = g.Reserve
 	}
+	if !g.has(gateDrain) {
+		y.Drain = new(DrainConfig)
+		*y.Drain = g.Drain
+	}
 	return y, nil
 }
 
@@ -461,7 +486,8 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 // over returns g with the keys left out taken from base.
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
-		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve}
+		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve,
+		Drain: DrainConfig(base.Drain)}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -485,6 +511,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateReserve) {
 		out.Reserve = g.Reserve
+	}
+	if !g.has(gateDrain) {
+		out.Drain = g.Drain
 	}
 	return out
 }
