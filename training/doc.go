@@ -2902,6 +2902,28 @@
 //     and the four fits together fewer than 82); if adopted, recorded in
 //     the committed model and the held-out families run at base seed
 //     10000, unused.
+//     Measured (mk/judge.sh behind the committed model, about 4 min;
+//     build/judge-drw-s1): D7 behind at both base seeds as before, E1–E64,
+//     the bulk built-ins and the S6 files level; the sized families behind
+//     in D6x3-11, -58 and D16x3-7, -57 (D6x3-24 no longer: the second
+//     burst now moves the flow 2 s before the bucket empties); but six
+//     on/off built-ins worse than static (O2, O3, O6, O8, O9, O10) and
+//     J19's on/off flow at both base seeds; J1–J64 rate 0.41× and 0.42×,
+//     rr unchanged, no quiet-trap move: 2 + 4 + 0 + 6 = 12 against 7. Not
+//     adopted; Drain stays in the gate as an option, off in every
+//     committed gate, and base seed 10000 is still unused. What the two
+//     entries show together: behind the adopted gate the sized families
+//     lose D6x3-44, -55 and D16x3-57; behind the hold D6x3-4, -24, -42
+//     and D16x3-22, -57; behind the hold with the waiver D6x3-11, -58 and
+//     D16x3-7, -57. Each timing rule, the vote count, the reserve's end or
+//     both, loses its own three to five of the 128: a move made when the
+//     reserve is nearly gone is needless when the burst leaves in the
+//     next two seconds (D6x3-11, D16x3-7, as the forecast's false alarms
+//     in "Forecasts on fabrics of other sizes"), one held until then is
+//     late when a later burst finds the reserve spent, and one made on
+//     the votes is needless when the reserve outlasts the crowd. On/off
+//     flows pay for any move the waiver adds (each move costs the bursts
+//     after it their window).
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
