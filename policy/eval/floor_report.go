@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"strconv"
@@ -120,21 +121,22 @@ func FloorCSV(rows []FloorRow) [][]string {
 func WriteFloorPlot(path string, kinds []FloorKind, candidates []string) error {
 	p := plot.New()
 	p.Title.Text = "What any policy moving at most once can do, picked with hindsight"
-	p.Y.Label.Text = "SLO-violation seconds per episode, mean over the kind's scenarios"
+	p.Y.Label.Text = "SLO seconds per episode (mean over scenarios)"
 	p.X.Label.Text = "kind of protected flow"
 	p.Add(plotter.NewGrid())
 	type series struct {
 		name string
+		c    color.Color
 		v    func(FloorKind) float64
 	}
 	all := []series{
-		{"best single rule", func(k FloorKind) float64 { return k.BestRuleSLO }},
-		{"half the best rule", func(k FloorKind) float64 { return k.BestRuleSLO / 2 }},
-		{"hindsight single move", func(k FloorKind) float64 { return k.Hindsight }},
-		{"best measured", func(k FloorKind) float64 { return k.Best }},
+		{"best single rule", color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, func(k FloorKind) float64 { return k.BestRuleSLO }},
+		{"half the best rule", color.RGBA{0xc7, 0xc7, 0xc7, 0xff}, func(k FloorKind) float64 { return k.BestRuleSLO / 2 }},
+		{"hindsight single move", color.RGBA{0x8c, 0x56, 0x4b, 0xff}, func(k FloorKind) float64 { return k.Hindsight }},
+		{"best measured", color.RGBA{0xe3, 0x77, 0xc2, 0xff}, func(k FloorKind) float64 { return k.Best }},
 	}
-	for _, c := range candidates {
-		all = append(all, series{c, func(k FloorKind) float64 {
+	for i, c := range candidates {
+		all = append(all, series{c, policyColor(c, i), func(k FloorKind) float64 {
 			if v, ok := k.Candidates[c]; ok {
 				return v
 			}
@@ -152,13 +154,13 @@ func WriteFloorPlot(path string, kinds []FloorKind, candidates []string) error {
 		for i, k := range kinds {
 			vals[i] = s.v(k)
 		}
-		if err := addBars(p, s.name, vals, errBars{}, width, vg.Length(float64(j)-(n-1)/2)*width, policyColor(s.name, j)); err != nil {
+		if err := addBars(p, s.name, vals, errBars{}, width, vg.Length(float64(j)-(n-1)/2)*width, s.c); err != nil {
 			return err
 		}
 	}
 	p.NominalX(names...)
 	p.Legend.Top = true
 	p.Y.Min = 0
-	headroom(p)
-	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(4+2*len(kinds))*vg.Inch, 4*vg.Inch)
+	p.Y.Max *= 1.8 // room for the legend's rows above the bars
+	return writeGrid(path, [][]*plot.Plot{{p}}, vg.Length(5+2*len(kinds))*vg.Inch, 5*vg.Inch)
 }
