@@ -116,3 +116,23 @@ func TestGateDrainWaive(t *testing.T) {
 		{0, toward1, 3, 31, gateOut{Best: 1, Margin: 1, Votes: 1, Target: 1, Reason: proflow.ReasonRerouted}},
 	})
 }
+
+// A gate file carries the drain settings; a drain without a horizon, or
+// with a key the gate does not know, is refused by name.
+func TestReadGateConfigDrain(t *testing.T) {
+	g, err := ReadGateConfig(strings.NewReader(`{"votes": 20, "drain": {"depth": 53.3, "horizon": 2000000000, "waive": true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (DrainConfig{Depth: 53.3, Horizon: 2 * time.Second, Waive: true}); g.Drain != want || g.Votes != 20 {
+		t.Errorf("drain %+v, votes %d; want %+v and 20", g.Drain, g.Votes, want)
+	}
+	for _, c := range []struct{ json, want string }{
+		{`{"drain": {"depth": 53.3}}`, "drain horizon 0s, want > 0"},
+		{`{"drain": {"depth": 53.3, "horizon": 1000000000, "lead": 3}}`, `unknown field "lead"`},
+	} {
+		if _, err := ReadGateConfig(strings.NewReader(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.json, err, c.want)
+		}
+	}
+}
