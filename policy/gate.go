@@ -304,9 +304,9 @@ func (c GateConfig) Validate() error {
 // Reason: ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown or
 // ReasonReserve when it holds, and ReasonRerouted when it admits (the
 // controller then moves the flow and keeps that reason, or replaces it
-// with ReasonEnforcer). A Current
-// that does not index Scores, or a NaN or infinite score, holds the placement
-// with ReasonPolicy and Err set, and resets the streak.
+// with ReasonEnforcer). A Current that does not index Scores, or a NaN or
+// infinite score, holds the placement with ReasonPolicy and Err set, and
+// resets the streak (the Drain estimate of the switch's bucket stays).
 //
 // # Parameters
 //
@@ -333,8 +333,9 @@ type Gate struct {
 	held      []int   // per switch, the votes remembered (Reserve)
 	drain     float64 // seconds of the rate C the current switch sent above it since the first held vote (Reserve)
 	last      time.Time
-	deficit   float64   // D of the current switch's bucket, seconds of C (Drain)
-	deficitAt time.Time // the decision time D was last advanced to, zero before (Drain)
+	deficit   float64   // D of the bucket of switch deficitOf, seconds of C (Drain)
+	deficitOf int       // the switch deficit is kept for, -1 before the first (Drain)
+	deficitAt time.Time // the decision time deficit was last advanced to (Drain)
 }
 
 // vote is one step's candidate and its decision time (GateConfig.Window).
@@ -353,24 +354,25 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Gate{cfg: cfg, candidate: -1, current: -1}, nil
+	return &Gate{cfg: cfg, candidate: -1, current: -1, deficitOf: -1}, nil
 }
 
 // Immediate returns a gate that admits every strictly better switch at once:
 // δ = 0, W = 1, no cooldown. Use it with the reference policies (Static,
 // Reactive, Crowd), which debounce and cool down by themselves.
 func Immediate() *Gate {
-	return &Gate{cfg: GateConfig{Margin: 0, Votes: 1}, candidate: -1, current: -1}
+	return &Gate{cfg: GateConfig{Margin: 0, Votes: 1}, candidate: -1, current: -1, deficitOf: -1}
 }
 
 // Config returns the gate's settings.
 func (g *Gate) Config() GateConfig { return g.cfg }
 
-// Reset forgets the vote streak and the flow's healthy level (a new
-// episode).
+// Reset forgets the vote streak, the flow's healthy level and the
+// bucket deficit (a new episode).
 func (g *Gate) Reset() {
 	g.resetStreak()
 	g.healthy = 0
+	g.deficit, g.deficitOf, g.deficitAt = 0, -1, time.Time{}
 }
 
 // resetStreak forgets the vote streak and the run of low samples, as a
@@ -380,7 +382,6 @@ func (g *Gate) resetStreak() {
 	g.votes = g.votes[:0]
 	g.forgetHeld()
 	g.last = time.Time{}
-	g.deficit, g.deficitAt = 0, time.Time{}
 }
 
 // forgetHeld forgets the votes Reserve remembers and the drain since the
@@ -530,7 +531,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		err = g.reserve(d, len(d.Scores))
 	}
 	if err == nil {
-		err = g.advanceDeficit(d, cur != g.current)
+		err = g.advanceDeficit(d)
 	}
 	if err == nil && g.cfg.Drain.Waive && !g.lasts(d.Load) {
 		distressed = true // the bucket is within the horizon of empty
@@ -587,17 +588,17 @@ func (g *Gate) Admit(d *proflow.Decision) {
 }
 
 // advanceDeficit advances the current switch's bucket deficit to d.Time
-// (GateConfig.Drain), from 0 when moved (the current switch changed). It
-// refuses a Load that is negative or not finite.
-func (g *Gate) advanceDeficit(d *proflow.Decision, moved bool) error {
+// (GateConfig.Drain), from 0 on a switch it was not kept for (the flow
+// moved: a full bucket). It refuses a Load that is negative or not finite.
+func (g *Gate) advanceDeficit(d *proflow.Decision) error {
 	if !g.cfg.Drain.enabled() {
 		return nil
 	}
 	if !(d.Load >= 0) || math.IsInf(d.Load, 0) {
 		return fmt.Errorf("policy: gate: current switch load %v, want a finite ratio >= 0", d.Load)
 	}
-	if moved || g.deficitAt.IsZero() {
-		g.deficit, g.deficitAt = 0, d.Time
+	if d.Current != g.deficitOf {
+		g.deficit, g.deficitOf, g.deficitAt = 0, d.Current, d.Time
 		return nil
 	}
 	if dt := d.Time.Sub(g.deficitAt).Seconds(); dt > 0 {

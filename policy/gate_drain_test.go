@@ -136,3 +136,30 @@ func TestReadGateConfigDrain(t *testing.T) {
 		}
 	}
 }
+
+// A step held on bad input restarts the votes but keeps the estimate of
+// the switch's bucket; Reset (a new episode) forgets it.
+func TestGateDrainKeepsEstimate(t *testing.T) {
+	cfg := GateConfig{Margin: 0.5, Votes: 2, Drain: DrainConfig{Depth: 10, Horizon: 2 * time.Second}}
+	g := mustGate(t, cfg)
+	step := func(s float64, scores []float64) proflow.Decision {
+		d := proflow.Decision{Time: at(s), Current: 0, Scores: scores, Load: 3, Best: -1, Target: -1}
+		g.Admit(&d)
+		return d
+	}
+	toward1 := []float64{0, 1, 0, 0}
+	step(0, toward1)
+	step(1, toward1) // D = 2
+	if d := step(1.5, []float64{0, math.NaN(), 0, 0}); d.Reason != proflow.ReasonPolicy {
+		t.Fatalf("a NaN score: reason %s, want %s", d.Reason, proflow.ReasonPolicy)
+	}
+	step(2, toward1) // D = 4: the bad step held before the estimate, which spans it
+	if d := step(3, toward1); d.Reason != proflow.ReasonRerouted {
+		t.Errorf("after the bad step: reason %s with %d votes, want %s (D = 6 of 10: 2 s left)", d.Reason, d.Votes, proflow.ReasonRerouted)
+	}
+	g.Reset()
+	step(10, toward1)
+	if d := step(11, toward1); d.Reason != proflow.ReasonReserve {
+		t.Errorf("after Reset: reason %s, want %s (a full bucket: D = 2, 4 s left)", d.Reason, proflow.ReasonReserve)
+	}
+}
