@@ -69,6 +69,9 @@ func runFloor(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *every != 0 && *every < cfg.Interval {
+		return badFlag("floor", "every", every.String(), fmt.Sprintf("0 or at least the profile's control interval %v (a move lands at a decision time)", cfg.Interval))
+	}
 	all, err := selectScenarios(*scenarios, files, cfg, sim.DefaultLimits())
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)

@@ -65,6 +65,7 @@ func TestFloorCommandRefusesBadInput(t *testing.T) {
 		{[]string{"-kinds", "bulk"}, "a comma-separated list of rr, rate, onoff, each once"},
 		{[]string{"-kinds", "rate,rate"}, "a comma-separated list of rr, rate, onoff, each once"},
 		{[]string{"-every", "-1s"}, "a positive duration"},
+		{[]string{"-every", "100ms"}, "0 or at least the profile's control interval 500ms"},
 		{[]string{"-scenarios", "S1"}, "at least one scenario protecting a flow of kind rr, rate, onoff"},
 		{[]string{"-scenarios", "V1", "-policies", "nope"}, `"nope" is none of them`},
 	} {

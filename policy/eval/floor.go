@@ -90,8 +90,8 @@ func Floor(ctx context.Context, spec FloorSpec) ([]FloorRow, error) {
 	if every == 0 {
 		every = cfg.Interval
 	}
-	if every < 0 {
-		return nil, fmt.Errorf("eval: floor: schedules every %v, want a positive spacing", every)
+	if every < cfg.Interval {
+		return nil, fmt.Errorf("eval: floor: schedules every %v, want a positive spacing of at least the control interval %v (a move lands at a decision time)", every, cfg.Interval)
 	}
 	topo := cfg.Topology()
 	type entry struct {
@@ -251,6 +251,9 @@ func FloorKinds(rows []FloorRow, rng *rand.Rand) []FloorKind {
 			if m < fk.BestRuleSLO || (m == fk.BestRuleSLO && name < fk.BestRule) {
 				fk.BestRule, fk.BestRuleSLO = name, m
 			}
+		}
+		if fk.BestRule == "" {
+			fk.BestRuleSLO = math.NaN() // no rule ran
 		}
 		rule := make([]float64, len(of))
 		for i, r := range of {

@@ -76,7 +76,7 @@ func TestFloorRefusesBulk(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "S1 protects 1 flows of kind bulk") || !strings.Contains(err.Error(), "want one rr, rate or onoff flow") {
 		t.Fatalf("Floor on S1 (a bulk flow): error %v, want one naming the kind and what is expected", err)
 	}
-	if _, err := Floor(context.Background(), FloorSpec{Scenarios: []*sim.Scenario{shortRate(t)}, Rules: boundRules(t), Repeats: 1, Every: -time.Second}); err == nil || !strings.Contains(err.Error(), "want a positive spacing") {
+	if _, err := Floor(context.Background(), FloorSpec{Scenarios: []*sim.Scenario{shortRate(t)}, Rules: boundRules(t), Repeats: 1, Every: -time.Second}); err == nil || !strings.Contains(err.Error(), "want a positive spacing of at least the control interval") {
 		t.Fatalf("negative spacing: error %v, want one asking for a positive spacing", err)
 	}
 }
