@@ -30,30 +30,14 @@ func boundCommand() command {
 
 func runBound(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("bound", "bound -scenarios S1,S5 [-at 10s,12s,14s] [-twins end,freeze] [-policies agent] [-repeats 2] [-seed N] [-out DIR]")
-	scenarios := fs.String("scenarios", "S1", `scenarios, as for evaluate ("S1,S5", "S1-S4", "H3")`)
+	sf := newSearchFlags(fs, "bound", "S1", `"S1,S5", "S1-S4", "H3"`, "agent", "the twins share each repeat's seed", "bound.md, bound.csv and bound.png")
 	at := fs.String("at", "10s,12s,14s", "times after congestion start at which each twin stops being the same as its scenario, comma-separated")
-	var files listFlag
-	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable; with no -scenarios, only these)")
 	twins := fs.String("twins", "end,freeze", `kinds of twin: end (every congester leaves then: sim.Scenario.EndedAt), freeze (every congester stays where it is then: sim.Scenario.FrozenAt)`)
-	candidates := fs.String("policies", "agent", "policies to set beside the bound, comma-separated: agent, oracle, the deployable rules (static, reactive, crowd, throughput-drop, latency-threshold), or none (\"\")")
-	model := fs.String("model", defaultModel, "model file of the agent")
-	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	repeats := fs.Int("repeats", 2, "repeats per scenario and policy (the twins share each repeat's seed)")
-	seed := fs.Uint64("seed", 1, "base seed")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
-	out := fs.String("out", "out/bound", "directory for bound.md, bound.csv and bound.png")
-	prof := profileFlag(fs)
-	if err := parseFlags(fs, "bound", args); err != nil {
+	if err := sf.parse(fs, "bound", args); err != nil {
 		return err
 	}
-	scenariosSet := false
-	fs.Visit(func(f *flag.Flag) { scenariosSet = scenariosSet || f.Name == "scenarios" })
-	if len(files) > 0 && !scenariosSet {
-		*scenarios = ""
-	}
-	if err := checkAtLeastOne("bound", flagInt{"repeats", *repeats}, flagInt{"parallel", *parallel}); err != nil {
-		return err
-	}
+	scenarios, files, candidates, model, gatePath := sf.scenarios, sf.files, sf.candidates, sf.model, sf.gatePath
+	repeats, seed, parallel, out, prof := sf.repeats, sf.seed, sf.parallel, sf.out, sf.prof
 	var times []time.Duration
 	for _, s := range splitList(*at) {
 		d, err := time.ParseDuration(s)
@@ -237,4 +221,53 @@ func candidatePolicies(cmd, list, model, gatePath string, cfg sim.Config, rules 
 		cands = append(cands, spec)
 	}
 	return cands, nil
+}
+
+// searchFlags are the flags bound and floor share beside their own.
+type searchFlags struct {
+	scenarios  *string
+	files      listFlag
+	candidates *string
+	model      *string
+	gatePath   *string
+	repeats    *int
+	seed       *uint64
+	parallel   *int
+	out        *string
+	prof       *profileFlags
+}
+
+// newSearchFlags registers the shared flags of command cmd on fs:
+// -scenarios (default defScenarios, examples naming forms it takes),
+// -scenario-file, -policies (default defCandidates), -model, -gate,
+// -repeats (seedNote saying how repeats share seeds), -seed, -parallel,
+// -out (out/CMD, writing files) and the profile flags.
+func newSearchFlags(fs *flag.FlagSet, cmd, defScenarios, examples, defCandidates, seedNote, files string) *searchFlags {
+	sf := &searchFlags{}
+	sf.scenarios = fs.String("scenarios", defScenarios, "scenarios, as for evaluate ("+examples+")")
+	fs.Var(&sf.files, "scenario-file", "a scenario `FILE.json` of your own (repeatable; with no -scenarios, only these)")
+	sf.candidates = fs.String("policies", defCandidates, "policies to set beside the "+cmd+", comma-separated: agent, oracle, the deployable rules (static, reactive, crowd, throughput-drop, latency-threshold), or none (\"\")")
+	sf.model = fs.String("model", defaultModel, "model file of the agent")
+	sf.gatePath = fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
+	sf.repeats = fs.Int("repeats", 2, "repeats per scenario and policy ("+seedNote+")")
+	sf.seed = fs.Uint64("seed", 1, "base seed")
+	sf.parallel = fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
+	sf.out = fs.String("out", "out/"+cmd, "directory for "+files)
+	sf.prof = profileFlag(fs)
+	return sf
+}
+
+// parse parses args for command cmd, runs only the -scenario-file
+// scenarios when -scenarios is not given beside them, and checks that
+// -repeats and -parallel are at least 1.
+func (sf *searchFlags) parse(fs *flag.FlagSet, cmd string, args []string) error {
+	if err := parseFlags(fs, cmd, args); err != nil {
+		return err
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "scenarios" })
+	if len(sf.files) > 0 && !set {
+		*sf.scenarios = ""
+	}
+	return checkAtLeastOne(cmd, flagInt{"repeats", *sf.repeats}, flagInt{"parallel", *sf.parallel})
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -29,30 +27,14 @@ func floorCommand() command {
 
 func runFloor(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlags("floor", "floor -scenarios K1-K64 [-kinds rate] [-every 1s] [-policies agent,oracle] [-repeats 2] [-seed N] [-out DIR]")
-	scenarios := fs.String("scenarios", "kinds", `scenarios, as for evaluate ("kinds", "heldout-kinds", "K1-K64", "J3,J7")`)
-	var files listFlag
-	fs.Var(&files, "scenario-file", "a scenario `FILE.json` of your own (repeatable; with no -scenarios, only these)")
+	sf := newSearchFlags(fs, "floor", "kinds", `"kinds", "heldout-kinds", "K1-K64", "J3,J7"`, "agent,oracle", "every policy gets evaluate's seeds", "floor.md, floor.csv and floor.png")
 	kinds := fs.String("kinds", "rr,rate,onoff", "kinds of protected flow to keep among the scenarios, comma-separated (rr, rate, onoff)")
 	every := fs.Duration("every", 0, "spacing of the single moves' times from congestion start (default: the profile's control interval, every decision time; coarser runs fewer episodes and can only raise the floor)")
-	candidates := fs.String("policies", "agent,oracle", "policies to set beside the floor, comma-separated: agent, oracle, the deployable rules (static, reactive, crowd, throughput-drop, latency-threshold), or none (\"\")")
-	model := fs.String("model", defaultModel, "model file of the agent")
-	gatePath := fs.String("gate", "", "GateConfig JSON `FILE` for the agent (default: the gate the model records)")
-	repeats := fs.Int("repeats", 2, "repeats per scenario and policy (every policy gets evaluate's seeds)")
-	seed := fs.Uint64("seed", 1, "base seed")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "episodes simulated at once")
-	out := fs.String("out", "out/floor", "directory for floor.md, floor.csv and floor.png")
-	prof := profileFlag(fs)
-	if err := parseFlags(fs, "floor", args); err != nil {
+	if err := sf.parse(fs, "floor", args); err != nil {
 		return err
 	}
-	scenariosSet := false
-	fs.Visit(func(f *flag.Flag) { scenariosSet = scenariosSet || f.Name == "scenarios" })
-	if len(files) > 0 && !scenariosSet {
-		*scenarios = ""
-	}
-	if err := checkAtLeastOne("floor", flagInt{"repeats", *repeats}, flagInt{"parallel", *parallel}); err != nil {
-		return err
-	}
+	scenarios, files, candidates, model, gatePath := sf.scenarios, sf.files, sf.candidates, sf.model, sf.gatePath
+	repeats, seed, parallel, out, prof := sf.repeats, sf.seed, sf.parallel, sf.out, sf.prof
 	if *every < 0 {
 		return badFlag("floor", "every", every.String(), "a positive duration, or 0 for every decision time")
 	}
