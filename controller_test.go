@@ -912,6 +912,7 @@ proflow_decisions_total{reason="invalid-observation"} 0
 proflow_decisions_total{reason="margin"} 0
 proflow_decisions_total{reason="policy-error"} 0
 proflow_decisions_total{reason="rerouted"} 2
+proflow_decisions_total{reason="reserve"} 0
 proflow_decisions_total{reason="shadow"} 0
 proflow_decisions_total{reason="stale-observation"} 0
 proflow_decisions_total{reason="stay"} 1
