@@ -45,15 +45,7 @@ func TestBoundCommand(t *testing.T) {
 	if !strings.Contains(stdout.String(), "| short | short-end2s |") {
 		t.Errorf("stdout lacks the table:\n%s", stdout)
 	}
-	f, err := os.Open(filepath.Join(out, "bound.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readCSVFile(t, filepath.Join(out, "bound.csv"))
 	// Header, then 2 twins × 2 members × (never + 16 decision times × 3
 	// other switches + the agent + crowd).
 	if want := 1 + 2*2*(1+16*3+2); len(rows) != want {
@@ -96,4 +88,20 @@ func TestBoundCommandRefusesBadFlags(t *testing.T) {
 			t.Errorf("bound %v: error %v, want one containing %q", tc.args, err, tc.want)
 		}
 	}
+}
+
+// readCSVFile returns every record of the CSV file path, failing the test
+// when it cannot be read.
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }

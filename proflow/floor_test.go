@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,15 +37,7 @@ func TestFloorCommand(t *testing.T) {
 	if !strings.Contains(stdout.String(), "| short | rate | ") {
 		t.Errorf("stdout lacks the table:\n%s", stdout)
 	}
-	f, err := os.Open(filepath.Join(out, "floor.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readCSVFile(t, filepath.Join(out, "floor.csv"))
 	// Header, then never, the hindsight move, the five rules and crowd
 	// again as a candidate.
 	if len(rows) != 1+2+5+1 || rows[2][2] != "hindsight" {
