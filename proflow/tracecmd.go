@@ -34,7 +34,8 @@ type traceRow struct {
 	margin     float64
 	votes      int
 	moved      bool
-	dominated  []int // destinations another switch beats on every congestion measure (proflow.DominatedSwitches)
+	dominated  []int   // destinations another switch beats on every congestion measure (proflow.DominatedSwitches)
+	forecast   float64 // the policy's forecast of the flow's next sample, bytes/s; NaN when it made none
 }
 
 // traceSwitch is what one switch showed in a step.
@@ -111,7 +112,10 @@ func traceRows(tr *trace.Episode, from, to float64, all bool) ([]traceRow, error
 			continue
 		}
 		r := traceRow{t: t, on: s.Switch, throughput: s.Throughput, reason: string(s.Decision.Reason),
-			best: s.Decision.Best, margin: s.Decision.Margin, votes: s.Decision.Votes, moved: s.Decision.Rerouted}
+			best: s.Decision.Best, margin: s.Decision.Margin, votes: s.Decision.Votes, moved: s.Decision.Rerouted, forecast: math.NaN()}
+		if f := s.Decision.Forecast; f != nil {
+			r.forecast = f.Throughput
+		}
 		dom = proflow.DominatedSwitches(dom, s.Obs.Switches, s.Switch, nil)
 		for k, d := range dom {
 			if d {
@@ -156,7 +160,7 @@ func writeTraceTable(w io.Writer, meta trace.Meta, rows []traceRow, all bool) er
 	} else {
 		head = append(head, "load", "flows", "deficit")
 	}
-	head = append(head, "reason", "best", "margin", "votes", "dominated", "")
+	head = append(head, "reason", "best", "margin", "votes", "forecast MB/s", "dominated", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range rows {
 		cols := []string{fmt.Sprintf("%.1f", r.t), name(r.on), fmt.Sprintf("%.2f", r.throughput/1e6)}
@@ -178,7 +182,11 @@ func writeTraceTable(w io.Writer, meta trace.Meta, rows []traceRow, all bool) er
 			}
 			dominated = strings.Join(ns, ",")
 		}
-		cols = append(cols, r.reason, best, fmt.Sprintf("%.2f", r.margin), strconv.Itoa(r.votes), dominated, moved)
+		fc := "-"
+		if !math.IsNaN(r.forecast) {
+			fc = fmt.Sprintf("%.2f", r.forecast/1e6)
+		}
+		cols = append(cols, r.reason, best, fmt.Sprintf("%.2f", r.margin), strconv.Itoa(r.votes), fc, dominated, moved)
 		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
 	}
 	return tw.Flush()
@@ -196,7 +204,7 @@ func writeTraceCSV(w io.Writer, rows []traceRow, n int, all bool) error {
 	} else {
 		head = append(head, "load", "flows", "deficit")
 	}
-	head = append(head, "reason", "best", "margin", "votes", "rerouted", "dominated")
+	head = append(head, "reason", "best", "margin", "votes", "rerouted", "dominated", "forecast_Bps")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -210,7 +218,11 @@ func writeTraceCSV(w io.Writer, rows []traceRow, n int, all bool) error {
 		for i, k := range r.dominated {
 			dom[i] = strconv.Itoa(k)
 		}
-		rec = append(rec, r.reason, strconv.Itoa(r.best), g(r.margin), strconv.Itoa(r.votes), strconv.FormatBool(r.moved), strings.Join(dom, ";"))
+		fc := ""
+		if !math.IsNaN(r.forecast) {
+			fc = g(r.forecast)
+		}
+		rec = append(rec, r.reason, strconv.Itoa(r.best), g(r.margin), strconv.Itoa(r.votes), strconv.FormatBool(r.moved), strings.Join(dom, ";"), fc)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

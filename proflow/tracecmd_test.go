@@ -48,7 +48,8 @@ func writeReserveTrace(t *testing.T) string {
 		}
 		o.Flow = proflow.FlowSample{Throughput: 0.9 * c}
 		s := trace.Step{Seq: uint64(i + 1), Time: at, Obs: o, Switch: cur, Throughput: 0.9 * c,
-			Decision: trace.Decision{Reason: proflow.ReasonVotes, Best: 2, Margin: 1.5, Votes: i + 1, Target: -1}}
+			Decision: trace.Decision{Reason: proflow.ReasonVotes, Best: 2, Margin: 1.5, Votes: i + 1, Target: -1,
+				Forecast: &trace.Forecast{Throughput: float64(i) * 1e6, AppLimited: 0}}}
 		if i == 4 {
 			s.Decision = trace.Decision{Reason: proflow.ReasonRerouted, Best: 2, Margin: 1.5, Votes: 5, Target: 2, Rerouted: true}
 			cur = 2
@@ -105,6 +106,16 @@ func TestTraceCommandCSV(t *testing.T) {
 	if r := recs[5]; r[col("rerouted")] != "true" || r[col("reason")] != string(proflow.ReasonRerouted) || r[col("best")] != "2" {
 		t.Errorf("the move at 2.0 s reads %v", r)
 	}
+	// The forecast the policy made, none at the move.
+	for i, r := range recs[1:] {
+		want := strconv.FormatFloat(float64(i)*1e6, 'g', 6, 64)
+		if i == 4 {
+			want = ""
+		}
+		if got := r[col("forecast_Bps")]; got != want {
+			t.Errorf("row %d: forecast %q, want %q", i, got, want)
+		}
+	}
 	// agg4 is dominated at every step; after the move agg1, back at agg2's
 	// level, is not, and neither is the flow's own switch.
 	for i, r := range recs[1:] {
@@ -127,7 +138,7 @@ func TestTraceCommandTable(t *testing.T) {
 	if len(lines) != 2+4 { // a caption, the header, 2.0 … 3.5 s
 		t.Fatalf("%d lines, want a caption, a header and 4 steps:\n%s", len(lines), out)
 	}
-	for _, want := range []string{"X1, policy agent", "agg1 load", "agg4 load", "moved", "dominated", "agg4  "} {
+	for _, want := range []string{"X1, policy agent", "agg1 load", "agg4 load", "moved", "dominated", "forecast MB/s", "agg4  "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -36,9 +36,12 @@
 // noise in a simulation); it is absent when telemetry failed. switch is the
 // index of the switch that carried the protected flow while obs was taken
 // (k*). decision is the controller's proflow.Decision without its wall-clock
-// latency, with the error as text. throughput is the protected flow's
-// throughput over the interval in bytes/s: the noise-free ground truth in a
-// simulation, the measured value on a real fabric. Rates are bytes/s,
+// latency, with the error as text, and with the policy's forecast of the
+// flow's next sample ("forecast": {"throughput", "app_limited"}) on the
+// steps where it made one (proflow.Forecaster). throughput is the
+// protected flow's throughput over the interval in bytes/s: the
+// noise-free ground truth in a simulation, the measured value on a real
+// fabric. Rates are bytes/s,
 // durations Go duration strings, times RFC 3339.
 //
 // # Transitions

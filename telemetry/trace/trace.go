@@ -122,6 +122,18 @@ type Decision struct {
 	Target   int            `json:"target"`
 	Rerouted bool           `json:"rerouted"`
 	Error    string         `json:"error,omitempty"`
+	// Forecast is the policy's forecast of the flow's next sample if it
+	// stays (proflow.Decision.Forecast), absent when it made none.
+	Forecast *Forecast `json:"forecast,omitempty"`
+}
+
+// Forecast is a proflow.FlowForecast that was made.
+type Forecast struct {
+	// Throughput is the forecast throughput, bytes/s.
+	Throughput float64 `json:"throughput"`
+	// AppLimited is the forecast share of the interval the sender is
+	// application-limited, in [0, 1].
+	AppLimited float64 `json:"app_limited"`
 }
 
 // FromDecision converts a controller decision, copying its scores.
@@ -135,6 +147,9 @@ func FromDecision(d proflow.Decision) Decision {
 	}
 	if d.Err != nil {
 		out.Error = d.Err.Error()
+	}
+	if d.Forecast.OK {
+		out.Forecast = &Forecast{Throughput: d.Forecast.Throughput, AppLimited: d.Forecast.AppLimited}
 	}
 	return out
 }
@@ -189,6 +204,9 @@ func (s *Step) Validate(m *Meta) error {
 	}
 	if !(s.Throughput >= 0) || math.IsInf(s.Throughput, 0) {
 		add("throughput %v, want a finite number >= 0", s.Throughput)
+	}
+	if f := d.Forecast; f != nil && (!(f.Throughput >= 0) || math.IsInf(f.Throughput, 0) || !(f.AppLimited >= 0 && f.AppLimited <= 1)) {
+		add("decision.forecast throughput %v and app-limited share %v, want a finite number >= 0 and a share in [0, 1]", f.Throughput, f.AppLimited)
 	}
 	return errors.Join(errs...)
 }

@@ -185,6 +185,40 @@ func TestFromDecision(t *testing.T) {
 	}
 }
 
+// A decision's forecast is kept when the policy made one, and reads back.
+func TestFromDecisionForecast(t *testing.T) {
+	d := proflow.Decision{Reason: proflow.ReasonVotes, Best: 1, Target: -1, Forecast: proflow.FlowForecast{OK: true, Throughput: 2e6, AppLimited: 0.25}}
+	if got := trace.FromDecision(d).Forecast; got == nil || *got != (trace.Forecast{Throughput: 2e6, AppLimited: 0.25}) {
+		t.Errorf("forecast %+v, want throughput 2e6 and app-limited share 0.25", got)
+	}
+	d.Forecast.OK = false
+	if got := trace.FromDecision(d).Forecast; got != nil {
+		t.Errorf("no forecast made: %+v, want none", got)
+	}
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := testSteps(2)
+	steps[1].Decision.Forecast = &trace.Forecast{Throughput: 1.5e6, AppLimited: 1}
+	for i := range steps {
+		if err := w.Write(&steps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := trace.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := ep.Steps[1].Decision.Forecast; f == nil || f.Throughput != 1.5e6 || f.AppLimited != 1 || ep.Steps[0].Decision.Forecast != nil {
+		t.Errorf("read back %+v and %+v, want none and the forecast", ep.Steps[0].Decision.Forecast, f)
+	}
+}
+
 func TestWriterValidates(t *testing.T) {
 	bad := testMeta()
 	bad.Topology.Switches = nil
@@ -208,6 +242,7 @@ func TestWriterValidates(t *testing.T) {
 		{"target", func(s *trace.Step) { s.Decision.Target = 9 }, "target 9"},
 		{"reroute in place", func(s *trace.Step) { s.Decision.Rerouted, s.Decision.Target = true, s.Switch }, "want another switch"},
 		{"negative throughput", func(s *trace.Step) { s.Throughput = -1 }, "throughput -1"},
+		{"forecast share", func(s *trace.Step) { s.Decision.Forecast = &trace.Forecast{Throughput: 1, AppLimited: 2} }, "decision.forecast throughput 1 and app-limited share 2"},
 		{"invalid obs", func(s *trace.Step) { s.Obs.Switches[2].OverflowRate = math.Inf(1) }, "overflow_rate"},
 		{"no reason", func(s *trace.Step) { s.Decision.Reason = "" }, "reason empty"},
 		{"seq zero", func(s *trace.Step) { s.Seq = 0 }, "seq 0"},
