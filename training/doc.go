@@ -2852,9 +2852,13 @@
 //     application-limited: with Horizon 2 s it fires 1–2 s before that
 //     collapse in every D scenario that collapses (34 of them) but D64
 //     (at 10 s, 32.5 s early), at 81.5 s in D7 where nothing collapses,
-//     never in a D scenario without a collapse; in J1–J64 1–3 s before on
-//     every rate and bulk-like collapse, and where tc's overflow begins
-//     the estimate reads 53.0–53.5 s. The rule: models/gate-testbed.json
+//     never in a D scenario without a collapse; on J1–J64's rate flows
+//     1.5–3 s before the collapse in 10 of 12, 26 s early in J15 and with
+//     no collapse in J44; where tc's overflow begins the estimate reads
+//     53.0–53.5 s. (Corrected in review: this entry first said "1–3 s
+//     before on every rate and bulk-like collapse" of J1–J64, which the
+//     same output does not show for J15 and J44; the rule and its runs
+//     are unchanged.) The rule: models/gate-testbed.json
 //     with "drain": {"depth": 53.3, "horizon": 2 s}, nothing else changed,
 //     judged by mk/judge.sh behind the committed model and the three other
 //     pinned v8 fits against their judges behind the adopted gate
