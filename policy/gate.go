@@ -408,17 +408,15 @@ func (g *Gate) reserve(d *proflow.Decision, n int) error {
 	if !g.cfg.Reserve {
 		return nil
 	}
-	if !(d.Load >= 0) || math.IsInf(d.Load, 0) {
-		return fmt.Errorf("policy: gate: current switch load %v, want a finite ratio >= 0", d.Load)
+	if err := checkLoad(d.Load); err != nil {
+		return err
 	}
 	if len(g.held) != n {
 		g.held = append(g.held[:0], make([]int, n)...)
 		g.drain = 0
 	}
 	if g.holding() && !g.last.IsZero() {
-		if dt := d.Time.Sub(g.last).Seconds(); dt > 0 {
-			g.drain = max(0, g.drain+(d.Load-1)*dt)
-		}
+		g.drain = drained(g.drain, d.Load, d.Time.Sub(g.last).Seconds())
 	}
 	g.last = d.Time
 	return nil
@@ -594,18 +592,38 @@ func (g *Gate) advanceDeficit(d *proflow.Decision) error {
 	if !g.cfg.Drain.enabled() {
 		return nil
 	}
-	if !(d.Load >= 0) || math.IsInf(d.Load, 0) {
-		return fmt.Errorf("policy: gate: current switch load %v, want a finite ratio >= 0", d.Load)
+	if err := checkLoad(d.Load); err != nil {
+		return err
 	}
 	if d.Current != g.deficitOf {
 		g.deficit, g.deficitOf, g.deficitAt = 0, d.Current, d.Time
 		return nil
 	}
-	if dt := d.Time.Sub(g.deficitAt).Seconds(); dt > 0 {
-		g.deficit = max(0, g.deficit+(d.Load-1)*dt)
+	if d.Time.After(g.deficitAt) {
+		g.deficit = drained(g.deficit, d.Load, d.Time.Sub(g.deficitAt).Seconds())
 		g.deficitAt = d.Time
 	}
 	return nil
+}
+
+// checkLoad refuses a Decision.Load that is negative or not finite
+// (Reserve, Drain).
+func checkLoad(load float64) error {
+	if !(load >= 0) || math.IsInf(load, 0) {
+		return fmt.Errorf("policy: gate: current switch load %v, want a finite ratio >= 0", load)
+	}
+	return nil
+}
+
+// drained returns a switch's reserve deficit, in seconds of the bucket
+// rate C, after dt more seconds at load: the integral of load − 1,
+// clipped at 0 (Reserve, Drain). A dt that is not positive changes
+// nothing.
+func drained(deficit, load, dt float64) float64 {
+	if dt <= 0 {
+		return deficit
+	}
+	return max(0, deficit+(load-1)*dt)
 }
 
 // lasts reports whether, with Drain set, the current switch's bucket

@@ -117,10 +117,7 @@ func TestGateReserve(t *testing.T) {
 	t.Run("consecutive votes do not add up across the gap", func(t *testing.T) {
 		paper := cfg
 		paper.Reserve = false
-		g, err := NewGate(paper)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustGate(t, paper)
 		for i, s := range []struct {
 			scores []float64
 			sec    float64
