@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -243,7 +244,7 @@ func FloorKinds(rows []FloorRow, rng *rand.Rand) []FloorKind {
 			fk.Hindsight += r.Hindsight.SLO / float64(len(of))
 			fk.Best += r.Best / float64(len(of))
 		}
-		for _, name := range sortedKeys(of[0].Rules) {
+		for _, name := range slices.Sorted(maps.Keys(of[0].Rules)) {
 			m := 0.0
 			for _, r := range of {
 				m += r.Rules[name] / float64(len(of))
@@ -276,14 +277,4 @@ func FloorKinds(rows []FloorRow, rng *rand.Rand) []FloorKind {
 		out = append(out, fk)
 	}
 	return out
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -62,12 +64,9 @@ func WriteFloor(w io.Writer, rows []FloorRow, kinds []FloorKind, switches, candi
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
-		move := "never"
-		if r.Hindsight.To >= 0 {
-			move = fmt.Sprintf("%s at %gs", name(switches, r.Hindsight.To), r.Hindsight.At)
-		}
+		move := scheduleText(switches, Schedule{At: r.Hindsight.At, To: r.Hindsight.To})
 		best, bestSLO := "", math.Inf(1)
-		for _, n := range sortedKeys(r.Rules) {
+		for _, n := range slices.Sorted(maps.Keys(r.Rules)) {
 			if r.Rules[n] < bestSLO {
 				best, bestSLO = n, r.Rules[n]
 			}
@@ -85,14 +84,6 @@ func WriteFloor(w io.Writer, rows []FloorRow, kinds []FloorKind, switches, candi
 	return nil
 }
 
-// name returns switches[k], or its index where switches does not name it.
-func name(switches []string, k int) string {
-	if k >= 0 && k < len(switches) {
-		return switches[k]
-	}
-	return strconv.Itoa(k)
-}
-
 // FloorCSV returns the rows as CSV records: one per scenario and policy
 // (never, hindsight, each rule, each candidate) with its SLO seconds.
 func FloorCSV(rows []FloorRow) [][]string {
@@ -105,10 +96,10 @@ func FloorCSV(rows []FloorRow) [][]string {
 			h[4], h[5] = g(r.Hindsight.At), strconv.Itoa(r.Hindsight.To)
 		}
 		out = append(out, h)
-		for _, n := range sortedKeys(r.Rules) {
+		for _, n := range slices.Sorted(maps.Keys(r.Rules)) {
 			out = append(out, []string{r.Scenario, r.Kind, n, g(r.Rules[n]), "", ""})
 		}
-		for _, n := range sortedKeys(r.Candidates) {
+		for _, n := range slices.Sorted(maps.Keys(r.Candidates)) {
 			out = append(out, []string{r.Scenario, r.Kind, n, g(r.Candidates[n]), "", ""})
 		}
 	}
