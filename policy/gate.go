@@ -531,13 +531,14 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if err == nil {
 		err = g.advanceDeficit(d)
 	}
-	if err == nil && g.cfg.Drain.Waive && !g.lasts(d.Load) {
-		distressed = true // the bucket is within the horizon of empty
-	}
 	if err != nil {
 		g.resetStreak()
 		d.Reason, d.Err = proflow.ReasonPolicy, err
 		return
+	}
+	lasts := g.lasts(d.Load) // Drain: the reserve outlasts the horizon
+	if g.cfg.Drain.Waive && !lasts {
+		distressed = true // the bucket is within the horizon of empty
 	}
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
@@ -577,7 +578,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		d.Reason = proflow.ReasonVotes
 	case d.Cooldown > 0:
 		d.Reason = proflow.ReasonCooldown
-	case !distressed && g.lasts(d.Load):
+	case !distressed && lasts:
 		d.Reason = proflow.ReasonReserve
 	default:
 		d.Target = best

@@ -306,24 +306,13 @@ func TestGateWindowKey(t *testing.T) {
 	}
 }
 
-// A gate section's drain reaches the built gate whole, and a partial
-// section keeps the model's; a drain without a horizon is refused by name.
+// A gate section's drain reaches the built gate, and a drain without a
+// horizon is refused by name. (That a partial section keeps the model's
+// drain is TestGateMirrorsPolicyGate's: the committed model records none.)
 func TestGateDrainKey(t *testing.T) {
-	_, recorded := gateOf(t, "")
-	for _, tc := range []struct {
-		name, yaml string
-		want       policy.DrainConfig
-	}{
-		{"no gate section", "", recorded.Drain},
-		{"partial gate", "gate: {votes: 7}\n", recorded.Drain},
-		{"drain given", "gate: {drain: {depth: 53.3, horizon: 2s, waive: true}}\n", policy.DrainConfig{Depth: 53.3, Horizon: 2 * time.Second, Waive: true}},
-		{"drain off", "gate: {drain: {}}\n", policy.DrainConfig{}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, built := gateOf(t, tc.yaml); built.Drain != tc.want {
-				t.Errorf("the built gate's drain %+v, want %+v", built.Drain, tc.want)
-			}
-		})
+	want := policy.DrainConfig{Depth: 53.3, Horizon: 2 * time.Second, Waive: true}
+	if _, built := gateOf(t, "gate: {drain: {depth: 53.3, horizon: 2s, waive: true}}\n"); built.Drain != want {
+		t.Errorf("the built gate's drain %+v, want %+v", built.Drain, want)
 	}
 	_, err := Check(context.Background(), agentConfig(t, "gate: {drain: {depth: 53.3}}\n"))
 	if err == nil || !strings.Contains(err.Error(), "drain horizon 0s, want > 0") {
