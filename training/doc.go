@@ -2928,6 +2928,29 @@
 //     the votes is needless when the reserve outlasts the crowd. On/off
 //     flows pay for any move the waiver adds (each move costs the bursts
 //     after it their window).
+//   - Votes remembered while the reserve is drained, the move held while
+//     it lasts (GateConfig.Drain with Reserve, session 30; written before
+//     any judged run of it). The hold's measured loss above (D6x3-24's
+//     trace: the first burst's 20 votes are held and then forgotten when
+//     it leaves, the second burst finds a spent reserve and gets only 11
+//     new votes before the flow collapses) is a loss of memory, which
+//     Reserve ("Votes held while the reserve is drained") is: a
+//     candidate's votes stay across steps without a candidate while the
+//     switch has not earned back what it sent above C since the first of
+//     them, and in D6x3-24 the flow alone holds its switch at C, so the
+//     first burst's votes would still count when the second comes, and
+//     the hold would let the move through 2 s before the bucket empties.
+//     Reserve alone lost C1, C2 and on/off scenarios to scattered votes
+//     that added up into moves; behind the hold such a move also waits
+//     for the bucket's end. Looked at before this rule: the entries above
+//     and their judges; nothing new. The rule: models/gate-testbed.json
+//     with "reserve": true and "drain": {"depth": 53.3, "horizon": 2 s}
+//     (no waiver), nothing else changed, judged and adopted by the
+//     clauses and counts of "Moves held while the reserve lasts" (behind
+//     the committed model a development count lower than 7 with every
+//     clause, and the four fits together fewer than 82); if adopted,
+//     recorded in the committed model and the held-out families run at
+//     base seed 10000, unused.
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
