@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -215,6 +216,7 @@ func checkUniversal(meta qnet.Metadata, enc telemetry.EncoderConfig) error {
 // newAgent returns an agent of its own buffers for a model checked against
 // enc; it shares m's weights.
 func newAgent(m *qnet.Model, meta qnet.Metadata, enc telemetry.EncoderConfig, interval time.Duration) *Agent {
+	meta.Extra = maps.Clone(meta.Extra) // its own: Metadata's callers may change theirs
 	a := &Agent{m: m.Clone(), meta: meta, enc: enc, q: make([]float32, enc.NumSwitches), interval: interval}
 	if meta.Universal() {
 		a.rows = make([]float32, enc.NumSwitches*enc.CandidateDim())
@@ -242,8 +244,13 @@ func LoadAgent(path string, enc telemetry.EncoderConfig) (*Agent, error) {
 	return a, nil
 }
 
-// Metadata returns the model's metadata (provenance included).
-func (a *Agent) Metadata() qnet.Metadata { return a.meta }
+// Metadata returns the model's metadata (provenance included), a copy:
+// changing its Extra changes neither the agent nor its clones.
+func (a *Agent) Metadata() qnet.Metadata {
+	m := a.meta
+	m.Extra = maps.Clone(m.Extra)
+	return m
+}
 
 // EncoderConfig returns the state encoder configuration the agent's states
 // must be encoded with: the deployment's, in the model's layout (NewAgent

@@ -268,3 +268,25 @@ func TestAgentScoreDoesNotAllocate(t *testing.T) {
 		t.Errorf("Score allocates %v times per call, want 0", n)
 	}
 }
+
+// An agent keeps its own copy of the model's metadata: changing the map
+// the caller passed in, or the one Metadata returns, changes neither the
+// agent's gate nor its clone's.
+func TestAgentMetadataIsACopy(t *testing.T) {
+	enc := paperEncoder()
+	m, meta := testModel(t, enc)
+	meta.Extra = map[string]string{ModelGateKey: `{"votes": 5}`}
+	a, err := NewAgent(m, meta, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := a.Clone()
+	meta.Extra[ModelGateKey] = `{"votes": 0}`
+	a.Metadata().Extra[ModelGateKey] = `{"votes": 0}`
+	for name, agent := range map[string]*Agent{"agent": a, "clone": c} {
+		g, err := agent.Gate()
+		if err != nil || g.Votes != 5 {
+			t.Errorf("%s's gate after its metadata's map was changed outside: %+v, %v; want 5 votes", name, g, err)
+		}
+	}
+}

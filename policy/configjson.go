@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
 // marshalWithCooldown writes the JSON object of plain (a configuration
@@ -35,8 +38,16 @@ func unmarshalWithCooldown(data []byte, plain any, cooldown *time.Duration) erro
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return err
 	}
-	raw := fields["cooldown"]
-	delete(fields, "cooldown")
+	var raw json.RawMessage // "cooldown" in any case, as encoding/json matches the other fields
+	for k, v := range fields {
+		if strings.EqualFold(k, "cooldown") {
+			if raw != nil {
+				return fmt.Errorf("two cooldown fields (%q among them), want one", k)
+			}
+			raw = v
+			delete(fields, k)
+		}
+	}
 	rest, err := json.Marshal(fields)
 	if err != nil {
 		return err
@@ -57,7 +68,7 @@ func readConfigJSON(r io.Reader, kind string, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return fmt.Errorf("policy: %s config: decode: %w", kind, err)
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return fmt.Errorf("policy: %s config: trailing data after the JSON object, want one object", kind)
 	}
 	return nil

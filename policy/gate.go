@@ -26,10 +26,10 @@ type GateConfig struct {
 	// than Margin), it keeps winning, so two equally clean destinations
 	// swapping places by a hair do not restart the count. 0 counts only the
 	// exact k_best.
-	Tolerance float64 `json:"tolerance,omitempty"`
-	// Distress, when set (Fraction > 0), lets a candidate through without
-	// its Votes once the flow's own throughput (Decision.Throughput) has
-	// been low for Distress.Consecutive samples in a row: the vote count
+	Tolerance float64 `json:"tolerance"`
+	// Distress, when set (not the zero value), lets a candidate through
+	// without its Votes once the flow's own throughput
+	// (Decision.Throughput) has been low for Distress.Consecutive samples in a row: the vote count
 	// filters noise while the flow is fine, and costs seconds of a
 	// collapsed flow once it is not (see DistressConfig). The zero value
 	// is the paper's gate.
@@ -78,8 +78,8 @@ type GateConfig struct {
 	// drained"; off in the committed gates). Off is the paper's gate; not
 	// together with Window.
 	Reserve bool `json:"reserve,omitempty"`
-	// Drain, when set (Depth > 0), holds a move the votes admit while the
-	// current switch's token bucket, by the gate's estimate, lasts longer
+	// Drain, when set (not the zero value), holds a move the votes admit
+	// while the current switch's token bucket, by the gate's estimate, lasts longer
 	// than Drain.Horizon (see DrainConfig): a crowd the reserve can carry
 	// for longer than the horizon may still leave before it hurts the
 	// flow, and a move made then costs its reroute for nothing. A move
@@ -93,7 +93,9 @@ type GateConfig struct {
 // since the flow came to the switch (a change of the current switch
 // starts it at 0, as a full bucket), clipped at 0. While the switch sends
 // above C (Load > 1) the bucket empties in (Depth − D)/(Load − 1)
-// seconds at the present load; at or below C it never does. A move the
+// seconds at the present load; at or below C it never does, unless D has
+// reached Depth: the bucket is then empty by the estimate whatever the
+// load (a dry bucket sends at C). A move the
 // votes admit waits while that time is longer than Horizon. It reads only
 // Decision.Load and the deployment's bucket depth: no learned value. With
 // Waive, a bucket within Horizon of empty also waives the Votes, as
@@ -101,7 +103,9 @@ type GateConfig struct {
 type DrainConfig struct {
 	// Depth is the bucket's depth in seconds of C (its burst in bytes
 	// over its rate in bytes a second: the testbed profile's 1,332,500,000
-	// B at 25 MB/s is 53.3 s); 0 turns Drain off.
+	// B at 25 MB/s is 53.3 s), > 0. Drain is off when every field is
+	// zero (the zero DrainConfig); a Depth of 0 beside another field set
+	// is refused, not read as off.
 	Depth float64 `json:"depth"`
 	// Horizon is how long before the bucket empties a held move goes
 	// ahead, > 0: the lead a move needs to land before the flow suffers.
@@ -149,7 +153,9 @@ func (c DrainConfig) validate() []error {
 // shortens the wait for a move the policy already prefers, so a flow
 // whose own demand falls, with nothing better elsewhere, stays.
 type DistressConfig struct {
-	// Fraction is f, in (0, 1); 0 turns distress off.
+	// Fraction is f, in (0, 1). Distress is off when every field is zero
+	// (the zero DistressConfig); a Fraction of 0 beside another field set
+	// is refused, not read as off.
 	Fraction float64 `json:"fraction"`
 	// Consecutive is how many low samples in a row make distress, >= 1.
 	Consecutive int `json:"consecutive"`
@@ -402,14 +408,11 @@ func (g *Gate) holding() bool {
 }
 
 // reserve advances the drain of the current switch's reserve to d.Time
-// while votes are held (GateConfig.Reserve). It refuses a Load that is
-// negative or not finite.
-func (g *Gate) reserve(d *proflow.Decision, n int) error {
+// while votes are held (GateConfig.Reserve); checkInputs has accepted
+// d.Load.
+func (g *Gate) reserve(d *proflow.Decision, n int) {
 	if !g.cfg.Reserve {
-		return nil
-	}
-	if err := checkLoad(d.Load); err != nil {
-		return err
+		return
 	}
 	if len(g.held) != n {
 		g.held = append(g.held[:0], make([]int, n)...)
@@ -419,7 +422,6 @@ func (g *Gate) reserve(d *proflow.Decision, n int) error {
 		g.drain = drained(g.drain, d.Load, d.Time.Sub(g.last).Seconds())
 	}
 	g.last = d.Time
-	return nil
 }
 
 // windowVotes records a vote for k at t, forgets the votes older than
@@ -441,18 +443,39 @@ func (g *Gate) windowVotes(t time.Time, k int) int {
 	return n
 }
 
-// distress updates the flow's healthy level and low streak from d and
-// reports whether the flow is in distress. It refuses a throughput that
-// is negative or not finite.
-func (g *Gate) distress(d *proflow.Decision) (bool, error) {
+// checkInputs refuses, before the gate changes any of its state, the
+// inputs of d that its settings read and that no decision can have: with
+// distress, a throughput that is negative or not finite, an
+// application-limited share outside [0, 1], and (with its forecast) a bad
+// forecast; with Reserve or Drain, a bad load.
+func (g *Gate) checkInputs(d *proflow.Decision) error {
+	if c := g.cfg.Distress; c.enabled() {
+		if phi := d.Throughput; !(phi >= 0) || math.IsInf(phi, 0) {
+			return fmt.Errorf("policy: gate: flow throughput %v, want a finite rate >= 0", phi)
+		}
+		if !(d.AppLimited >= 0 && d.AppLimited <= 1) {
+			return fmt.Errorf("policy: gate: flow app-limited share %v, want a share in [0, 1]", d.AppLimited)
+		}
+		if f := d.Forecast; c.Forecast && f.OK && !(f.Throughput >= 0 && !math.IsInf(f.Throughput, 0) && f.AppLimited >= 0 && f.AppLimited <= 1) {
+			return fmt.Errorf("policy: gate: forecast throughput %v and app-limited share %v, want a finite rate >= 0 and a share in [0, 1]", f.Throughput, f.AppLimited)
+		}
+	}
+	if g.cfg.Reserve || g.cfg.Drain.enabled() {
+		return checkLoad(d.Load)
+	}
+	return nil
+}
+
+// distress updates the flow's healthy level and low streak from d, whose
+// inputs checkInputs accepted, and reports whether the flow is in
+// distress. The first sample it sees seeds the healthy level, whatever
+// it is (a rate-limited flow's first sample is its demand).
+func (g *Gate) distress(d *proflow.Decision) bool {
 	c := g.cfg.Distress
 	if !c.enabled() {
-		return false, nil
+		return false
 	}
 	phi := d.Throughput
-	if !(phi >= 0) || math.IsInf(phi, 0) {
-		return false, fmt.Errorf("policy: gate: flow throughput %v, want a finite rate >= 0", phi)
-	}
 	if g.healthy == 0 {
 		g.healthy = phi
 	}
@@ -469,15 +492,12 @@ func (g *Gate) distress(d *proflow.Decision) (bool, error) {
 		g.healthy += c.Smoothing * (phi - g.healthy)
 	}
 	f := d.Forecast
-	if c.Forecast && f.OK && !(f.Throughput >= 0 && !math.IsInf(f.Throughput, 0) && f.AppLimited >= 0 && f.AppLimited <= 1) {
-		return false, fmt.Errorf("policy: gate: forecast throughput %v and app-limited share %v, want a finite rate >= 0 and a share in [0, 1]", f.Throughput, f.AppLimited)
-	}
 	if c.Forecast && f.OK && d.Cooldown <= 0 && d.AppLimited < appLimitedShare && f.AppLimited < appLimitedShare && f.Throughput < level {
 		g.lowAhead++
 	} else {
 		g.lowAhead = 0
 	}
-	return g.low >= c.Consecutive || (c.Forecast && g.lowAhead >= c.Consecutive), nil
+	return g.low >= c.Consecutive || (c.Forecast && g.lowAhead >= c.Consecutive)
 }
 
 // noCandidate ends the streak of a step without a candidate; with
@@ -524,18 +544,14 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if d.Scores[cur] == d.Scores[best] {
 		best = cur // the current switch wins a tie
 	}
-	distressed, err := g.distress(d)
-	if err == nil {
-		err = g.reserve(d, len(d.Scores))
-	}
-	if err == nil {
-		err = g.advanceDeficit(d)
-	}
-	if err != nil {
+	if err := g.checkInputs(d); err != nil {
 		g.resetStreak()
 		d.Reason, d.Err = proflow.ReasonPolicy, err
 		return
 	}
+	distressed := g.distress(d)
+	g.reserve(d, len(d.Scores))
+	g.advanceDeficit(d)
 	lasts := g.lasts(d.Load) // Drain: the reserve outlasts the horizon
 	if g.cfg.Drain.Waive && !lasts {
 		distressed = true // the bucket is within the horizon of empty
@@ -588,23 +604,19 @@ func (g *Gate) Admit(d *proflow.Decision) {
 
 // advanceDeficit advances the current switch's bucket deficit to d.Time
 // (GateConfig.Drain), from 0 on a switch it was not kept for (the flow
-// moved: a full bucket). It refuses a Load that is negative or not finite.
-func (g *Gate) advanceDeficit(d *proflow.Decision) error {
+// moved: a full bucket); checkInputs has accepted d.Load.
+func (g *Gate) advanceDeficit(d *proflow.Decision) {
 	if !g.cfg.Drain.enabled() {
-		return nil
-	}
-	if err := checkLoad(d.Load); err != nil {
-		return err
+		return
 	}
 	if d.Current != g.deficitOf {
 		g.deficit, g.deficitOf, g.deficitAt = 0, d.Current, d.Time
-		return nil
+		return
 	}
 	if d.Time.After(g.deficitAt) {
 		g.deficit = drained(g.deficit, d.Load, d.Time.Sub(g.deficitAt).Seconds())
 		g.deficitAt = d.Time
 	}
-	return nil
 }
 
 // checkLoad refuses a Decision.Load that is negative or not finite
@@ -633,6 +645,9 @@ func (g *Gate) lasts(load float64) bool {
 	c := g.cfg.Drain
 	if !c.enabled() {
 		return false
+	}
+	if g.deficit >= c.Depth {
+		return false // empty by the estimate: a dry bucket sends at C
 	}
 	if load <= 1 {
 		return true

@@ -43,6 +43,16 @@ func TestGateDrain(t *testing.T) {
 			{0, toward1, 0.5, 200, held(3)},
 		})
 	})
+	t.Run("a bucket the estimate has emptied holds nothing, even at C", func(t *testing.T) {
+		four := cfg
+		four.Votes = 4
+		runLoadGate(t, mustGate(t, four), []loadStep{
+			{0, toward1, 3, 0, vote(1)},
+			{0, toward1, 3, 5, vote(2)},   // D = 10: the whole depth
+			{0, toward1, 1, 5.5, vote(3)}, // a dry bucket sends at C
+			{0, toward1, 1, 6, moved(4)},  // not held: D has reached Depth
+		})
+	})
 	t.Run("a higher load shortens the wait", func(t *testing.T) {
 		runLoadGate(t, mustGate(t, cfg), []loadStep{
 			{0, toward1, 3, 0, vote(1)},
@@ -74,6 +84,45 @@ func TestGateDrainDistress(t *testing.T) {
 		if want := i == 3; (d.Target == 1) != want || d.Err != nil {
 			t.Fatalf("step %d (throughput %v): target %d, reason %s, err %v; want a move only at the second low sample", i, phi, d.Target, d.Reason, d.Err)
 		}
+	}
+}
+
+// A step the gate refuses for its input changes none of its state: the
+// healthy level, the low streak and the votes stay as the last good step
+// left them, whatever part of the input was bad.
+func TestGateRefusedStepLearnsNothing(t *testing.T) {
+	cfg := GateConfig{Margin: 0.5, Votes: 3, Reserve: true,
+		Distress: DistressConfig{Fraction: 0.5, Consecutive: 1, Smoothing: 1, Forecast: true}}
+	toward1 := []float64{0, 1, 0, 0}
+	for _, bad := range []struct {
+		name string
+		d    proflow.Decision
+		want string
+	}{
+		{"load", proflow.Decision{Throughput: 1000, Load: math.NaN()}, "current switch load NaN"},
+		{"forecast", proflow.Decision{Throughput: 1000, Load: 0.5, Forecast: proflow.FlowForecast{OK: true, Throughput: math.NaN()}}, "forecast throughput NaN"},
+		{"app-limited share", proflow.Decision{Throughput: 1000, Load: 0.5, AppLimited: math.NaN()}, "app-limited share NaN, want a share in [0, 1]"},
+		{"app-limited share above 1", proflow.Decision{Throughput: 1000, Load: 0.5, AppLimited: 1.5}, "app-limited share 1.5"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			g := mustGate(t, cfg)
+			step := func(i int, d proflow.Decision) proflow.Decision {
+				d.Time, d.Current, d.Scores, d.Best, d.Target = at(float64(i)), 0, toward1, -1, -1
+				g.Admit(&d)
+				return d
+			}
+			if d := step(0, proflow.Decision{Throughput: 100, Load: 0.5}); d.Reason != proflow.ReasonVotes || d.Err != nil {
+				t.Fatalf("first step: %s, %v", d.Reason, d.Err)
+			}
+			if d := step(1, bad.d); d.Reason != proflow.ReasonPolicy || d.Err == nil || !strings.Contains(d.Err.Error(), bad.want) {
+				t.Fatalf("bad step: %s, %v; want a policy error containing %q", d.Reason, d.Err, bad.want)
+			}
+			// Healthy at 100, 60 is not low (at 1000 it would be, and
+			// distress would move the flow at once).
+			if d := step(2, proflow.Decision{Throughput: 60, Load: 0.5}); d.Reason != proflow.ReasonVotes || d.Target != -1 {
+				t.Errorf("after the refused step, 60 B/s against a healthy 100: %s, target %d; want a vote, no move", d.Reason, d.Target)
+			}
+		})
 	}
 }
 

@@ -236,15 +236,23 @@ func TestLatencyThresholdConfigJSON(t *testing.T) {
 	if err != nil || got.Ratio != 1.3 || got.Cooldown != 3*time.Second || got.Consecutive != def.Consecutive || got.CompletionRatio != def.CompletionRatio {
 		t.Errorf("partial: %+v, %v", got, err)
 	}
+	// Keys match in any case, as encoding/json matches them, the
+	// cooldown's too.
+	got, err = ReadLatencyThresholdConfig(strings.NewReader(`{"Ratio": 1.3, "Cooldown": "9s"}`))
+	if err != nil || got.Ratio != 1.3 || got.Cooldown != 9*time.Second {
+		t.Errorf("capitalised keys: %+v, %v; want ratio 1.3, cooldown 9s", got, err)
+	}
 	for in, msg := range map[string]string{
-		`{"ratio": 0.5}`:             "ratio 0.5, want a finite number > 1",
-		`{"raito": 1.5}`:             `unknown field "raito"`,
-		`{"cooldown": "soon"}`:       `cooldown "soon", want a Go duration`,
-		`{"ratio": 1.5} {}`:          "trailing data",
-		`{"consecutive": "two"}`:     "cannot unmarshal string",
-		`[1.5]`:                      "cannot unmarshal array",
-		`{"completion_ratio": -2}`:   "completion_ratio -2, want a finite number > 1",
-		`{"consecutive": 0, "x": 1}`: `unknown field "x"`,
+		`{"ratio": 0.5}`:                       "ratio 0.5, want a finite number > 1",
+		`{"raito": 1.5}`:                       `unknown field "raito"`,
+		`{"cooldown": "soon"}`:                 `cooldown "soon", want a Go duration`,
+		`{"ratio": 1.5} {}`:                    "trailing data",
+		`{"ratio": 1.5}]`:                      "trailing data",
+		`{"cooldown": "1s", "Cooldown": "2s"}`: "two cooldown fields",
+		`{"consecutive": "two"}`:               "cannot unmarshal string",
+		`[1.5]`:                                "cannot unmarshal array",
+		`{"completion_ratio": -2}`:             "completion_ratio -2, want a finite number > 1",
+		`{"consecutive": 0, "x": 1}`:           `unknown field "x"`,
 	} {
 		if _, err := ReadLatencyThresholdConfig(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want an error containing %q", in, err, msg)

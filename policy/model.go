@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -147,7 +148,7 @@ func ReadGateConfig(r io.Reader) (GateConfig, error) {
 	if err := dec.Decode(&g); err != nil {
 		return GateConfig{}, fmt.Errorf("decode: %w", err)
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return GateConfig{}, errors.New("decode: trailing data after the JSON object")
 	}
 	if err := g.Validate(); err != nil {
@@ -157,30 +158,58 @@ func ReadGateConfig(r io.Reader) (GateConfig, error) {
 }
 
 // UnmarshalJSON decodes a JSON object into c. Fields left out keep c's
-// values; unknown fields are refused. The cooldown is either a number of
-// nanoseconds (15000000000, what encoding/json writes for a
-// time.Duration) or a Go duration string ("15s").
+// values; unknown fields are refused. The cooldown and the window are
+// each either a number of nanoseconds (15000000000, what encoding/json
+// writes for a time.Duration) or a Go duration string ("15s"), as is
+// drain's horizon (DrainConfig.UnmarshalJSON).
 func (c *GateConfig) UnmarshalJSON(data []byte) error {
 	type plain GateConfig // no methods: no recursion
 	v := struct {
 		*plain
 		Cooldown json.RawMessage `json:"cooldown"` // shadows plain's
+		Window   json.RawMessage `json:"window"`   // shadows plain's
 	}{plain: (*plain)(c)}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	return setCooldown(&c.Cooldown, v.Cooldown)
+	if err := setDuration(&c.Cooldown, "cooldown", v.Cooldown); err != nil {
+		return err
+	}
+	return setDuration(&c.Window, "window", v.Window)
+}
+
+// UnmarshalJSON decodes a JSON object into c. Fields left out keep c's
+// values; unknown fields are refused. The horizon is either a number of
+// nanoseconds or a Go duration string ("2s").
+func (c *DrainConfig) UnmarshalJSON(data []byte) error {
+	type plain DrainConfig // no methods: no recursion
+	v := struct {
+		*plain
+		Horizon json.RawMessage `json:"horizon"` // shadows plain's
+	}{plain: (*plain)(c)}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	return setDuration(&c.Horizon, "horizon", v.Horizon)
 }
 
 // setCooldown sets *dst from a decoded "cooldown" value; an absent or null
 // one leaves *dst as it was.
 func setCooldown(dst *time.Duration, raw json.RawMessage) error {
+	return setDuration(dst, "cooldown", raw)
+}
+
+// setDuration sets *dst from the decoded value of the duration field
+// name; an absent or null one leaves *dst as it was.
+func setDuration(dst *time.Duration, name string, raw json.RawMessage) error {
 	if raw == nil || string(raw) == "null" {
 		return nil
 	}
-	d, err := parseCooldown(raw)
+	d, err := parseDuration(name, raw)
 	if err != nil {
 		return err
 	}
@@ -188,26 +217,27 @@ func setCooldown(dst *time.Duration, raw json.RawMessage) error {
 	return nil
 }
 
-// parseCooldown reads a cooldown as nanoseconds or as a duration string.
-func parseCooldown(raw json.RawMessage) (time.Duration, error) {
+// parseDuration reads the duration field name as nanoseconds or as a
+// duration string.
+func parseDuration(name string, raw json.RawMessage) (time.Duration, error) {
 	var s string
 	if raw[0] == '"' {
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, fmt.Errorf("cooldown %s: %w", raw, err)
+			return 0, fmt.Errorf("%s %s: %w", name, raw, err)
 		}
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return 0, fmt.Errorf("cooldown %q, want a Go duration such as \"15s\" or a number of nanoseconds", s)
+			return 0, fmt.Errorf("%s %q, want a Go duration such as \"15s\" or a number of nanoseconds", name, s)
 		}
 		return d, nil
 	}
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, fmt.Errorf("cooldown %s, want a Go duration such as \"15s\" or a number of nanoseconds", raw)
+		return 0, fmt.Errorf("%s %s, want a Go duration such as \"15s\" or a number of nanoseconds", name, raw)
 	}
 	ns, err := n.Int64()
 	if err != nil {
-		return 0, fmt.Errorf("cooldown %s, want a whole number of nanoseconds or a Go duration such as \"15s\"", raw)
+		return 0, fmt.Errorf("%s %s, want a whole number of nanoseconds or a Go duration such as \"15s\"", name, raw)
 	}
 	return time.Duration(ns), nil
 }

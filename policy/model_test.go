@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -161,7 +162,16 @@ func TestGateConfigJSON(t *testing.T) {
 		{"cooldown of another type", `{"cooldown": true}`, GateConfig{}, "cooldown true, want a Go duration"},
 		{"unknown field", `{"vote": 3}`, GateConfig{}, `unknown field "vote"`},
 		{"trailing data", `{} {}`, GateConfig{}, "trailing data"},
+		{"a closing bracket after the object", `{"votes": 4}]`, GateConfig{}, "trailing data"},
+		{"a closing brace after the object", `{"votes": 4}}`, GateConfig{}, "trailing data"},
 		{"invalid", `{"cooldown": "-1s"}`, GateConfig{}, "cooldown -1s, want >= 0"},
+		{"zero tolerance", `{"tolerance": 0}`, with(func(g *GateConfig) { g.Tolerance = 0 }), ""},
+		{"window as a duration string", `{"window": "10s"}`, with(func(g *GateConfig) { g.Window = 10 * time.Second }), ""},
+		{"window in nanoseconds", `{"window": 10000000000}`, with(func(g *GateConfig) { g.Window = 10 * time.Second }), ""},
+		{"bad window", `{"window": "ten seconds"}`, GateConfig{}, `window "ten seconds", want a Go duration`},
+		{"drain horizon as a duration string", `{"drain": {"depth": 53.3, "horizon": "2s"}}`, with(func(g *GateConfig) { g.Drain = DrainConfig{Depth: 53.3, Horizon: 2 * time.Second} }), ""},
+		{"bad drain horizon", `{"drain": {"depth": 53.3, "horizon": true}}`, GateConfig{}, "horizon true, want a Go duration"},
+		{"unknown drain field", `{"drain": {"depth": 53.3, "horizon": "2s", "deep": 1}}`, GateConfig{}, `unknown field "deep"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := ReadGateConfig(strings.NewReader(tc.in))
@@ -192,6 +202,31 @@ func TestGateConfigJSON(t *testing.T) {
 	}
 	if _, err := LoadGateConfig(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "none.json") {
 		t.Errorf("LoadGateConfig of a missing file = %v, want an error naming it", err)
+	}
+}
+
+// A gate written as JSON (as proflow gate and proflow train record it in a
+// model) reads back as the same gate, its zero values included: a zero
+// tolerance must not come back as the default's.
+func TestGateConfigRoundTrip(t *testing.T) {
+	for _, g := range []GateConfig{
+		{Margin: 0.2, Votes: 20, Cooldown: 15 * time.Second},
+		{Margin: 0.5, Votes: 3, Cooldown: 0, Tolerance: 3, Pareto: true, Window: 30 * time.Second},
+		{Margin: 0.2, Votes: 20, Cooldown: 10 * time.Second, Reserve: true,
+			Distress: DistressConfig{Fraction: 0.9, Consecutive: 2, Smoothing: 0.1, Forecast: true},
+			Drain:    DrainConfig{Depth: 53.3, Horizon: 2 * time.Second, Waive: true}},
+	} {
+		b, err := json.Marshal(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadGateConfig(strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatalf("ReadGateConfig(%s): %v", b, err)
+		}
+		if diff := cmp.Diff(g, back); diff != "" {
+			t.Errorf("%s read back (-written +read):\n%s", b, diff)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
 // ThroughputDropConfig holds the settings of the throughput-drop reference
@@ -109,7 +110,7 @@ func ReadThroughputDropConfig(r io.Reader) (ThroughputDropConfig, error) {
 	if err := dec.Decode(&c); err != nil {
 		return ThroughputDropConfig{}, fmt.Errorf("policy: throughput-drop config: decode: %w", err)
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return ThroughputDropConfig{}, errors.New("policy: throughput-drop config: trailing data after the JSON object, want one object")
 	}
 	if err := c.Validate(); err != nil {

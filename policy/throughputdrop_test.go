@@ -180,6 +180,7 @@ func TestThroughputDropConfigJSON(t *testing.T) {
 		`{"fractoin": 0.5}`:    `unknown field "fractoin"`,
 		`{"cooldown": "soon"}`: `cooldown "soon", want a Go duration`,
 		`{"fraction": 0.5} {}`: "trailing data",
+		`{"fraction": 0.5}}`:   "trailing data",
 	} {
 		if _, err := ReadThroughputDropConfig(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want an error containing %q", in, err, msg)

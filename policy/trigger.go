@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
@@ -89,8 +90,13 @@ func (b *backoff) observe(current int) {
 func (b *backoff) recover() { b.recovered = true }
 
 // cooldown returns base doubled for every move in a row made before a
-// recovery.
-func (b *backoff) cooldown(base time.Duration) time.Duration { return base << b.shift }
+// recovery, saturating at the longest time.Duration rather than wrapping.
+func (b *backoff) cooldown(base time.Duration) time.Duration {
+	if base > math.MaxInt64>>b.shift {
+		return math.MaxInt64
+	}
+	return base << b.shift
+}
 
 // leastStressedOther returns the destination of ThroughputDrop and
 // LatencyThreshold: the switch other than current with the lowest overflow

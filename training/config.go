@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
 // Devices a TrainConfig may name.
@@ -274,7 +276,7 @@ func readTrainConfig(r io.Reader, universal bool) (TrainConfig, error) {
 	if err := dec.Decode(&c); err != nil {
 		return TrainConfig{}, fmt.Errorf("training: read train config: %w", err)
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return TrainConfig{}, errors.New("training: read train config: trailing data after the JSON object")
 	}
 	c.Universal = c.Universal || universal

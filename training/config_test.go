@@ -98,6 +98,7 @@ func TestTrainConfigRefuses(t *testing.T) {
 		"held out 1":        `{"held_out": 1}`,
 		"dyna without f":    `{"dynamics_epochs": 0}`,
 		"trailing":          `{} {}`,
+		"closing brace":     `{}}`,
 		"negative lr":       `{"q_learning_rate": -1}`,
 		"epsilon":           `{"rollout_epsilon": 2}`,
 		"target period":     `{"target_update_period": 0}`,

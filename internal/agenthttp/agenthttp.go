@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 	"github.com/proflow-sdn/proflow/internal/promreg"
 )
 
@@ -238,7 +239,7 @@ func DecodeStrict(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return errors.New("data after the JSON object")
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -547,7 +548,7 @@ func strictJSON(s string, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return errors.New("trailing data after the JSON value")
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
 // The built-in profiles of the simulated world (package documentation,
@@ -145,7 +147,7 @@ func ReadProfile(r io.Reader) (Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("decode: %w", err)
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return Config{}, errors.New("decode: data after the JSON object, want one Config")
 	}
 	if err := c.Validate(); err != nil {

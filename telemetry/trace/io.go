@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
 // maxLine bounds one line of a trace (a step of a very large fabric is
@@ -376,7 +378,7 @@ func strictUnmarshal(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	if jsonend.End(dec) != nil {
 		return errors.New("more than one JSON value on the line")
 	}
 	return nil
