@@ -286,6 +286,23 @@ func buildP4Runtime(ctx context.Context, c *Config, flows []FlowConfig, reg prom
 		return nil, &FieldError{Path: "southbound.p4runtime", Problem: err.Error()}
 	}
 	if check {
+		// Not dialled: check every configured flow against the targets
+		// as the client will (the first one above, as the measured flow).
+		var errs []error
+		for i, f := range flows[min(1, len(flows)):] {
+			id, err := proflow.ParseFlowID(f.ID)
+			if err == nil {
+				fc := cfg
+				fc.Flow = id
+				err = fc.Validate()
+			}
+			if err != nil {
+				errs = append(errs, &FieldError{Path: fmt.Sprintf("flows[%d]", i+1), Problem: f.ID + ": " + err.Error()})
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
 		_, err := withTCStat(c, undialled{})
 		return &southbound{kind: "p4runtime", topo: cfg.Topology, clock: proflow.SystemClock{}, measured: measured}, err
 	}
@@ -470,6 +487,11 @@ func flowParts(c *Config, topo proflow.Topology) (proflow.FlowParts, error) {
 		}
 		if err != nil {
 			return parts, &FieldError{Path: "policy.model", Problem: err.Error()}
+		}
+		// The interval the model was trained at (the controller refuses
+		// another; say so here, with the key, for -check too).
+		if iv := agent.TrainedInterval(); c.Interval != 0 && iv != c.Interval {
+			return parts, &FieldError{Path: "interval", Problem: fmt.Sprintf("%v, but the model was trained at a %v control interval, want %v (or a model trained at %v)", c.Interval, iv, iv, c.Interval)}
 		}
 		// The states the model was trained on: its layout.
 		encCfg = agent.EncoderConfig()

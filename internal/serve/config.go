@@ -364,6 +364,8 @@ const (
 	gateWindow
 	gateReserve
 	gateDrain
+
+	allGateKeys = gateDrain<<1 - 1 // every key: a section left out
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -790,6 +792,9 @@ func (c *Config) checkSouthbound(p *problems) string {
 		if o.TLS != nil {
 			c.checkTLS(p, "southbound.openflow.tls", o.TLS, true)
 		}
+		if v := o.LeaseTimeout; v > 0 && (v < time.Second || v > 65535*time.Second) {
+			p.add("southbound.openflow.lease_timeout", "%v, want 1s…65535s (OpenFlow hard timeouts are whole seconds), negative for permanent rules, or absent for 10s", v)
+		}
 	case "p4runtime":
 		c.checkP4Runtime(p, s.P4Runtime)
 	}
@@ -869,6 +874,9 @@ func (c *Config) checkTelemetry(p *problems) {
 	t := c.Telemetry.TCStat
 	if t == nil {
 		return
+	}
+	if c.Southbound.Sim != nil {
+		p.add("telemetry.tcstat", "set with southbound.sim, want it only with openflow or p4runtime (the simulated fabric counts its own overflow)")
 	}
 	if t.Format != "" && t.Format != "json" && t.Format != "prometheus" {
 		p.add("telemetry.tcstat.format", "%q, want json or prometheus", t.Format)
@@ -1007,6 +1015,14 @@ func (c *Config) checkPolicy(p *problems) {
 			if err := (policy.GateConfig{Votes: 1, Distress: g.Distress.Policy()}).Validate(); err != nil {
 				p.add("gate.distress", "%v (all zero, {}, turns distress off)", err)
 			}
+		}
+		if !g.has(gateDrain) {
+			if err := (policy.GateConfig{Votes: 1, Drain: g.Drain.Policy()}).Validate(); err != nil {
+				p.add("gate.drain", "%v (all zero, {}, turns drain off)", err)
+			}
+		}
+		if !g.has(gateReserve) && !g.has(gateWindow) && g.Reserve && g.Window > 0 {
+			p.add("gate.reserve", "true with gate.window %v, want one way of remembering votes: window 0 with reserve, or reserve false", g.Window)
 		}
 	}
 }

@@ -65,7 +65,10 @@ type Service struct {
 	metricsLn net.Listener
 	evicted   prometheus.Counter // HTTP connections closed at maxHTTPConns
 
-	modelGate *policy.GateConfig // the gate the model records, once read (agent with a partial gate)
+	modelGate   *policy.GateConfig // the gate the model records, once read (agent with a partial gate)
+	modelGateOf string             // the policy.model modelGate was read from ("" the default model)
+
+	reloadMu sync.Mutex // one reload at a time
 
 	mu    sync.Mutex                               // guards flows and cfg's reloadable parts
 	flows map[proflow.FlowID]proflow.ProtectedFlow // the protected set as configured
@@ -308,7 +311,7 @@ func (s *Service) resolveGate(c *Config, topo proflow.Topology) error {
 	if c.Policy.Kind != "agent" || (c.Gate != nil && !c.Gate.Partial()) {
 		return nil
 	}
-	if s.modelGate == nil || c.Policy.Model != s.cfg.Policy.Model {
+	if s.modelGate == nil || c.Policy.Model != s.modelGateOf {
 		encCfg := telemetry.DefaultEncoderConfig(topo)
 		var base policy.GateConfig
 		var err error
@@ -320,9 +323,9 @@ func (s *Service) resolveGate(c *Config, topo proflow.Topology) error {
 		if err != nil {
 			return &FieldError{Path: "policy.model", Problem: err.Error()}
 		}
-		s.modelGate = &base
+		s.modelGate, s.modelGateOf = &base, c.Policy.Model
 	}
-	g := GateConfig{omitted: gateMargin | gateVotes | gateCooldown | gateTolerance | gateDistress | gatePareto}
+	g := GateConfig{omitted: allGateKeys}
 	if c.Gate != nil {
 		g = *c.Gate
 	}
@@ -659,7 +662,12 @@ func (s *Service) reloadRefused(err error) {
 }
 
 func (s *Service) reload(ctx context.Context, cfg *Config) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
 	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("serve: reload: %w", err)
+	}
+	if err := checkReload(ctx, cfg); err != nil {
 		return fmt.Errorf("serve: reload: %w", err)
 	}
 	c := cfg.WithDefaults()
@@ -697,9 +705,18 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 	if s.rep != nil {
 		s.mu.Lock()
 		prev := s.seeds
-		s.seeds = fs
 		s.mu.Unlock()
-		if err := s.rep.seed(ctx, prev, fs); err != nil {
+		err := s.rep.seed(ctx, prev, fs)
+		s.mu.Lock()
+		if err != nil {
+			// Some of prev's removals may not have happened: keep them in
+			// the seeds, so that the next reload removes them again.
+			s.seeds = unionFlows(fs, prev)
+		} else {
+			s.seeds = fs
+		}
+		s.mu.Unlock()
+		if err != nil {
 			return fmt.Errorf("serve: reload: cluster: %w", err)
 		}
 		return nil
@@ -708,6 +725,53 @@ func (s *Service) reload(ctx context.Context, cfg *Config) error {
 		return fmt.Errorf("serve: reload: %w", err)
 	}
 	return nil
+}
+
+// checkReload refuses what only building can (a scenario that does not
+// load, a gate the policy package refuses, a model for another interval),
+// though most of it needs a restart to apply: a config the next start
+// would refuse is not a reload that went well. The flows are left to the
+// reload, which refuses those the fabric cannot carry one by one and
+// applies the rest.
+func checkReload(ctx context.Context, cfg *Config) error {
+	cc := *cfg
+	if cc.Southbound.Sim != nil {
+		cc.Flows = FlowsConfig{} // the scenario's flows, which the fabric carries
+	}
+	if _, err := Check(ctx, &cc); err != nil && !onlyFlowErrors(err) {
+		return err
+	}
+	return nil
+}
+
+// onlyFlowErrors reports whether every error err joins or wraps is a
+// FieldError of one of the flows.
+func onlyFlowErrors(err error) bool {
+	switch e := err.(type) {
+	case *FieldError:
+		return strings.HasPrefix(e.Path, "flows[")
+	case interface{ Unwrap() []error }:
+		for _, x := range e.Unwrap() {
+			if !onlyFlowErrors(x) {
+				return false
+			}
+		}
+		return true
+	case interface{ Unwrap() error }:
+		return onlyFlowErrors(e.Unwrap())
+	}
+	return false
+}
+
+// unionFlows returns a's flows and those of b whose ID a lacks.
+func unionFlows(a, b []FlowConfig) []FlowConfig {
+	out := slices.Clone(a)
+	for _, f := range b {
+		if !slices.ContainsFunc(a, func(g FlowConfig) bool { return g.ID == f.ID }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // cordonIndices returns the indices in topo of the switches names.
