@@ -83,7 +83,7 @@ type EncoderConfig struct {
 	// StateLayoutV5, StateLayoutV6, StateLayoutV7 or StateLayoutV8.
 	Layout string `json:"layout,omitempty"`
 	// QueueScale is Cq, the uplink backlog (bytes) that maps to 1 in
-	// FeatureQueue (StateLayoutV2 to V5); it must be 0 in the v1 layout,
+	// FeatureQueue (StateLayoutV2 to V8); it must be 0 in the v1 layout,
 	// which has no such feature.
 	QueueScale float64 `json:"queue_scale,omitempty"`
 	// DeficitScale is CD, the depth in bytes of the virtual token bucket

@@ -116,8 +116,8 @@ func (e *Encoder) Reset() {
 // into dst, and records obs as the previous sample. Rates of change (ρ̇, Δφ)
 // are differences to the previous successfully encoded sample, per sample
 // rather than per second, and 0 on the first sample after NewEncoder or
-// Reset; the deficits of StateLayoutV3 (and V5, V6, V7) and the leaky peaks of
-// StateLayoutV4 integrate over the observations' Time instead (an
+// Reset; the deficits of StateLayoutV3 (and V5 to V8) and the leaky peaks of
+// StateLayoutV4 (and V5) integrate over the observations' Time instead (an
 // observation without a Time, or not later than the previous one, adds
 // nothing to them). Encode fails, leaving dst and the
 // history untouched, when len(dst) is not Dim(), current is not a switch

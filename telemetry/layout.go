@@ -24,7 +24,8 @@ const (
 // The feature StateLayoutV2 appends to each switch's block.
 const (
 	// FeatureQueue is clip(q_k/Cq, 0, 1), q_k the backlog on switch k's
-	// bucketed uplinks (SwitchSample.QueueBytes). StateLayoutV2 only.
+	// bucketed uplinks (SwitchSample.QueueBytes). StateLayoutV2 to V8
+	// (every layout's switch block from v2 on starts with v2's).
 	FeatureQueue = SwitchFeatures + iota
 	// SwitchFeaturesV2 is the number of features per switch in
 	// StateLayoutV2 (6).
@@ -140,12 +141,12 @@ const (
 	// (FlowSample.CompletionP99 where the sample has one, else RTTP99,
 	// else SmoothedRTT) and ℓ_min the lowest latency of that kind seen
 	// since the encoder's last Reset; 0 when the sample has no latency.
-	// StateLayoutV2 only.
+	// StateLayoutV2 to V8 (EncoderConfig.HasFlowSignals).
 	FeatureLatency = FlowFeatures + iota
 	// FeatureAppLimited is the share of the interval the protected flow's
 	// sender was application-limited (FlowSample.AppLimited), in [0, 1]:
 	// near 1 while the fabric carries all the flow asks for, whatever its
-	// throughput. StateLayoutV2 only.
+	// throughput. StateLayoutV2 to V8 (EncoderConfig.HasFlowSignals).
 	FeatureAppLimited
 	// FlowFeaturesV2 is the number of features in x_flow in StateLayoutV2
 	// (6).
@@ -159,8 +160,8 @@ const (
 	// virtual bucket is kept for every switch, so after a move it reads
 	// the new switch's). No switch block carries a deficit in this
 	// layout: a destination is judged on what it carries, the flow's own
-	// switch also on how much of its reserve is gone. StateLayoutV6 and
-	// StateLayoutV7.
+	// switch also on how much of its reserve is gone. StateLayoutV6,
+	// StateLayoutV7 and StateLayoutV8 (EncoderConfig.HasOwnDeficit).
 	FeatureOwnDeficit = FlowFeaturesV2 + iota
 	// FlowFeaturesV6 is the number of features in x_flow in
 	// StateLayoutV6 (7).

@@ -128,11 +128,13 @@ func DecodeReport(b []byte) (Report, error) {
 	return r, nil
 }
 
-// Overlay fetches the agent's report and writes its SmoothedRTT and
-// RTTP99 into the flow's sample: obs.Flow, or the entry of obs.Flows whose
-// FlowIDs entry is the client's flow when obs lists flows. Every other
-// field is left alone. A socket the agent did not find leaves both zero
-// (unknown), as does a window without an acknowledgement for RTTP99.
+// Overlay fetches the agent's report and writes its SmoothedRTT, RTTP99
+// and AppLimited into the flow's sample: obs.Flow, or the entry of
+// obs.Flows whose FlowIDs entry is the client's flow when obs lists flows.
+// Every other field is left alone. A socket the agent did not find leaves
+// them zero (unknown): SmoothedRTT when its latest poll missed the socket,
+// RTTP99 and AppLimited when no poll of the window found it (RTTP99 also
+// when none saw an acknowledgement).
 func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 	rep, err := c.Fetch(ctx)
 	if err != nil {
@@ -156,8 +158,8 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 }
 
 // Wrap returns a Telemetry that collects from tel and then writes the
-// agent's round-trip times into the flow's sample (telemetry.Merge with
-// c as its overlay).
+// agent's round-trip times and application-limited share into the flow's
+// sample (telemetry.Merge with c as its overlay).
 func Wrap(tel proflow.Telemetry, c *Client) (proflow.Telemetry, error) {
 	if c == nil {
 		return nil, errors.New("hostagent: wrap: client is nil, want one from NewClient")

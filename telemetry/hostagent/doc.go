@@ -58,8 +58,12 @@
 // A socket that does not exist is not an error (a connection comes and
 // goes): the report says Found false. A read that fails is logged to
 // Config.Logger and counted. Each poll dumps the TCP sockets of the
-// namespace (the library call has no filter), which costs little in a
-// host's namespace of a few sockets and more on a busy server: raise
+// namespace (the library call has no filter) — for an IPv4 flow the
+// AF_INET ones, then the AF_INET6 ones when none matched, since a
+// dual-stack socket on v4-mapped addresses is one of those — and asks the
+// flow's socket once more for its raw tcp_info, whose
+// tcpi_delivery_rate_app_limited the library misreads. That costs little
+// in a host's namespace of a few sockets and more on a busy server: raise
 // PollInterval there.
 //
 // # Security

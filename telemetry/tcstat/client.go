@@ -285,10 +285,15 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 // OverflowRate returns the overflow rate ξ between two samples of one qdisc
 // taken dt seconds apart: tc overlimit events per second, the unit of
 // proflow.SwitchSample.OverflowRate (the paper's App. A; its App. E prints
-// the same numbers as "bytes/s").
+// the same numbers as "bytes/s"). A qdisc replaced in between (another Kind
+// or Handle) or reset (Bytes, a 64-bit counter that never wraps, went down)
+// counts cur's overlimits from zero.
 func OverflowRate(prev, cur Qdisc, dt float64) float64 {
 	if !(dt > 0) {
 		return 0
+	}
+	if cur.Kind != prev.Kind || cur.Handle != prev.Handle || cur.Bytes < prev.Bytes {
+		return float64(cur.Overlimits) / dt
 	}
 	return float64(delta32(prev.Overlimits, cur.Overlimits)) / dt
 }

@@ -64,14 +64,15 @@
 // and at every timer wake-up while it is throttled), so a saturated bucket
 // reads a few events per packet it sends: at the paper's 200 Mbit/s, the
 // scale of its 27,000 threshold (which the paper prints as "bytes/s"). The
-// overlimits counter is 32 bits wide: one that goes backwards from the top
-// half of its range has wrapped, any other decrease is a reset (the qdisc
-// was replaced) and counts from zero. A report with the time of the
-// previous one is the agent's cached read again: the rates of the two newest
-// distinct reads stand. A malformed or partial report (an interface
-// missing), an HTTP error, a timeout, or a report whose time goes back or is
-// older than ClientConfig.MaxAge is an error; stale ones wrap
-// proflow.ErrStale.
+// overlimits counter is 32 bits wide: a qdisc replaced (another kind or
+// handle) or reset (its 64-bit bytes counter went down) counts from zero;
+// otherwise an overlimits counter that goes backwards from the top half of
+// its range has wrapped, and any other decrease is a reset too. A report
+// with the time of the previous one is the agent's cached read again: the
+// rates of the two newest distinct reads stand. A malformed or partial
+// report (an interface missing), an HTTP error, a timeout, or a report
+// whose time goes back or is older than ClientConfig.MaxAge is an error;
+// stale ones wrap proflow.ErrStale.
 //
 // # Concurrency
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Qdisc holds the counters of one qdisc as tc reports them.
@@ -31,12 +32,31 @@ type tcQdisc struct {
 	Dev        string   `json:"dev"`
 	Handle     string   `json:"handle"`
 	Root       bool     `json:"root"`
-	Bytes      *float64 `json:"bytes"`
-	Packets    *float64 `json:"packets"`
-	Drops      *float64 `json:"drops"`
-	Overlimits *float64 `json:"overlimits"`
-	Backlog    float64  `json:"backlog"`
-	Qlen       float64  `json:"qlen"`
+	Bytes      *tcCount `json:"bytes"`
+	Packets    *tcCount `json:"packets"`
+	Drops      *tcCount `json:"drops"`
+	Overlimits *tcCount `json:"overlimits"`
+	Backlog    tcCount  `json:"backlog"`
+	Qlen       tcCount  `json:"qlen"`
+}
+
+// tcCount is a counter as tc prints it, a bare JSON number, kept as its
+// text so that a value past 2^53 keeps every digit (a float64 would round
+// it). The zero value, a counter tc left out, reads 0.
+type tcCount string
+
+// UnmarshalJSON takes a JSON number, leaves c alone on null (as
+// encoding/json does with a float64), and refuses any other value (a
+// json.Number would take a quoted number too).
+func (c *tcCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
+		return fmt.Errorf("counter %s, want a number", b)
+	}
+	*c = tcCount(b)
+	return nil
 }
 
 // ParseTCAll decodes the output of `tc -s -j qdisc show` (every device) and
@@ -93,14 +113,14 @@ func rootQdisc(q tcQdisc) (Qdisc, error) {
 	out := Qdisc{Kind: *q.Kind, Handle: q.Handle}
 	for _, f := range [...]struct {
 		name string
-		v    *float64
+		v    *tcCount
 		dst  *uint64
 	}{{"bytes", q.Bytes, &out.Bytes}, {"packets", q.Packets, &out.Packets}, {"drops", q.Drops, &out.Drops},
 		{"overlimits", q.Overlimits, &out.Overlimits}, {"backlog", &q.Backlog, &out.BacklogBytes}, {"qlen", &q.Qlen, &out.BacklogPackets}} {
 		if f.v == nil {
 			return Qdisc{}, fmt.Errorf("root qdisc %s has no %q counter", out.Kind, f.name)
 		}
-		v, err := counter(f.name, *f.v)
+		v, err := f.v.counter(f.name)
 		if err != nil {
 			return Qdisc{}, fmt.Errorf("root qdisc %s: %w", out.Kind, err)
 		}
@@ -109,9 +129,27 @@ func rootQdisc(q tcQdisc) (Qdisc, error) {
 	return out, nil
 }
 
+// counter returns c as the counter called name: an integer, exact up to
+// 2^64-1, or a number in another notation (1e3, 5.0) that is one.
+func (c tcCount) counter(name string) (uint64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	if v, err := strconv.ParseUint(string(c), 10, 64); err == nil {
+		return v, nil
+	}
+	v, err := strconv.ParseFloat(string(c), 64)
+	if err != nil {
+		return 0, fmt.Errorf("counter %s = %s, want a non-negative integer below 2^64", name, c)
+	}
+	return counter(name, v)
+}
+
+// counter returns v as the counter called name, refusing a negative,
+// fractional or non-finite value and one of 2^64 or more.
 func counter(name string, v float64) (uint64, error) {
-	if v < 0 || v != math.Trunc(v) || v > 1<<64-1 || math.IsNaN(v) {
-		return 0, fmt.Errorf("counter %s = %v, want a non-negative integer", name, v)
+	if v < 0 || v != math.Trunc(v) || v >= 1<<64 || math.IsNaN(v) {
+		return 0, fmt.Errorf("counter %s = %v, want a non-negative integer below 2^64", name, v)
 	}
 	return uint64(v), nil
 }

@@ -58,6 +58,27 @@ func TestParseTC(t *testing.T) {
 	}
 }
 
+// A counter keeps every digit up to 2^64-1, past float64's 2^53, and one
+// of 2^64 or more is refused.
+func TestParseTCCounterRange(t *testing.T) {
+	root := func(bytes string) string {
+		return `[{"kind":"tbf","root":true,"bytes":` + bytes + `,"packets":1,"drops":0,"overlimits":0,"backlog":0,"qlen":0}]`
+	}
+	for in, want := range map[string]uint64{"18446744073709551615": 1<<64 - 1, "9007199254740993": 1<<53 + 1, "1e3": 1000, "5.0": 5} {
+		if q, err := tcstat.ParseTC([]byte(root(in))); err != nil || q.Bytes != want {
+			t.Errorf("bytes %s: %d, %v; want %d", in, q.Bytes, err, want)
+		}
+	}
+	for _, in := range []string{"18446744073709551616", "1.8446744073709552e19", "1e400", `"5"`} {
+		if q, err := tcstat.ParseTC([]byte(root(in))); err == nil {
+			t.Errorf("bytes %s: %d, want an error", in, q.Bytes)
+		}
+	}
+	if r, err := tcstat.DecodeMetrics([]byte(`node_qdisc_overlimits_total{device="e",kind="tbf"} 1.8446744073709552e+19` + "\n")); err == nil {
+		t.Errorf("metrics overlimits 2^64: %+v, want an error", r)
+	}
+}
+
 func FuzzParseTC(f *testing.F) {
 	f.Add([]byte(tbfOutput))
 	f.Add([]byte(`[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2,"options":{},"bytes":0,"packets":0,"drops":0,"overlimits":0,"requeues":0,"backlog":0,"qlen":0}]`))
@@ -410,6 +431,27 @@ func TestClientResetCountsFromZero(t *testing.T) {
 	cur := tcstat.Qdisc{Bytes: 2000, Packets: 2, Overlimits: 4}
 	if got := tcstat.OverflowRate(prev, cur, 1); got != 4 {
 		t.Errorf("after a reset: %v events/s, want 4", got)
+	}
+}
+
+// A qdisc replaced (another kind or handle) or reset (Bytes, 64 bits wide,
+// went down) counts from zero even when its 32-bit overlimits counter was
+// in the top half of its range; the same qdisc's counter wraps.
+func TestOverflowRateReplacedQdisc(t *testing.T) {
+	prev := tcstat.Qdisc{Kind: "tbf", Handle: "8001:", Bytes: 1e9, Overlimits: 3_000_000_000}
+	for _, tc := range []struct {
+		name string
+		cur  tcstat.Qdisc
+		want float64
+	}{
+		{"new handle", tcstat.Qdisc{Kind: "tbf", Handle: "8002:", Bytes: 2e9, Overlimits: 100}, 200},
+		{"new kind", tcstat.Qdisc{Kind: "htb", Handle: "8001:", Bytes: 2e9, Overlimits: 100}, 200},
+		{"bytes went down", tcstat.Qdisc{Kind: "tbf", Handle: "8001:", Bytes: 1000, Overlimits: 100}, 200},
+		{"wrapped", tcstat.Qdisc{Kind: "tbf", Handle: "8001:", Bytes: 2e9, Overlimits: 100}, (1<<32 - 3_000_000_000 + 100) / 0.5},
+	} {
+		if got := tcstat.OverflowRate(prev, tc.cur, 0.5); got != tc.want {
+			t.Errorf("%s: %v events/s, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

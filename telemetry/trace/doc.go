@@ -58,8 +58,10 @@
 // would mislead training: an unknown format, an invalid topology or flow,
 // steps that are not numbered and timed in increasing order, switch
 // indices out of range, a score per switch missing, non-finite numbers, an
-// observation that fails proflow.Observation.Validate, a reroute that does
-// not move the flow, and unknown fields.
+// observation that fails proflow.Observation.Validate or lists an invalid
+// flow ID, a reroute that does not move the flow, unknown fields, and a
+// line over 16 MiB. Steps are ordered by the wall clock, the time a trace
+// records, even where the Writer's times carry a monotonic clock reading.
 //
 // # Files
 //

@@ -15,8 +15,9 @@ import (
 	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
-// maxLine bounds one line of a trace (a step of a very large fabric is
-// still far below it).
+// maxLine bounds one line of a trace, its newline included (a step of a
+// very large fabric is still far below it). The Writer refuses a longer
+// line, which the Reader could not read.
 const maxLine = 16 << 20
 
 // order checks that the steps of a trace being written or read follow one
@@ -133,7 +134,11 @@ func (w *Writer) Write(s *Step) error {
 	if err := w.check(&w.meta, s); err != nil {
 		return w.fail(fmt.Errorf("trace: step %d: %w", w.n, err), w.file != nil)
 	}
-	if err := w.line(s); err != nil {
+	b, err := encodeLine(s)
+	if err != nil {
+		return w.fail(fmt.Errorf("trace: step %d: %w", w.n, err), w.file != nil)
+	}
+	if _, err := w.bw.Write(b); err != nil {
 		return w.fail(fmt.Errorf("trace: write step %d: %w", w.n, err), true)
 	}
 	w.accept(s)
@@ -148,14 +153,28 @@ func (w *Writer) fail(err error, sticky bool) error {
 	return err
 }
 
+// line writes v as one line.
 func (w *Writer) line(v any) error {
-	b, err := json.Marshal(v)
+	b, err := encodeLine(v)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	_, err = w.bw.Write(b)
 	return err
+}
+
+// encodeLine returns v as a line of JSON, refusing one longer than the
+// Reader reads (maxLine).
+func encodeLine(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '\n')
+	if len(b) > maxLine {
+		return nil, fmt.Errorf("line of %d bytes, want at most %d (the longest a Reader reads)", len(b), maxLine)
+	}
+	return b, nil
 }
 
 // Flush writes buffered data to the underlying writer.

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,59 @@ func TestReadLineTooLong(t *testing.T) {
 	}
 	if _, err := trace.Read(bytes.NewReader(data)); err == nil || !strings.HasPrefix(err.Error(), "trace: line 3: longer than 16777216 bytes") {
 		t.Errorf("Read = %.300v, want the long line 3 named", err)
+	}
+}
+
+// The Writer refuses a line longer than the Reader takes, and writes one
+// just within the limit, which reads back.
+func TestWriteLineTooLong(t *testing.T) {
+	steps := testSteps(3)
+	s := &steps[2]
+	s.Decision.Error = "x"
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A line is its JSON and a newline; the longest the Reader takes is
+	// maxLine (16 MiB) bytes in all.
+	fit := 16<<20 - 1 - len(b) + 1
+	for _, c := range []struct {
+		name string
+		n    int
+		want string
+	}{{"at the limit", fit, ""}, {"one byte over", fit + 1, "trace: step 2: line of 16777217 bytes, want at most 16777216"}} {
+		t.Run(c.name, func(t *testing.T) {
+			steps := testSteps(3)
+			steps[2].Decision.Error = strings.Repeat("x", c.n)
+			var buf bytes.Buffer
+			w, err := trace.NewWriter(&buf, testMeta())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range steps {
+				if err = w.Write(&steps[i]); err != nil {
+					break
+				}
+			}
+			if c.want != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+					t.Fatalf("Write = %.200v, want an error starting %q", err, c.want)
+				}
+				// Refused before anything was written: the Writer goes on.
+				steps[2].Decision.Error = "short"
+				if err := w.Write(&steps[2]); err != nil {
+					t.Fatalf("Write after the refused step: %v", err)
+				}
+			} else if err != nil {
+				t.Fatalf("Write = %.200v, want the step written", err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ep, err := trace.Read(&buf)
+			if err != nil || len(ep.Steps) != 3 {
+				t.Fatalf("Read = %.200v, want the 3 steps back", err)
+			}
+		})
 	}
 }

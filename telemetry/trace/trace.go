@@ -156,7 +156,9 @@ func FromDecision(d proflow.Decision) Decision {
 
 // Validate checks a step against the episode's metadata: indices in range,
 // one score per switch (or none), finite numbers, an observation that
-// passes proflow.Observation.Validate, and a reroute that moves the flow.
+// passes proflow.Observation.Validate with valid flow IDs
+// (proflow.FlowID.Validate, which reading them back requires), and a
+// reroute that moves the flow.
 func (s *Step) Validate(m *Meta) error {
 	n := m.Topology.NumSwitches()
 	d := &s.Decision
@@ -174,6 +176,11 @@ func (s *Step) Validate(m *Meta) error {
 	if s.Obs != nil {
 		if err := s.Obs.Validate(m.Topology); err != nil {
 			errs = append(errs, fmt.Errorf("obs: %w", err))
+		}
+		for i, id := range s.Obs.FlowIDs {
+			if err := id.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("obs: flow_ids[%d]: %w", i, err))
+			}
 		}
 	}
 	if d.Reason == "" {
@@ -218,7 +225,7 @@ type Episode struct {
 }
 
 // Validate checks the metadata, every step, and that steps are numbered
-// and timed in increasing order.
+// and timed in increasing order (by the wall clock, as a trace records it).
 func (e *Episode) Validate() error {
 	if err := e.Meta.Validate(); err != nil {
 		return err
@@ -242,7 +249,9 @@ func checkStep(m *Meta, prev, s *Step) error {
 		if s.Seq <= prev.Seq {
 			return fmt.Errorf("seq %d does not follow %d", s.Seq, prev.Seq)
 		}
-		if !s.Time.After(prev.Time) {
+		// By the wall clock, the only one a trace records: Round(0) strips a
+		// monotonic reading, which After would otherwise compare instead.
+		if !s.Time.Round(0).After(prev.Time.Round(0)) {
 			return fmt.Errorf("time %s is not after the previous step's %s",
 				s.Time.Format(time.RFC3339Nano), prev.Time.Format(time.RFC3339Nano))
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -266,6 +267,80 @@ func TestWriterValidates(t *testing.T) {
 				t.Errorf("Write = %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// The flow IDs of a step's observation are checked on write as the
+// Reader checks them on read: a trace the Writer produced reads back.
+func TestWriterValidatesFlowIDs(t *testing.T) {
+	good := testMeta().Flow
+	write := func(id proflow.FlowID) ([]byte, error) {
+		steps := testSteps(3)
+		steps[2].Obs.FlowIDs = []proflow.FlowID{good, id}
+		steps[2].Obs.Flows = []proflow.FlowSample{{Throughput: 1}, {Throughput: 2}}
+		var buf bytes.Buffer
+		err := trace.Write(&buf, &trace.Episode{Meta: testMeta(), Steps: steps})
+		return buf.Bytes(), err
+	}
+	for _, c := range []struct {
+		name string
+		id   proflow.FlowID
+		want string
+	}{
+		{"zero", proflow.FlowID{}, "source address is unset"},
+		{"mixed families", proflow.FlowID{Src: good.Src, Dst: netip.MustParseAddr("fd00::8"), Proto: proflow.ProtoTCP}, "mixes address families"},
+		{"ports without protocol", proflow.FlowID{Src: good.Src, Dst: good.Dst, SrcPort: 5001}, "sets ports without a protocol"},
+		{"unknown protocol", proflow.FlowID{Src: good.Src, Dst: good.Dst, Proto: 1}, "protocol 1 is not supported"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := write(c.id)
+			if err == nil || !strings.Contains(err.Error(), "step 2: obs: flow_ids[1]: ") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Write = %v, want an error naming obs.flow_ids[1] and containing %q", err, c.want)
+			}
+		})
+	}
+	any6 := proflow.FlowID{Src: netip.MustParseAddr("fd00::1"), Dst: netip.MustParseAddr("fd00::8")}
+	b, err := write(any6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := trace.Read(bytes.NewReader(b))
+	if err != nil || len(ep.Steps) != 3 {
+		t.Fatalf("Read = %v, want the 3 steps back", err)
+	}
+	if got := ep.Steps[2].Obs.FlowIDs; len(got) != 2 || got[0] != good || got[1] != any6 {
+		t.Errorf("flow IDs read back %v, want %v and %v", got, good, any6)
+	}
+}
+
+// A step whose wall clock is not after the previous step's is refused on
+// write even when its monotonic clock reading is, as the Reader (which sees
+// only the wall clock) refuses it.
+func TestWriterOrdersByWallClock(t *testing.T) {
+	steps := testSteps(2)
+	now := time.Now()
+	steps[0].Time = now
+	// The wall clock stepped back by a second while the monotonic clock
+	// went on by one: what an NTP step between two time.Now calls gives.
+	back := now.Add(-time.Second)
+	(*struct {
+		wall uint64
+		ext  int64
+		loc  *time.Location
+	})(unsafe.Pointer(&back)).ext += int64(2 * time.Second)
+	if !back.After(now) || !back.Round(0).Before(now.Round(0)) {
+		t.Fatal("cannot make a time whose monotonic reading is after and wall clock before another: time.Time's layout changed, mend this test's struct")
+	}
+	steps[1].Time = back
+	var buf bytes.Buffer
+	err := trace.Write(&buf, &trace.Episode{Meta: testMeta(), Steps: steps})
+	if err == nil || !strings.Contains(err.Error(), "step 1: time") || !strings.Contains(err.Error(), "is not after the previous step's") {
+		t.Errorf("Write = %v, want step 1 refused for its time", err)
+	}
+	ep := &trace.Episode{Meta: testMeta(), Steps: steps}
+	ep.Meta.Format = trace.Format
+	if err := ep.Validate(); err == nil {
+		t.Error("Episode.Validate accepted a wall clock going back")
 	}
 }
 
