@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/syncbuf"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 )
@@ -148,7 +149,7 @@ func TestReloadRefusesWhatStartRefuses(t *testing.T) {
 // another's does not report the gate as changed.
 func TestReloadModelGateFollowsTheModel(t *testing.T) {
 	ctx := context.Background()
-	var log syncWriter
+	var log syncbuf.Buffer
 	start := agentConfig(t, "gate: {votes: 7}\n")
 	s, err := New(ctx, start, Options{LogOutput: &log})
 	if err != nil {
@@ -173,7 +174,7 @@ func TestReloadModelGateFollowsTheModel(t *testing.T) {
 // Reloads from several goroutines are serialised (go test -race).
 func TestConcurrentReloads(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(ctx, simConfig(t, ""), Options{LogOutput: &syncWriter{}})
+	s, err := New(ctx, simConfig(t, ""), Options{LogOutput: &syncbuf.Buffer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,22 +191,4 @@ func TestConcurrentReloads(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-// syncWriter is a strings.Builder safe for the service's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
