@@ -2966,7 +2966,12 @@
 //     against 3 behind the adopted gate), but an on/off flow's idle gaps
 //     do not refill a switch its neighbours keep above C, so remembered
 //     votes reach 20 across bursts and the bucket's end moves the flow,
-//     which on/off flows pay for in every burst after it.
+//     which on/off flows pay for in every burst after it. (Later in the
+//     session an audit changed Drain's estimate: a deficit that has
+//     reached Depth reads as an empty bucket at any load, where before a
+//     switch sending at C with its estimate at Depth held the move. The
+//     same judge run again after it printed the same summary,
+//     build/judge-drr2-s1.)
 
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
