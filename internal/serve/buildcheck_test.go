@@ -192,3 +192,16 @@ func TestConcurrentReloads(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A flow's switch that Validate could not check (no topology section with
+// the sim southbound) is checked against the fabric's switches.
+func TestSimFlowSwitchChecked(t *testing.T) {
+	c, err := Parse([]byte("southbound:\n  sim: {scenario: M2}\nmetrics: {listen: off}\npolicy: {kind: crowd}\nflows:\n  list: [{id: \"tcp 10.0.0.1:5001->10.0.0.8:5201\", switch: nope}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Check(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), `flows.list[0].switch: "nope", want one of the fabric's switches agg1`) {
+		t.Errorf("Check with an unknown switch = %v, want it refused by key", err)
+	}
+}

@@ -515,11 +515,23 @@ func (s *Service) configuredFlows(c *Config, sb *southbound) ([]FlowConfig, erro
 	fs, err := s.flowList(c, sb)
 	// A weight left out is 1: "weight: 1" written later is no change.
 	out := make([]FlowConfig, len(fs))
+	errs := []error{err}
 	for i, f := range fs {
 		f.Weight = proflow.ProtectedFlow{Weight: f.Weight}.EffectiveWeight()
 		out[i] = f
+		// A switch name Validate could not check (no topology section: the
+		// sim profile's) is checked against the fabric's.
+		if sb != nil && f.Switch != "" {
+			if _, serr := sb.topo.SwitchIndex(f.Switch); serr != nil {
+				path := fmt.Sprintf("flows.list[%d].switch", i)
+				if len(c.Flows.List) == 0 {
+					path = fmt.Sprintf("flows.file: flows[%d].switch", i)
+				}
+				errs = append(errs, &FieldError{Path: path, Problem: fmt.Sprintf("%q, want one of the fabric's switches %s", f.Switch, strings.Join(sb.topo.Switches, ", "))})
+			}
+		}
 	}
-	return out, err
+	return out, errors.Join(errs...)
 }
 
 func (s *Service) flowList(c *Config, sb *southbound) ([]FlowConfig, error) {
