@@ -37,7 +37,10 @@ type BatchInput struct {
 // of the per-flow Policies: it encodes each flow's state into a row of one
 // matrix, calls ScoreBatch once, then runs every flow's gate on its row.
 // The decisions are those of the per-flow path whenever ScoreBatch gives
-// each row the scores Score would give that flow. An error or panic holds
+// each row the scores Score would give that flow; a BatchPolicy that is
+// also a Forecaster is asked, as a per-flow Policy is, for the forecast
+// of each flow on a step where some switch scores above its current one,
+// with that flow's row as Input.State. An error or panic holds
 // every flow of the step with ReasonPolicy. A BatchPolicy is shared by all
 // flows, so it must keep no per-flow state across steps (the learned agent
 // keeps none); the controller never calls its Reset.
@@ -97,6 +100,7 @@ func (m *MultiController) decideBatch() {
 	if err != nil {
 		err = fmt.Errorf("proflow: batch policy: %w", err)
 	}
+	fc, forecasts := pol.(Forecaster)
 	for j, i := range b.flows[:rows] {
 		d, p := &m.ds[i], m.flows[i]
 		if err != nil {
@@ -105,6 +109,19 @@ func (m *MultiController) decideBatch() {
 		}
 		p.scores(d)
 		copy(d.Scores, b.scores[j*k:(j+1)*k])
+		// As on the per-flow path: a forecast on a step some switch
+		// scores above the current one.
+		if forecasts && outscored(d.Scores, d.Current) {
+			m.view.Flow = m.obs.Flows[i] // checked by flowView above
+			p.in = Input{Time: d.Time, Obs: &m.view, State: State(b.states[j*dim : (j+1)*dim : (j+1)*dim]), Current: d.Current, Cordoned: p.cordons.snapshot()}
+			ferr := call("Forecaster", "Forecast", fc, func() error { return fc.Forecast(&d.Forecast, &p.in) })
+			p.in = Input{}
+			if ferr != nil {
+				d.Forecast = FlowForecast{}
+				d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: forecast: %w", ferr)
+				continue
+			}
+		}
 		p.admit(d)
 	}
 }

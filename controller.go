@@ -47,7 +47,8 @@ type Config struct {
 	// Baseline, when set, is used instead of learning one.
 	Baseline *Baseline
 	// BaselineWarmup is how many samples the baseline phase discards first
-	// (the protected flow's ramp-up; default 4, i.e. 2 s).
+	// (the protected flow's ramp-up): DefaultConfig sets 4 (2 s); zero
+	// discards none.
 	BaselineWarmup int
 	// BaselineSamples is how many samples the baseline phase averages
 	// (default 10, i.e. 5 s).
@@ -69,7 +70,8 @@ type Config struct {
 	// one can register on the same registerer.
 	Registerer prometheus.Registerer
 	// Observer, when set, is called synchronously with every Decision.
-	// It must not block; see SendTo for a channel.
+	// It must not block; see SendTo for a channel. A panic in it is logged
+	// at Error and does not stop the controller.
 	Observer func(Decision)
 	// Shadow runs the controller without moving the flow: every step
 	// reads the telemetry, scores and gates as usual, and a move the gate
@@ -104,13 +106,15 @@ func (c Config) withDefaults() Config {
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
-	if c.StepTimeout == 0 {
+	// Derived from a valid interval only: a bad one is reported once, by
+	// Validate, not again as each setting derived from it.
+	if c.StepTimeout == 0 && c.Interval > 0 {
 		c.StepTimeout = c.Interval
 	}
-	if c.MaxSampleAge == 0 {
+	if c.MaxSampleAge == 0 && c.Interval > 0 {
 		c.MaxSampleAge = 2 * c.Interval
 	}
-	if c.MaxClockSkew == 0 {
+	if c.MaxClockSkew == 0 && c.Interval > 0 {
 		c.MaxClockSkew = c.Interval
 	}
 	if c.BaselineSamples == 0 {
@@ -451,10 +455,19 @@ func (c *Controller) report(ctx context.Context, d *Decision) {
 	if c.m != nil {
 		c.m.observe(d, c.cord.snapshot())
 	}
-	if c.cfg.Observer != nil {
-		c.cfg.Observer(*d)
+	if obs := c.cfg.Observer; obs != nil {
+		observe(ctx, c.cfg.Logger, obs, d)
 	}
 	logDecision(ctx, c.cfg.Logger, c.cfg.Topology, d)
+}
+
+// observe hands the final decision d to obs; a panic in obs is logged at
+// Error and costs nothing else: the step is done, so there is nothing to
+// hold.
+func observe(ctx context.Context, log *slog.Logger, obs func(Decision), d *Decision) {
+	if err := call("Observer", "Observe", obs, func() error { obs(*d); return nil }); err != nil {
+		log.LogAttrs(ctx, slog.LevelError, "proflow observer failed", slog.Uint64("seq", d.Seq), slog.String("flow", d.Flow.String()), slog.Any("error", err))
+	}
 }
 
 // logDecision writes one record for d on log: reroutes at Info, holds

@@ -181,11 +181,18 @@ func (fl *flowLoop) admit(d *Decision) {
 	}
 	fl.cordons.mask(d.Scores, d.Current)
 
-	if err := call("Gate", "Admit", fl.gate, func() error { fl.gate.Admit(d); return nil }); err != nil {
+	cur := d.Current
+	err := call("Gate", "Admit", fl.gate, func() error { fl.gate.Admit(d); return nil })
+	// The placement is the controller's, not the gate's to change.
+	d.Current, d.Rerouted = cur, false
+	if err != nil {
 		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1
 		return
 	}
 	if d.Target < 0 || d.Target == d.Current {
+		if d.Reason == ReasonRerouted { // admitted a move to where the flow is: none
+			d.Reason = ReasonStay
+		}
 		d.Target = -1
 		return
 	}

@@ -45,7 +45,9 @@ type MultiConfig struct {
 	// of learning one per flow.
 	Baseline *Baseline
 	// BaselineWarmup and BaselineSamples shape each flow's own baseline
-	// phase, which starts when the flow is added (defaults 4 and 10).
+	// phase, which starts when the flow is added: DefaultMultiConfig sets 4
+	// and 10; a zero BaselineSamples is 10, a zero BaselineWarmup discards
+	// no sample.
 	BaselineWarmup, BaselineSamples int
 	// Clock is the source of time (default SystemClock).
 	Clock Clock
@@ -59,7 +61,8 @@ type MultiConfig struct {
 	// this one can register on the same registerer.
 	Registerer prometheus.Registerer
 	// Observer, when set, is called synchronously with every flow's
-	// Decision of every step. It must not block; see SendTo.
+	// Decision of every step. It must not block; see SendTo. A panic in it
+	// is logged at Error and does not stop the controller.
 	Observer func(Decision)
 	// Joint is the joint placement step between the per-flow gates and the
 	// enforcer (default Independent: no joint step). See Greedy.
@@ -321,6 +324,14 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 	if err := f.check(); err != nil { // AddFlow names the flow
 		return err
 	}
+	// Refused before its parts are built and reset: a factory that hands
+	// back the flow's own live parts must not see them reset for nothing.
+	m.mu.Lock()
+	_, dup := m.byID[f.ID]
+	m.mu.Unlock()
+	if dup {
+		return ErrFlowProtected
+	}
 	if fv, ok := m.enf.(FlowValidator); ok {
 		if err := call("FlowValidator", "ValidateFlow", m.enf, func() error { return fv.ValidateFlow(f.ID) }); err != nil {
 			return fmt.Errorf("the enforcer cannot carry it: %w", err)
@@ -422,8 +433,9 @@ func build[T any](name string, factory func(ProtectedFlow) (T, error), f Protect
 // override rules, so the fabric carries it on its default path — retrying
 // in later steps while the release fails (StepSummary.Unreleased counts
 // those waiting, and each failure is logged); a flow added again before its
-// release is not released. Otherwise the flow stays where it was last
-// placed. It returns ErrFlowNotProtected for a flow not protected.
+// release is not released. Otherwise, and always in Shadow mode, which
+// changes nothing on the fabric, the flow stays where it was last placed.
+// It returns ErrFlowNotProtected for a flow not protected.
 func (m *MultiController) RemoveFlow(flow FlowID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -502,7 +514,7 @@ func (m *MultiController) apply() {
 	if !m.changed {
 		return
 	}
-	if _, ok := m.enf.(Releaser); ok {
+	if _, ok := m.enf.(Releaser); ok && !m.cfg.Shadow { // a shadow changes nothing on the fabric
 		for _, p := range m.flows {
 			if p.removed {
 				m.releases = append(m.releases, p.flow)
@@ -849,8 +861,8 @@ func (m *MultiController) report(ctx context.Context, s *StepSummary) {
 	log := m.cfg.Logger
 	for i := range s.Decisions {
 		d := &s.Decisions[i]
-		if m.cfg.Observer != nil {
-			m.cfg.Observer(*d)
+		if obs := m.cfg.Observer; obs != nil {
+			observe(ctx, log, obs, d)
 		}
 		if log.Enabled(ctx, decisionLevel(d)) { // before formatting the flow
 			logDecision(ctx, log, m.cfg.Topology, d, slog.String("flow", d.Flow.String()))
