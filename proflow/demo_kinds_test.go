@@ -13,8 +13,8 @@ import (
 func TestWriteKindTable(t *testing.T) {
 	ep := func(pol string, seed uint64, late int) *eval.Episode {
 		e := &eval.Episode{Scenario: "K1", Policy: pol, Seed: seed, Repeat: int(seed), Baseline: 3e6, Kind: sim.KindRR, SLO: 0.015}
-		for i := range 120 {
-			e.T = append(e.T, float64(i))
+		for i := range 120 { // the window's samples: 1 … 120 s
+			e.T = append(e.T, float64(i+1))
 			e.Throughput = append(e.Throughput, 3e6)
 			e.Overflow = append(e.Overflow, 0)
 			lat := 0.01

@@ -189,8 +189,10 @@ func runEvaluate(ctx context.Context, e *env, args []string) error {
 	start := time.Now()
 	var msum *eval.MultiSummary
 	if len(multi) > 0 {
+		mopt := opt // their own window too, not the paper's 120 s
+		mopt.Window, mopt.Windows = scenarioWindows(multi)
 		if msum, err = runMultiEvaluate(ctx, e, eval.MultiSweep{Scenarios: multi, Policies: specs, Modes: modes, Repeats: *repeats,
-			Seed: *seed, Config: cfg, Parallelism: *parallel}, opt, traceDir); err != nil {
+			Seed: *seed, Config: cfg, Parallelism: *parallel}, mopt, traceDir); err != nil {
 			return err
 		}
 	}

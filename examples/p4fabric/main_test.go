@@ -114,8 +114,8 @@ var update = flag.Bool("update", false, "rewrite README.md's sample output from 
 
 // TestREADMESampleOutput keeps the README's sample output that of the
 // default run (go run ./examples/p4fabric): the summary from its
-// "S1, seed 1" line to the end. go test -run TestREADMESampleOutput
-// -update ./examples/p4fabric rewrites it.
+// "S1, seed 1" line to the end. go test ./examples/p4fabric -run
+// TestREADMESampleOutput -args -update rewrites it.
 func TestREADMESampleOutput(t *testing.T) {
 	var out bytes.Buffer
 	if _, err := run(context.Background(), defaultOptions(), &out); err != nil {
@@ -153,5 +153,5 @@ func TestREADMESampleOutput(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("README.md's sample output is stale; go test -run TestREADMESampleOutput -update ./examples/p4fabric rewrites it.\nREADME:\n%s\nrun:\n%s", readme[start:end], got)
+	t.Errorf("README.md's sample output is stale; go test ./examples/p4fabric -run TestREADMESampleOutput -args -update rewrites it.\nREADME:\n%s\nrun:\n%s", readme[start:end], got)
 }

@@ -101,11 +101,18 @@ func (e *Episode) Validate() error {
 	return e.validateKind()
 }
 
-// checkWindow reports an episode without a sample in [0, window): its mean
+// inWindow reports whether the sample at t seconds after congestion start
+// is one of the evaluation window's: a sample stands for the interval that
+// ends at it, so the window (0, window] holds the samples of every interval
+// after congestion start up to the window's end, and not the sample at 0,
+// whose interval ends as congestion starts.
+func inWindow(t, window float64) bool { return t > 0 && t <= window }
+
+// checkWindow reports an episode without a sample in (0, window]: its mean
 // throughput would be NaN and poison every mean, gain and test it enters.
 func (e *Episode) checkWindow(window float64) error {
 	for _, t := range e.T {
-		if t >= 0 && t < window {
+		if inWindow(t, window) {
 			return nil
 		}
 	}
@@ -113,16 +120,16 @@ func (e *Episode) checkWindow(window float64) error {
 	if len(e.T) > 0 {
 		span = fmt.Sprintf("samples span [%vs, %vs]", e.T[0], e.T[len(e.T)-1])
 	}
-	return fmt.Errorf("%s: no sample in the evaluation window [0s, %vs) after congestion start (%s)", e.id(), window, span)
+	return fmt.Errorf("%s: no sample in the evaluation window (0s, %vs] after congestion start (%s)", e.id(), window, span)
 }
 
-// meanThroughput is the mean of φ over [0, window), bytes/s; NaN if no
-// sample lies in the window (Summarize refuses such episodes, see
+// meanThroughput is the mean of φ over the window's samples (inWindow),
+// bytes/s; NaN if there is none (Summarize refuses such episodes, see
 // checkWindow).
 func (e *Episode) meanThroughput(window float64) float64 {
 	sum, n := 0.0, 0
 	for i, t := range e.T {
-		if t >= 0 && t < window {
+		if inWindow(t, window) {
 			sum += e.Throughput[i]
 			n++
 		}
@@ -148,41 +155,42 @@ func (e *Episode) reroute(i int, window float64) (Reroute, bool) {
 	return Reroute{}, false
 }
 
-// degradation returns the first time in [0, window) at which φ falls below
-// frac of the baseline, or false if it never does.
+// degradation returns the time of the window's first sample (inWindow) at
+// which φ is below frac of the baseline, or false if none is.
 func (e *Episode) degradation(frac, window float64) (float64, bool) {
 	for i, t := range e.T {
-		if t >= 0 && t < window && e.Throughput[i] < frac*e.Baseline {
+		if inWindow(t, window) && e.Throughput[i] < frac*e.Baseline {
 			return t, true
 		}
 	}
 	return 0, false
 }
 
-// belowSeconds returns the time in [0, window) during which φ is below
-// frac of the baseline, seconds: each sample stands for the time until the
-// next one (the last for the spacing before it), clipped to the window.
+// belowSeconds returns the time in the window during which φ is below
+// frac of the baseline, seconds: each of the window's samples (inWindow)
+// stands for its interval (span).
 func (e *Episode) belowSeconds(frac, window float64) float64 {
 	total := 0.0
 	for i, t := range e.T {
-		if t < 0 || t >= window || !(e.Throughput[i] < frac*e.Baseline) {
+		if !inWindow(t, window) || !(e.Throughput[i] < frac*e.Baseline) {
 			continue
 		}
-		total += e.span(i, window)
+		total += e.span(i)
 	}
 	return total
 }
 
-// span returns the time sample i stands for: until the next sample (the
-// last sample for the spacing before it), clipped to the window.
-func (e *Episode) span(i int, window float64) float64 {
+// span returns the time sample i stands for: its interval, from the
+// previous sample (the first sample: the spacing after it), clipped at
+// congestion start.
+func (e *Episode) span(i int) float64 {
 	t := e.T[i]
 	var dt float64
 	switch {
-	case i+1 < len(e.T):
-		dt = e.T[i+1] - t
 	case i > 0:
 		dt = t - e.T[i-1]
+	case i+1 < len(e.T):
+		dt = e.T[i+1] - t
 	}
-	return math.Min(dt, window-t)
+	return math.Min(dt, t)
 }

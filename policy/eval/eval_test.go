@@ -25,10 +25,13 @@ import (
 // given reroute times.
 func episode(sc, pol string, rep int, before, after, drop float64, reroutes ...float64) *Episode {
 	e := &Episode{Scenario: sc, Policy: pol, Repeat: rep, Seed: uint64(rep), Baseline: before}
-	for t := -5.0; t < 120; t++ {
+	// One sample a second, each for the second that ends at it: the
+	// window's are those at 1 … 120 s, and the flow runs at after from
+	// the second that starts at drop.
+	for t := -4.0; t <= 120; t++ {
 		e.T = append(e.T, t)
 		v := before
-		if t >= drop {
+		if t > drop {
 			v = after
 		}
 		e.Throughput = append(e.Throughput, v)
@@ -77,7 +80,8 @@ func TestLeadNeedsADegradation(t *testing.T) {
 
 func TestSummarizeCells(t *testing.T) {
 	eps := []*Episode{
-		// S1: static degrades at 20 s and stays low.
+		// S1: static degrades in the second after 20 s (its sample at
+		// 21 s) and stays low.
 		episode("S1", "static", 0, 20e6, 4e6, 20),
 		episode("S1", "static", 1, 20e6, 4e6, 30),
 		// reactive rerouted after degrading, at 40 and 50 s.
@@ -97,14 +101,14 @@ func TestSummarizeCells(t *testing.T) {
 	r := (20*20e6 + 100*8e6) / 120.0
 	want := []Cell{
 		{Scenario: "S1", Policy: "static", Repeats: 2, MeanThroughput: (m0 + m1) / 2, MinThroughput: m0, MaxThroughput: m1,
-			FirstReroute: nan, SecondReroute: nan, OverflowAtReroute: nan, Degraded: 2, Degradation: 25, Lead: nan,
+			FirstReroute: nan, SecondReroute: nan, OverflowAtReroute: nan, Degraded: 2, Degradation: 26, Lead: nan,
 			SLOSeconds: (100 + 90) / 2, Kind: "bulk", LatencyP50: nan, LatencyP99: nan, KindSLOSeconds: nan},
 		{Scenario: "S1", Policy: "reactive", Repeats: 2, MeanThroughput: r, MinThroughput: r, MaxThroughput: r,
 			Fired: 2, FirstReroute: 45, SecondFired: 1, SecondReroute: 90, OverflowAtReroute: 24500,
-			Degraded: 2, Degradation: 20, Lead: 25 - 45, Reroutes: 3, Destinations: "#1 ×2, #2 ×1",
+			Degraded: 2, Degradation: 21, Lead: 26 - 45, Reroutes: 3, Destinations: "#1 ×2, #2 ×1",
 			Moves: 1.5, SLOSeconds: 100, Kind: "bulk", LatencyP50: nan, LatencyP99: nan, KindSLOSeconds: nan},
 		{Scenario: "S1", Policy: "agent", Repeats: 2, MeanThroughput: 20e6, MinThroughput: 20e6, MaxThroughput: 20e6,
-			Fired: 2, FirstReroute: 11, SecondReroute: nan, OverflowAtReroute: 21100, Degradation: nan, Lead: 25 - 11,
+			Fired: 2, FirstReroute: 11, SecondReroute: nan, OverflowAtReroute: 21100, Degradation: nan, Lead: 26 - 11,
 			Reroutes: 2, Destinations: "#1 ×2", Moves: 1, Kind: "bulk", LatencyP50: nan, LatencyP99: nan, KindSLOSeconds: nan},
 	}
 	if diff := cmp.Diff(want, s.Cells, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
@@ -194,6 +198,35 @@ func TestBootstrapOfExactRatio(t *testing.T) {
 	}
 }
 
+// A resample whose baseline sums to zero while the candidate's does not is
+// an unbounded ratio, not one to leave out: when it is frequent the upper
+// end of the interval is +∞, and its text says so.
+func TestBootstrapRatioZeroBaseline(t *testing.T) {
+	a := make([]float64, 21) // the candidate misses 1 s in every scenario
+	b := make([]float64, 21) // the rule 21 s in one scenario only
+	for i := range a {
+		a[i] = 1
+	}
+	b[20] = 21
+	lo, hi, err := bootstrapRatioCI(a, b, 0.95, 10000, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(lo > 0 && lo < 1) || !math.IsInf(hi, 1) {
+		t.Errorf("CI [%v, %v], want a finite lower end below the ratio of means 1 and +Inf above", lo, hi)
+	}
+	if got := ciStr(lo, hi); !strings.HasSuffix(got, ", ∞]") {
+		t.Errorf("ciStr = %q, want the upper end written ∞", got)
+	}
+	// Both zero in every resample: no ratio at all.
+	if lo, hi, _ := bootstrapRatioCI([]float64{0, 0}, []float64{0, 0}, 0.95, 100, rand.New(rand.NewPCG(1, 2))); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("CI of 0/0 = [%v, %v], want none (NaN)", lo, hi)
+	}
+	if q := quantile([]float64{1, math.Inf(1), math.Inf(1)}, 1); !math.IsInf(q, 1) {
+		t.Errorf("quantile at 1 of {1, ∞, ∞} = %v, want +Inf", q)
+	}
+}
+
 func TestValidateNamesTheProblem(t *testing.T) {
 	good := func() *Episode { return episode("S1", "static", 0, 1, 1, 0) }
 	for _, tc := range []struct {
@@ -204,7 +237,7 @@ func TestValidateNamesTheProblem(t *testing.T) {
 		{"no policy", func(e *Episode) { e.Policy = "" }, "scenario and policy names are required"},
 		{"lengths", func(e *Episode) { e.Overflow = e.Overflow[1:] }, "want equal lengths"},
 		{"baseline", func(e *Episode) { e.Baseline = 0 }, "baseline throughput 0"},
-		{"time order", func(e *Episode) { e.T[3] = e.T[2] }, "sample 3 at -3s does not follow -3s"},
+		{"time order", func(e *Episode) { e.T[3] = e.T[2] }, "sample 3 at -2s does not follow -2s"},
 		{"nan", func(e *Episode) { e.Throughput[4] = math.NaN() }, "sample 4 holds NaN"},
 		{"reroute order", func(e *Episode) { e.Reroutes = []Reroute{{At: 5}, {At: 4}} }, "reroute 1 at 4s precedes"},
 	} {
@@ -293,7 +326,7 @@ func TestSummarizeRefusesEpisodeWithoutWindowSamples(t *testing.T) {
 	if err == nil {
 		t.Fatal("Summarize accepted an episode without a sample in the window")
 	}
-	for _, want := range []string{"S2/agent/3", "no sample in the evaluation window [0s, 120s)", "samples span [195s, 319s]"} {
+	for _, want := range []string{"S2/agent/3", "no sample in the evaluation window (0s, 120s]", "samples span [196s, 320s]"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Summarize = %q, want it to contain %q", err, want)
 		}

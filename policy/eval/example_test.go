@@ -18,12 +18,13 @@ func ExampleSummarize() {
 	// throughput with its scenario-bootstrap interval and, where both
 	// moved the flow, how much earlier the candidate did.
 	// episode samples the protected flow every second from 10 s before
-	// congestion starts: 20 MB/s until it degrades at onset (unless it was
+	// congestion starts to the window's end, each sample for the second
+	// that ends at it: 20 MB/s until it degrades at onset (unless it was
 	// moved first), 4 MB/s while it stays on the congested switch and
 	// 19 MB/s after the move at moveAt (negative: never moved).
 	episode := func(scenario, policy string, repeat int, onset, moveAt float64) *eval.Episode {
 		e := &eval.Episode{Scenario: scenario, Policy: policy, Repeat: repeat, Baseline: 20e6}
-		for t := -10.0; t < 120; t++ {
+		for t := -10.0; t <= 120; t++ {
 			rate := 20e6
 			switch {
 			case moveAt >= 0 && t >= moveAt:
@@ -71,16 +72,16 @@ func ExampleSummarize() {
 		fmt.Println()
 	}
 	// Output:
-	// S1 static    6.1 MB/s, moved in 0/2 repeats
+	// S1 static    5.9 MB/s, moved in 0/2 repeats
 	// S1 reactive 18.9 MB/s, moved in 2/2 repeats at 17.5 s (lead -2.0 s)
 	// S1 agent    19.1 MB/s, moved in 2/2 repeats at 7.5 s (lead +8.0 s)
-	// S2 static    7.4 MB/s, moved in 0/2 repeats
+	// S2 static    7.3 MB/s, moved in 0/2 repeats
 	// S2 reactive 19.0 MB/s, moved in 2/2 repeats at 27.5 s (lead -2.0 s)
 	// S2 agent    19.1 MB/s, moved in 2/2 repeats at 17.5 s (lead +8.0 s)
-	// S3 static    9.4 MB/s, moved in 0/2 repeats
+	// S3 static    9.3 MB/s, moved in 0/2 repeats
 	// S3 reactive 19.1 MB/s, moved in 2/2 repeats at 42.5 s (lead -2.0 s)
 	// S3 agent    19.3 MB/s, moved in 2/2 repeats at 32.5 s (lead +8.0 s)
-	// static vs reactive: gain 0.40 [0.32, 0.49]
+	// static vs reactive: gain 0.39 [0.31, 0.49]
 	// agent vs reactive: gain 1.01 [1.01, 1.01], moves 10.0 s earlier
 }
 
@@ -129,10 +130,10 @@ func ExampleSweep_Run() {
 	fmt.Printf("crowd vs reactive: gain %.2f, moves %.1f s earlier on %d scenarios\n",
 		crowd.Gain, crowd.Lead, len(crowd.LeadScenarios))
 	// Output:
-	// S1 static    3.4 MB/s, degraded at 15.5 s
+	// S1 static    3.3 MB/s, degraded at 15.5 s
 	// S1 reactive 22.9 MB/s, degraded at 15.5 s, moved at 16.0 s
 	// S1 crowd    23.1 MB/s, moved at 0.5 s
-	// S5 static    6.4 MB/s, degraded at 25.0 s
+	// S5 static    6.3 MB/s, degraded at 25.0 s
 	// S5 reactive 22.8 MB/s, degraded at 25.0 s, moved at 26.0 s
 	// S5 crowd    23.1 MB/s, moved at 0.5 s
 	// S7 static    8.2 MB/s, degraded at 38.0 s

@@ -42,6 +42,6 @@ func ExampleFloorKinds() {
 		fmt.Printf("%s: best single rule %s, %.1f s; the hindsight move is %.2f× of it\n", k.Kind, k.BestRule, k.BestRuleSLO, k.Ratio)
 	}
 	// Output:
-	// V1 (rate): never moving misses 18.5 s; the best single move, to switch 1 at 0 s, 5.0 s
+	// V1 (rate): never moving misses 19.0 s; the best single move, to switch 1 at 0 s, 5.0 s
 	// rate: best single rule throughput-drop, 10.0 s; the hindsight move is 0.50× of it
 }

@@ -79,15 +79,15 @@ func (e *Episode) violates(i int) bool {
 	return false
 }
 
-// violationSeconds returns the time in [0, window) of the samples that
+// violationSeconds returns the time in the window of the samples that
 // violate the kind's objective, weighted as belowSeconds weights them.
 func (e *Episode) violationSeconds(window float64) float64 {
 	total := 0.0
 	for i, t := range e.T {
-		if t < 0 || t >= window || !e.violates(i) {
+		if !inWindow(t, window) || !e.violates(i) {
 			continue
 		}
-		total += e.span(i, window)
+		total += e.span(i)
 	}
 	return total
 }
@@ -130,7 +130,7 @@ func (c *Cell) summariseKind(eps []*Episode, window float64) {
 			c.Kind = e.Kind
 		}
 		for i, t := range e.T {
-			if t >= 0 && t < window && i < len(e.Latency) && e.Latency[i] > 0 {
+			if inWindow(t, window) && i < len(e.Latency) && e.Latency[i] > 0 {
 				lat = append(lat, e.Latency[i])
 			}
 		}

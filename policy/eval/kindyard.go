@@ -275,7 +275,13 @@ func ciStr(lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return "–"
 	}
-	return fmt.Sprintf("[%.2f×, %.2f×]", lo, hi)
+	end := func(v float64) string {
+		if math.IsInf(v, 1) {
+			return "∞"
+		}
+		return fmt.Sprintf("%.2f×", v)
+	}
+	return "[" + end(lo) + ", " + end(hi) + "]"
 }
 
 // kindRows returns kinds.csv: one row per yardstick and scenario.

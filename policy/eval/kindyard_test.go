@@ -19,7 +19,7 @@ func rrEpisode(sc, pol string, rep int, late int, moves ...float64) *Episode {
 	n := 0
 	for _, t := range e.T {
 		v := 0.010
-		if t >= 0 && n < late {
+		if t > 0 && n < late { // the window's samples (inWindow)
 			v, n = 0.5, n+1
 		}
 		e.Latency = append(e.Latency, v)

@@ -124,14 +124,15 @@ func (e *MultiEpisode) Validate() error {
 	return nil
 }
 
-// FlowMeans returns every flow's mean goodput over [0, window) seconds
-// after congestion start, bytes/s (NaN without a sample there).
+// FlowMeans returns every flow's mean goodput over the samples of the
+// window (0, window] seconds after congestion start (each stands for the
+// interval that ends at it), bytes/s (NaN without a sample there).
 func (e *MultiEpisode) FlowMeans(window float64) []float64 {
 	out := make([]float64, len(e.Flows))
 	for i := range e.Flows {
 		sum, n := 0.0, 0
 		for s, t := range e.T {
-			if t >= 0 && t < window {
+			if inWindow(t, window) {
 				sum += e.Throughput[i][s]
 				n++
 			}

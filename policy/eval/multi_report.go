@@ -134,8 +134,8 @@ func SummarizeMulti(eps []*MultiEpisode, opt Options) (*MultiSummary, error) {
 		if err := e.Validate(); err != nil {
 			return nil, err
 		}
-		if !slices.ContainsFunc(e.T, func(t float64) bool { return t >= 0 && t < opt.Window }) {
-			return nil, fmt.Errorf("%s: no sample in the evaluation window [0s, %vs)", e.id(), opt.Window)
+		if !slices.ContainsFunc(e.T, func(t float64) bool { return inWindow(t, opt.Window) }) {
+			return nil, fmt.Errorf("%s: no sample in the evaluation window (0s, %vs]", e.id(), opt.Window)
 		}
 		names := make([]string, len(e.Flows))
 		for j, f := range e.Flows {

@@ -334,7 +334,7 @@ func (s *Summary) series(e *Episode, q quantity) plotter.XYs {
 	v := q.of(e)
 	var xy plotter.XYs
 	for i, t := range e.T {
-		if t >= 0 && t < s.Options.Window && i < len(v) && (!q.log || v[i] > 0) {
+		if inWindow(t, s.Options.Window) && i < len(v) && (!q.log || v[i] > 0) {
 			xy = append(xy, plotter.XY{X: t, Y: v[i]})
 		}
 	}

@@ -253,7 +253,7 @@ func c1Observables(eps []*Episode) (endRatio, below float64) {
 		var last []float64
 		under, n := 0, 0
 		for i, t := range e.T {
-			if t < 0 {
+			if !inWindow(t, end) {
 				continue
 			}
 			n++

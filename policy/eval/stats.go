@@ -44,6 +44,9 @@ func quantile(xs []float64, q float64) float64 {
 	pos := q * float64(len(s)-1)
 	lo := int(math.Floor(pos))
 	hi := int(math.Ceil(pos))
+	if s[lo] == s[hi] { // no interpolation: also no ∞ − ∞
+		return s[lo]
+	}
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
@@ -66,7 +69,10 @@ func checkFinite(names []string, xs ...[]float64) error {
 // bootstrapRatioCI returns a percentile bootstrap confidence interval for
 // mean(a)/mean(b) where a[i], b[i] belong to the same scenario: scenarios
 // are resampled with replacement, keeping the pairs together. It refuses
-// non-finite values, which would poison every resample.
+// non-finite values, which would poison every resample. A resample whose
+// baseline sums to 0 has ratio +∞ when the candidate's does not (so an
+// interval's upper end can be +∞: the data do not bound it) and none when
+// both are 0.
 func bootstrapRatioCI(a, b []float64, level float64, resamples int, rng *rand.Rand) (lo, hi float64, err error) {
 	if err := checkFinite([]string{"candidate", "baseline"}, a, b); err != nil {
 		return math.NaN(), math.NaN(), fmt.Errorf("bootstrap: %w", err)
@@ -83,8 +89,11 @@ func bootstrapRatioCI(a, b []float64, level float64, resamples int, rng *rand.Ra
 			sa += a[j]
 			sb += b[j]
 		}
-		if sb > 0 {
+		switch {
+		case sb > 0:
 			ratios = append(ratios, sa/sb)
+		case sa > 0:
+			ratios = append(ratios, math.Inf(1))
 		}
 	}
 	alpha := (1 - level) / 2

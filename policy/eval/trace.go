@@ -52,7 +52,7 @@ func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
 		e.Throughput = append(e.Throughput, st.Throughput)
 		e.Overflow = append(e.Overflow, overflow)
 		e.Latency = append(e.Latency, latencyOf(st))
-		if t < 0 && t >= -BaselineWindow.Seconds() {
+		if t <= 0 && t > -BaselineWindow.Seconds() { // the intervals before congestion start
 			base = append(base, st.Throughput)
 		}
 		if st.Decision.Rerouted {
