@@ -440,6 +440,22 @@ func (e *engine) timeout(s *stream, t float64) {
 	s.backoff++
 }
 
+// windowSend sets what a stream in slow start or congestion avoidance
+// offers in a step of dt seconds: its window a round trip, bounded by the
+// receive window and by its cap, which mark the step window- or
+// application-limited.
+func (e *engine) windowSend(s *stream, dt float64) {
+	w := s.cwnd
+	if e.rwnd > 0 && w >= e.rwnd {
+		w, s.capLt = e.rwnd, true
+	}
+	x := w * e.pkt / s.rtt
+	if s.capRate > 0 && s.capRate < x {
+		x, s.capLt, s.appLt = s.capRate, true, true
+	}
+	s.send = x * dt
+}
+
 // rto returns the retransmission timeout after backoff doublings.
 func (e *engine) rto(s *stream) float64 {
 	return min(e.rtoMax, (e.rtoMin+s.rtt)*math.Exp2(float64(min(s.backoff, 30))))
@@ -461,15 +477,7 @@ func (e *engine) advance() {
 		s.send, s.x1, s.x2, s.x3, s.out, s.drop, s.capLt, s.appLt = 0, 0, 0, 0, 0, 0, false, false
 		switch s.ph {
 		case phSS, phCA:
-			w := s.cwnd
-			if e.rwnd > 0 && w >= e.rwnd {
-				w, s.capLt = e.rwnd, true
-			}
-			x := w * e.pkt / s.rtt
-			if s.capRate > 0 && s.capRate < x {
-				x, s.capLt, s.appLt = s.capRate, true, true
-			}
-			s.send = x * dt
+			e.windowSend(s, dt)
 		case phRTO:
 			if t0 >= s.timer {
 				s.ph = phProbe
@@ -480,8 +488,10 @@ func (e *engine) advance() {
 				if s.synTries >= 0 {
 					e.sendSYN(s, t0)
 				} else {
+					// The window's first step, bounded as every later one
+					// (receive window, cap).
 					s.ph, s.cwnd = phSS, cfg.InitialWindow
-					s.send = s.cwnd * e.pkt / s.rtt * dt
+					e.windowSend(s, dt)
 				}
 			}
 		}

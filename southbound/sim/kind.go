@@ -39,6 +39,11 @@ const DefaultSLOMargin = 10 * time.Millisecond
 // MaxRequestBytes bounds FlowKind.RequestBytes (1 GB).
 const MaxRequestBytes = 1 << 30
 
+// MaxRequestRate bounds FlowKind.RequestRate and RequestRateFrom (100,000
+// requests a second): the simulator tracks every outstanding request, so
+// a higher rate would hold millions of them in an episode's memory.
+const MaxRequestRate = 1e5
+
 // FlowKind says what traffic a protected flow carries (package
 // documentation, "Protected-flow kinds"). The zero value is a bulk
 // transfer. Only the fields of the kind may be set: Rate or RateFraction
@@ -245,8 +250,8 @@ func (k FlowKind) validate(field string, p *problems) {
 		if k.RequestBytes < 1 || k.RequestBytes > MaxRequestBytes {
 			p.add(field+".request_bytes", "%d, want a request size of 1..%d bytes", k.RequestBytes, MaxRequestBytes)
 		}
-		if r := k.RequestRate; !(r > 0) || math.IsInf(r, 0) {
-			p.add(field+".request_rate", "%v, want a finite number of requests per second > 0", r)
+		if r := k.RequestRate; !(r > 0) || r > MaxRequestRate {
+			p.add(field+".request_rate", "%v, want a number of requests per second > 0 and at most %g", r, float64(MaxRequestRate))
 		}
 		switch k.Arrivals {
 		case "", ArrivalsPeriodic, ArrivalsPoisson:
@@ -256,8 +261,8 @@ func (k FlowKind) validate(field string, p *problems) {
 		dur("slo", k.SLO, false)
 		dur("from", k.From, false)
 		switch r := k.RequestRateFrom; {
-		case r != 0 && (!(r > 0) || math.IsInf(r, 0)):
-			p.add(field+".request_rate_from", "%v, want a finite number of requests per second > 0 from from on", r)
+		case r != 0 && (!(r > 0) || r > MaxRequestRate):
+			p.add(field+".request_rate_from", "%v, want a number of requests per second > 0 and at most %g from from on", r, float64(MaxRequestRate))
 		case r != 0 && k.From == 0:
 			p.add(field+".from", "unset with request_rate_from, want when the request rate changes (for example \"40s\")")
 		case r == 0 && k.From != 0:
@@ -418,7 +423,11 @@ func (e *engine) appSend(s *stream, t float64) {
 	}
 	if s.ph != phSS && s.ph != phCA {
 		if a.kind == KindRR && s.send > 0 { // a retransmission probe
-			a.unsent = max(0, a.unsent-s.send)
+			// It carries what the application wrote, no more: with
+			// nothing left to send it is empty and only resumes the
+			// connection.
+			s.send = min(s.send, a.unsent)
+			a.unsent -= s.send
 			a.lastSend = t
 		}
 		return

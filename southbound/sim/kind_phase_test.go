@@ -15,7 +15,7 @@ func TestFlowKindRRFromValidation(t *testing.T) {
 	for _, tc := range []struct{ name, json, want string }{
 		{"rate without from", `{"kind": "rr", "request_bytes": 1000, "request_rate": 5, "request_rate_from": 1}`, "protected_kind.from: unset with request_rate_from"},
 		{"from without rate", `{"kind": "rr", "request_bytes": 1000, "request_rate": 5, "from": "30s"}`, "protected_kind.request_rate_from: unset with from"},
-		{"negative rate", `{"kind": "rr", "request_bytes": 1000, "request_rate": 5, "from": "30s", "request_rate_from": -2}`, "protected_kind.request_rate_from: -2, want a finite number of requests per second > 0"},
+		{"negative rate", `{"kind": "rr", "request_bytes": 1000, "request_rate": 5, "from": "30s", "request_rate_from": -2}`, "protected_kind.request_rate_from: -2, want a number of requests per second > 0 and at most 100000"},
 		{"negative from", `{"kind": "rr", "request_bytes": 1000, "request_rate": 5, "from": "-1s", "request_rate_from": 2}`, "protected_kind.from: -1s is negative"},
 		{"rate kind", `{"kind": "rate", "rate": "96Mbit/s", "request_rate_from": 2}`, "protected_kind.request_rate_from: set for kind rate"},
 		{"onoff kind", `{"kind": "onoff", "on": "1s", "off": "1s", "request_rate_from": 2}`, "protected_kind.request_rate_from: set for kind onoff"},

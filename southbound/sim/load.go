@@ -38,7 +38,9 @@ func (s *Scenario) WindowLoad(cfg Config) ([]float64, error) {
 		// The congester's periods on each switch: from arrival to the first
 		// move, between moves, from the last move to departure.
 		at, sw := time.Duration(c.Arrive), c.Switch
-		for _, m := range append(c.Moves, Move{At: Duration(end), Switch: ""}) {
+		// A full slice expression: append must not write into the
+		// scenario's own spare capacity (a race between callers).
+		for _, m := range append(c.Moves[:len(c.Moves):len(c.Moves)], Move{At: Duration(end), Switch: ""}) {
 			next := min(time.Duration(m.At), end)
 			k, err := cfg.switchIndex(sw)
 			if err != nil {
