@@ -180,3 +180,14 @@ func TestBatchPathForecasts(t *testing.T) {
 		t.Errorf("batched step: %d forecasts asked, the gates saw %+v; want both flows' forecasts", batch.asked, seen)
 	}
 }
+
+// A flow whose reverse is protected is refused: the southbounds place a
+// connection's two directions with the same rules.
+func TestMultiRefusesTheReverseFlow(t *testing.T) {
+	r := newFlowRig(t, nil, nil)
+	r.add(1, 0, 0)
+	err := r.ctrl.AddFlow(proflow.ProtectedFlow{ID: flowN(1).Reverse()}, 1)
+	if !errors.Is(err, proflow.ErrFlowProtected) || !strings.Contains(err.Error(), "its reverse") {
+		t.Errorf("AddFlow of flow 1's reverse = %v, want ErrFlowProtected naming the reverse", err)
+	}
+}

@@ -290,9 +290,11 @@ func (m *MultiController) Close() error {
 // start of the next step, after the flows added before it.
 //
 // It refuses an invalid flow, a switch outside the topology, a flow
-// already protected (ErrFlowProtected), one a FlowValidator enforcer could
-// never place, failing or unusable collaborators, a gate another flow has,
-// and a policy trained at another interval (ErrIntervalMismatch).
+// already protected or whose reverse is (ErrFlowProtected: the
+// southbounds place a connection's two directions with the same rules),
+// one a FlowValidator enforcer could never place, failing or unusable
+// collaborators, a gate another flow has, and a policy trained at another
+// interval (ErrIntervalMismatch).
 func (m *MultiController) AddFlow(f ProtectedFlow, current int) error {
 	if err := m.newFlow(f, current, m.cfg.Baseline); err != nil {
 		return fmt.Errorf("proflow: add flow %v: %w", f.ID, err)
@@ -320,6 +322,20 @@ func (m *MultiController) AddFlowResumed(f ProtectedFlow, current int, b *Baseli
 	return nil
 }
 
+// taken returns ErrFlowProtected when id or its reverse is protected;
+// m.mu is held.
+func (m *MultiController) taken(id FlowID) error {
+	if _, dup := m.byID[id]; dup {
+		return ErrFlowProtected
+	}
+	if r := id.Reverse(); r != id {
+		if _, dup := m.byID[r]; dup {
+			return fmt.Errorf("%w: its reverse %v is, and a connection's two directions take the same rules on the leaves", ErrFlowProtected, r)
+		}
+	}
+	return nil
+}
+
 func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) error {
 	if err := f.check(); err != nil { // AddFlow names the flow
 		return err
@@ -327,10 +343,10 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 	// Refused before its parts are built and reset: a factory that hands
 	// back the flow's own live parts must not see them reset for nothing.
 	m.mu.Lock()
-	_, dup := m.byID[f.ID]
+	err := m.taken(f.ID)
 	m.mu.Unlock()
-	if dup {
-		return ErrFlowProtected
+	if err != nil {
+		return err
 	}
 	if fv, ok := m.enf.(FlowValidator); ok {
 		if err := call("FlowValidator", "ValidateFlow", m.enf, func() error { return fv.ValidateFlow(f.ID) }); err != nil {
@@ -369,8 +385,8 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, dup := m.byID[f.ID]; dup {
-		return ErrFlowProtected
+	if err := m.taken(f.ID); err != nil {
+		return err
 	}
 	if err := m.sharedGate(gate, f.ID); err != nil {
 		return err
