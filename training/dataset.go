@@ -53,7 +53,12 @@ type Transition struct {
 // row i of S and S2 is S[i*Dim() : (i+1)*Dim()]. Every slice has one entry
 // (one row) per transition, except PhiNorm, OverflowHat and CrowdExcess,
 // which are either all nil (rewards set directly) or all of full length (the
-// RewardInputs of each transition; see Relabel).
+// RewardInputs of each transition; see Relabel), and Drain, Latency,
+// AppLimited and Deficit, each nil or of full length as its comment says.
+//
+// Every reward input lives in a column of its own, never only in S2, so
+// that a copy whose states are replaced (Lagged) keeps each transition's
+// own inputs and relabels to the same rewards.
 //
 // The fields are exported so that trainers can hand the arrays to a tensor
 // library without copying; Validate checks the invariants, and Append,
@@ -99,8 +104,25 @@ type Dataset struct {
 	// dataset keeps reward inputs and its states are of a layout with the
 	// latency feature (telemetry.StateLayoutV2 or V3); nil otherwise.
 	Latency []float32
+	// AppLimited holds every transition's RewardInputs.AppLimited (the
+	// outcome state's telemetry.FeatureAppLimited, which
+	// RewardConfig.Served reads) when the dataset keeps reward inputs and
+	// its states are of a layout with flow signals
+	// (telemetry.EncoderConfig.HasFlowSignals); nil otherwise. A dataset
+	// that keeps reward inputs of such a layout but lacks the column (one
+	// whose column was set to nil) reads the input from S2, which is the
+	// outcome state only until the states are replaced: ReadDataset and
+	// Lagged fill the column from S2 first.
+	AppLimited []float32
+	// Deficit holds every transition's RewardInputs.Deficit (the outcome
+	// state's telemetry.FeatureDeficit of the switch the flow is on after
+	// the step, which RewardConfig.DeficitDrain reads) when the dataset
+	// keeps reward inputs and its states are of a layout with the deficit
+	// (telemetry.EncoderConfig.HasDeficit); nil otherwise, read from S2
+	// where missing as AppLimited is.
+	Deficit []float32
 
-	rewardInputs bool // whether the three above are kept
+	rewardInputs bool // whether PhiNorm, OverflowHat and CrowdExcess are kept
 }
 
 // NewDataset returns an empty dataset for states encoded with enc. With
@@ -114,7 +136,10 @@ func NewDataset(enc telemetry.EncoderConfig, corpus string, rewardInputs bool) (
 	if rewardInputs {
 		d.Drain = []float32{}
 		if enc.HasFlowSignals() {
-			d.Latency = []float32{}
+			d.Latency, d.AppLimited = []float32{}, []float32{}
+		}
+		if enc.HasDeficit() {
+			d.Deficit = []float32{}
 		}
 	}
 	return d, nil
@@ -156,6 +181,12 @@ func (d *Dataset) Append(t Transition) error {
 		}
 		if d.Latency != nil {
 			d.Latency = append(d.Latency, float32(t.Inputs.Latency))
+		}
+		if d.AppLimited != nil {
+			d.AppLimited = append(d.AppLimited, float32(t.Inputs.AppLimited))
+		}
+		if d.Deficit != nil {
+			d.Deficit = append(d.Deficit, float32(t.Inputs.Deficit))
 		}
 	}
 	return nil
@@ -272,6 +303,12 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 			if d.Latency != nil {
 				out.Latency = append(out.Latency, d.Latency[i])
 			}
+			if d.AppLimited != nil {
+				out.AppLimited = append(out.AppLimited, d.AppLimited[i])
+			}
+			if d.Deficit != nil {
+				out.Deficit = append(out.Deficit, d.Deficit[i])
+			}
 		}
 	}
 	return out
@@ -342,7 +379,8 @@ func (d *Dataset) Relabel(c RewardConfig) error {
 }
 
 // inputs returns transition i's RewardInputs (Drain and Latency 0 where
-// not kept).
+// not kept; AppLimited and Deficit 0 in layouts without them, and read from
+// S2 where their column is missing).
 func (d *Dataset) inputs(i int) *RewardInputs {
 	in := &RewardInputs{ThroughputNorm: float64(d.PhiNorm[i]), Overflow: float64(d.OverflowHat[i]), CrowdExcess: float64(d.CrowdExcess[i])}
 	if d.Drain != nil {
@@ -351,14 +389,55 @@ func (d *Dataset) inputs(i int) *RewardInputs {
 	if d.Latency != nil {
 		in.Latency = float64(d.Latency[i])
 	}
-	if d.Encoder.HasFlowSignals() {
-		dim := d.Dim()
-		in.AppLimited = float64(d.S2[i*dim+d.Encoder.FlowOffset()+telemetry.FeatureAppLimited])
+	switch {
+	case d.AppLimited != nil:
+		in.AppLimited = float64(d.AppLimited[i])
+	case d.Encoder.HasFlowSignals():
+		in.AppLimited = float64(d.nextAppLimited(i))
 	}
-	if d.Encoder.HasDeficit() {
-		in.Deficit = float64(d.S2[i*d.Dim()+d.Encoder.AggOffset(int(d.A[i]))+telemetry.FeatureDeficit])
+	switch {
+	case d.Deficit != nil:
+		in.Deficit = float64(d.Deficit[i])
+	case d.Encoder.HasDeficit():
+		in.Deficit = float64(d.nextDeficit(i))
 	}
 	return in
+}
+
+// nextAppLimited returns the application-limited feature of transition i's
+// next state (RewardInputs.AppLimited while S2 holds the outcome states).
+func (d *Dataset) nextAppLimited(i int) float32 {
+	return d.S2[i*d.Dim()+d.Encoder.FlowOffset()+telemetry.FeatureAppLimited]
+}
+
+// nextDeficit returns the deficit feature of the switch transition i ends
+// on in its next state (RewardInputs.Deficit while S2 holds the outcome
+// states).
+func (d *Dataset) nextDeficit(i int) float32 {
+	return d.S2[i*d.Dim()+d.Encoder.AggOffset(int(d.A[i]))+telemetry.FeatureDeficit]
+}
+
+// fillOutcomeInputs gives a dataset that keeps reward inputs the
+// AppLimited and Deficit columns its layout has and it lacks (a file
+// written before they existed), read from S2, which must still hold the
+// outcome states: as FromEpisodes measured them.
+func (d *Dataset) fillOutcomeInputs() {
+	if !d.rewardInputs {
+		return
+	}
+	n := d.Len()
+	if d.AppLimited == nil && d.Encoder.HasFlowSignals() {
+		d.AppLimited = make([]float32, n)
+		for i := range n {
+			d.AppLimited[i] = d.nextAppLimited(i)
+		}
+	}
+	if d.Deficit == nil && d.Encoder.HasDeficit() {
+		d.Deficit = make([]float32, n)
+		for i := range n {
+			d.Deficit[i] = d.nextDeficit(i)
+		}
+	}
 }
 
 // Stats summarises a dataset.
@@ -446,6 +525,12 @@ func (d *Dataset) validate() error {
 	if d.Drain != nil && (!d.rewardInputs || len(d.Drain) != n) {
 		return fmt.Errorf("drain has %d entries (reward inputs kept: %v), want one per transition (%d) in a dataset that keeps reward inputs", len(d.Drain), d.rewardInputs, n)
 	}
+	if d.AppLimited != nil && (!d.rewardInputs || len(d.AppLimited) != n || !d.Encoder.HasFlowSignals()) {
+		return fmt.Errorf("app_limited has %d entries (reward inputs kept: %v, layout %s), want one per transition (%d) in a dataset of layout %s to %s that keeps reward inputs", len(d.AppLimited), d.rewardInputs, d.Encoder.LayoutName(), n, telemetry.StateLayoutV2, telemetry.StateLayoutV8)
+	}
+	if d.Deficit != nil && (!d.rewardInputs || len(d.Deficit) != n || !d.Encoder.HasDeficit()) {
+		return fmt.Errorf("deficit has %d entries (reward inputs kept: %v, layout %s), want one per transition (%d) in a dataset of layout %s or %s that keeps reward inputs", len(d.Deficit), d.rewardInputs, d.Encoder.LayoutName(), n, telemetry.StateLayoutV3, telemetry.StateLayoutV5)
+	}
 	for i := range n {
 		t := d.row(i)
 		if err := d.checkTransition(t); err != nil {
@@ -532,6 +617,12 @@ func (d *Dataset) Write(w io.Writer) error {
 		if d.Latency != nil {
 			tensors = append(tensors, safetensors.Float32s("latency", vec, d.Latency))
 		}
+		if d.AppLimited != nil {
+			tensors = append(tensors, safetensors.Float32s("app_limited", vec, d.AppLimited))
+		}
+		if d.Deficit != nil {
+			tensors = append(tensors, safetensors.Float32s("deficit", vec, d.Deficit))
+		}
 	}
 	if err := safetensors.Write(w, meta, tensors); err != nil {
 		return fmt.Errorf("training: write dataset: %w", err)
@@ -594,7 +685,7 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	n, dim := n64, int64(d.Dim())
 	want := []string{"states", "next_states", "actions", "current", "rewards", "done", "episodes", "steps", "throughput_baseline"}
 	if d.rewardInputs {
-		want = append(want, "throughput_norm", "overflow", "crowd_excess", "drain", "latency")
+		want = append(want, "throughput_norm", "overflow", "crowd_excess", "drain", "latency", "app_limited", "deficit")
 	}
 	for name := range tensors {
 		if !slices.Contains(want, name) {
@@ -636,8 +727,13 @@ func readDataset(r io.Reader) (*Dataset, error) {
 		if _, ok := tensors["drain"]; ok {
 			errs = append(errs, f32(&d.Drain, "drain", n))
 		}
-		if _, ok := tensors["latency"]; ok {
-			errs = append(errs, f32(&d.Latency, "latency", n))
+		for _, c := range [...]struct {
+			dst  *[]float32
+			name string
+		}{{&d.Latency, "latency"}, {&d.AppLimited, "app_limited"}, {&d.Deficit, "deficit"}} {
+			if _, ok := tensors[c.name]; ok {
+				errs = append(errs, f32(c.dst, c.name, n))
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -663,6 +759,10 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
+	// A file written before the app_limited and deficit columns existed
+	// has those inputs only in its next states (the outcome states: no
+	// command saves a Lagged copy).
+	d.fillOutcomeInputs()
 	return d, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -377,6 +378,79 @@ func TestDatasetWithoutDrain(t *testing.T) {
 	c.Kappa = 0.5
 	if err := back.Relabel(c); err == nil || !strings.Contains(err.Error(), "drain") {
 		t.Errorf("relabel with kappa 0.5 without the drain input: %v, want an error naming it", err)
+	}
+}
+
+// TestDatasetWithoutOutcomeColumns: a dataset written before the
+// app_limited and deficit columns existed (its next states alone held
+// those inputs) reads back with both columns filled from its next states,
+// and a dataset lacking them still lags to the same rewards; a column of
+// the wrong length or in a layout without its feature is refused.
+func TestDatasetWithoutOutcomeColumns(t *testing.T) {
+	enc := testEncoder().WithLayout(telemetry.StateLayoutV3)
+	d, err := FromEpisodes([]Episode{servedEpisode(1), drainingEpisode(enc, 2)}, enc, DefaultRewardConfig(), "unit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.AppLimited) != d.Len() || len(d.Deficit) != d.Len() {
+		t.Fatalf("%d app-limited and %d deficit inputs for %d transitions", len(d.AppLimited), len(d.Deficit), d.Len())
+	}
+	appLimited, deficit := d.AppLimited, d.Deficit
+	if !slices.ContainsFunc(appLimited, func(v float32) bool { return v > 0 }) || !slices.ContainsFunc(deficit, func(v float32) bool { return v > 0 }) {
+		t.Fatalf("app-limited %v, deficit %v: want some of each above 0, or the test checks nothing", appLimited, deficit)
+	}
+	c := DefaultRewardConfig()
+	c.Served, c.DeficitDrain, c.Kappa = true, true, 0.7
+	if err := d.Relabel(c); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(d.R)
+
+	d.AppLimited, d.Deficit = nil, nil
+	old := writeRead(t, d)
+	if diff := cmp.Diff([][]float32{appLimited, deficit}, [][]float32{old.AppLimited, old.Deficit}); diff != "" {
+		t.Errorf("columns read from a file without them are not the next states' features (-want +read):\n%s", diff)
+	}
+	l, err := d.Lagged(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]float32{appLimited, deficit}, [][]float32{l.AppLimited, l.Deficit}); diff != "" {
+		t.Errorf("a dataset lacking the columns lags to other ones (-want +lagged):\n%s", diff)
+	}
+	for name, ds := range map[string]*Dataset{"read": old, "lagged": l, "lacking": d} {
+		if err := ds.Relabel(c); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, ds.R); diff != "" {
+			t.Errorf("%s: relabelled rewards differ (-want +got):\n%s", name, diff)
+		}
+	}
+
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Dataset)
+		want   string
+	}{
+		{"short app_limited", func(d *Dataset) { d.AppLimited = appLimited[1:] }, "app_limited has 7 entries"},
+		{"short deficit", func(d *Dataset) { d.Deficit = deficit[1:] }, "deficit has 7 entries"},
+	} {
+		bad := old.Subset([]int{0, 1, 2, 3, 4, 5, 6, 7})
+		tc.mutate(bad)
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Validate = %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	v2, err := FromEpisodes([]Episode{servedEpisode(1)}, testEncoder().WithLayout(telemetry.StateLayoutV2), DefaultRewardConfig(), "unit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Deficit != nil {
+		t.Errorf("a v2 dataset keeps a deficit column %v, want none", v2.Deficit)
+	}
+	v2.Deficit = make([]float32, v2.Len())
+	if err := v2.Validate(); err == nil || !strings.Contains(err.Error(), "deficit has 4 entries (reward inputs kept: true, layout proflow-state-v2)") {
+		t.Errorf("deficit column in layout v2: Validate = %v, want an error naming the layout", err)
 	}
 }
 

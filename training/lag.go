@@ -9,7 +9,9 @@ import (
 // state are those of lag intervals earlier in its episode: transition t
 // keeps its action a_t, reward and reward inputs, and reads s_{t−lag} and
 // s_{t+1−lag}, where a step before the episode's first reads the first
-// state. Each lagged state is projected onto the transition's own
+// state. Every reward input is a column of its own (those d reads from its
+// next states are copied into columns first), so the copy relabels to the
+// rewards d does. Each lagged state is projected onto the transition's own
 // placement (ClampState with Current for the state, Action for the next
 // state), so every row stays one the encoder can produce for where the
 // flow is.
@@ -32,6 +34,7 @@ func (d *Dataset) Lagged(lag int) (*Dataset, error) {
 	if lag == 0 {
 		return out, nil
 	}
+	out.fillOutcomeInputs() // before S2 stops holding the outcome states
 	// eps[e].at[s-first] is the transition of episode e at step s.
 	type span struct {
 		first int32

@@ -2,10 +2,12 @@ package training
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/proflow-sdn/proflow/telemetry"
 )
 
 // Every transition reads the states lag intervals earlier in its own
@@ -95,5 +97,83 @@ func TestDatasetLaggedRefuses(t *testing.T) {
 	dup := d.Subset([]int{6, 7, 7, 8})
 	if _, err := dup.Lagged(1); err == nil || !strings.Contains(err.Error(), "episode 101 has steps 1 and 1") {
 		t.Errorf("Lagged on an episode with a repeated step = %v, want an error naming the episode", err)
+	}
+}
+
+// servedEpisode is testEpisode with a flow at 5 MB/s (φ_norm about 0.22)
+// whose application-limited share grows by 0.2 an interval, so that
+// served reads another share in every outcome state.
+func servedEpisode(id int) Episode {
+	ep := testEpisode(id)
+	for t := range ep.Observations {
+		ep.Observations[t].Flow.Throughput = 5e6
+		ep.Observations[t].Flow.AppLimited = 0.2 * float64(t)
+	}
+	return ep
+}
+
+// drainingEpisode is testEpisode with every switch sending above the
+// bucket rate C of enc (1.5 C to 3 C), so that every reserve deficit of
+// layout v3 grows from interval to interval.
+func drainingEpisode(enc telemetry.EncoderConfig, id int) Episode {
+	ep := testEpisode(id)
+	for t := range ep.Observations {
+		for k := range ep.Observations[t].Switches {
+			ep.Observations[t].Switches[k].TxRate = enc.RateScale * (1.5 + 0.5*float64(k))
+		}
+	}
+	return ep
+}
+
+// A lagged dataset relabels to the rewards of the dataset it was lagged
+// from, with every reward input: those read from the outcome state
+// (served's application-limited share, deficit_drain's deficit) are the
+// transition's own, not the lagged next state's. They also survive a
+// write and a read.
+func TestDatasetLaggedRelabel(t *testing.T) {
+	const lag = 2
+	for _, tc := range []struct {
+		name    string
+		layout  string
+		episode func(telemetry.EncoderConfig) Episode
+		reward  func(*RewardConfig)
+	}{
+		{"served", telemetry.StateLayoutV2, func(telemetry.EncoderConfig) Episode { return servedEpisode(1) },
+			func(c *RewardConfig) { c.Served = true }},
+		{"deficit_drain", telemetry.StateLayoutV3, func(enc telemetry.EncoderConfig) Episode { return drainingEpisode(enc, 1) },
+			func(c *RewardConfig) { c.DeficitDrain, c.Kappa = true, 0.7 }},
+	} {
+		enc := testEncoder().WithLayout(tc.layout)
+		d, err := FromEpisodes([]Episode{tc.episode(enc)}, enc, DefaultRewardConfig(), "unit")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		l, err := d.Lagged(lag)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		paper := slices.Clone(d.R)
+		c := DefaultRewardConfig()
+		tc.reward(&c)
+		back := writeRead(t, l)
+		for _, ds := range []*Dataset{d, l, back} {
+			if err := ds.Relabel(c); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
+		if slices.Equal(paper, d.R) {
+			t.Fatalf("%s: relabelling changed no reward (%v); the test checks nothing", tc.name, d.R)
+		}
+		if diff := cmp.Diff(d.R, l.R); diff != "" {
+			t.Errorf("%s: the lagged dataset's relabelled rewards differ (-unlagged +lagged):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff(d.R, back.R); diff != "" {
+			t.Errorf("%s: the lagged dataset's relabelled rewards differ after a write and a read (-unlagged +read):\n%s", tc.name, diff)
+		}
+		for i := range d.Len() {
+			if diff := cmp.Diff(d.At(i).Inputs, l.At(i).Inputs); diff != "" {
+				t.Errorf("%s: transition %d: reward inputs changed by the lag (-unlagged +lagged):\n%s", tc.name, i, diff)
+			}
+		}
 	}
 }

@@ -48,9 +48,22 @@ type RewardConfig struct {
 	// flow's switch: β·Δn⁺_k*·δ_k*, δ as in Kappa's term (proflow's, a
 	// hypothesis): a crowd counts as much as it drains the bucket, so a
 	// crowd of capped flows that leaves the reserve nearly whole costs
-	// little and a full-rate crowd the whole β. The synthetic reward reads
-	// δ from the state, as its drain term does. Off (the paper's crowd term)
+	// little and a full-rate crowd the whole β. Off (the paper's crowd term)
 	// by default.
+	//
+	// In the synthetic reward this makes the crowd term 0. It reads δ from
+	// the current state, as its drain term does: clip(FeatureTxRate − 1,
+	// 0, 1) (the deficit under DeficitDrain). The encoder clips
+	// telemetry.FeatureTxRate at 1, and ClampState keeps predicted states
+	// there, so that δ is 0 on every state Dyna scores, whatever the crowd
+	// and however fast the reserve drains: with CrowdDrain (and without
+	// DeficitDrain) only real transitions carry a crowd term, β·Δn⁺·δ with
+	// δ measured from the observation (RewardInputs.Drain). The committed
+	// testbed recipe (models/train-testbed.json) sets crowd_drain, so its
+	// synthetic transitions carried no crowd term. That is kept as the
+	// model was trained (package documentation, "The synthetic crowd term
+	// under crowd_drain"); reading δ from a feature that is not capped at
+	// the bucket rate would be a new recipe.
 	CrowdDrain bool `json:"crowd_drain,omitempty"`
 	// DeficitDrain makes δ, wherever Kappa's and CrowdDrain's terms read
 	// it, the reserve deficit of telemetry.StateLayoutV3
@@ -299,7 +312,10 @@ type SyntheticRewardTerms struct {
 	// Collapse is −ν3·(1 − φ'_norm) (stay only).
 	Collapse float64
 	// Crowd is β·Δn⁺_k* (stay only), with Δn⁺_k* = max(0, ñ_k*) read from
-	// the current state: the crowd is observed now, not predicted.
+	// the current state: the crowd is observed now, not predicted. Under
+	// RewardConfig.CrowdDrain it is β·Δn⁺_k*·δ with δ as in Drain, which
+	// is 0 on any state the encoder or ClampState produces unless
+	// RewardConfig.DeficitDrain is set (see CrowdDrain).
 	Crowd float64
 	// Latency is proflow's −λ·ℓ̂' (0 unless RewardConfig.Lambda is set), ℓ̂'
 	// the latency inflation of the predicted next state (both actions).
@@ -307,7 +323,9 @@ type SyntheticRewardTerms struct {
 	// Drain is proflow's −κ·δ (0 unless RewardConfig.Kappa is set), with δ =
 	// clip(ρ/Cρ − 1, 0, 1) read from s_t: of the destination for a reroute
 	// (a switch sending above the bucket rate is draining a reserve or has
-	// none left), of k* for a stay.
+	// none left), of k* for a stay. State features clip ρ/Cρ at 1, so this
+	// δ is 0 on any state the encoder or ClampState produces; under
+	// RewardConfig.DeficitDrain δ is the deficit instead.
 	Drain float64
 }
 
@@ -360,6 +378,9 @@ func (c RewardConfig) SyntheticTerms(enc telemetry.EncoderConfig, step Synthetic
 	}
 	// δ of the destination, which for a stay is the current switch: the
 	// drain term reads it, and so does the crowd term under CrowdDrain.
+	// Without DeficitDrain it is 0 on every encoded or clamped state
+	// (FeatureTxRate is capped at 1; see CrowdDrain), kept so because the
+	// committed model was trained with it.
 	var drain float64
 	switch {
 	case c.DeficitDrain && !enc.HasDeficit():

@@ -3,6 +3,8 @@ package training
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -444,6 +446,86 @@ func TestCrowdDrain(t *testing.T) {
 		}
 		if math.Abs(terms.Crowd-tc.want) > 1e-6 {
 			t.Errorf("synthetic crowd term, crowd_drain %v, crowd %v, drain %v: %v, want %v", tc.crowdDrain, tc.crowd, tc.drain, terms.Crowd, tc.want)
+		}
+	}
+}
+
+// TestSyntheticCrowdDrainAtCap pins what the committed testbed recipe
+// (models/train-testbed.json, crowd_drain on, deficit_drain off) does to
+// the synthetic reward: its δ is clip(FeatureTxRate − 1, 0, 1), and the
+// encoder (and ClampState, for predicted states) caps FeatureTxRate at 1,
+// so on every state Dyna scores the synthetic crowd term is 0, as κ's
+// synthetic drain term is, however large the crowd and however fast the
+// reserve drains; the real reward of the same outcome charges both. The
+// committed model was trained so (training/doc.go, "The synthetic crowd
+// term under crowd_drain"): a change here is a new recipe, to be made
+// deliberately.
+func TestSyntheticCrowdDrainAtCap(t *testing.T) {
+	cfg, err := LoadTrainConfigUniversal(filepath.Join("..", "models", "train-testbed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Reward
+	if !c.CrowdDrain || c.DeficitDrain || !(c.Beta < 0) || !(c.Kappa > 0) {
+		t.Fatalf("the testbed recipe's reward %+v: want crowd_drain on, deficit_drain off, beta < 0 and kappa > 0, as this test documents", c)
+	}
+	paper := c
+	paper.CrowdDrain = false
+	base := proflow.Baseline{Overflow: 23000, FlowCount: 2, Throughput: 23e6}
+	for _, layout := range []string{telemetry.StateLayoutV2, telemetry.StateLayoutV8} {
+		enc := testEncoder().WithLayout(layout)
+		o := testEpisode(1).Observations[1]
+		o.Switches[1].TxRate = 3 * enc.RateScale                        // a reserve draining at twice the bucket rate
+		o.Switches[1].FlowCount = base.FlowCount + 2*enc.FlowCountScale // and a full crowd
+		e, err := telemetry.NewEncoder(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetBaseline(base); err != nil {
+			t.Fatal(err)
+		}
+		s := make([]float32, enc.Dim())
+		if err := e.Encode(s, &o, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got := s[enc.AggOffset(1)+telemetry.FeatureTxRate]; got != 1 {
+			t.Fatalf("%s: tx-rate feature %v at 3 C, want its cap 1", layout, got)
+		}
+		crowd := float64(s[enc.AggOffset(1)+telemetry.FeatureFlowCount])
+		if !(crowd > 0) {
+			t.Fatalf("%s: flow-count feature %v with a full crowd, want > 0", layout, crowd)
+		}
+		predicted := slices.Clone(s)
+		predicted[enc.AggOffset(1)+telemetry.FeatureTxRate] = 1.5 // a prediction past the cap
+		if err := ClampState(enc, predicted, 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range []struct {
+			name  string
+			state []float32
+		}{{"encoded state", s}, {"projected prediction", predicted}} {
+			step := SyntheticStep{State: st.state, Next: s, Current: 1, Action: 1, ThroughputBaseline: base.Throughput / enc.ThroughputScale}
+			terms, err := c.SyntheticTerms(enc, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if terms.Crowd != 0 || terms.Drain != 0 {
+				t.Errorf("%s, %s: synthetic crowd and drain terms %v and %v under the testbed recipe, want 0 and 0 (δ reads the capped tx-rate feature)", layout, st.name, terms.Crowd, terms.Drain)
+			}
+			pt, err := paper.SyntheticTerms(enc, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.Beta * crowd; math.Abs(pt.Crowd-want) > 1e-6 {
+				t.Errorf("%s, %s: synthetic crowd term without crowd_drain %v, want β·Δn⁺ = %v (the crowd is there)", layout, st.name, pt.Crowd, want)
+			}
+		}
+		in, err := MeasureReward(enc, base, &o, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if real := c.RealTerms(in); !(real.Crowd < 0) || !(real.Drain < 0) {
+			t.Errorf("%s: real crowd and drain terms %v and %v of the same outcome, want both < 0 (δ %v)", layout, real.Crowd, real.Drain, in.Drain)
 		}
 	}
 }

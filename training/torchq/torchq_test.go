@@ -481,6 +481,55 @@ func TestBellmanLossBootstrapsUnlessDone(t *testing.T) {
 	}
 }
 
+// BellmanLoss, and so the held-out loss evaluate reports, is measured
+// against the target qStep trains on: with ParetoTargets the maximum over
+// the next state's switches skips the destinations another switch
+// dominates (dominatedPenalty), as training's does; without it, every
+// switch.
+func TestBellmanLossMatchesTrainingTarget(t *testing.T) {
+	// In the toy fabric the clean switch has the lowest transmit rate and
+	// overflow and ties the others on the rest, so it dominates every
+	// congested destination.
+	ds := toyDataset(t, 4, 10, 11)
+	loss := map[bool]float64{}
+	for _, pareto := range []bool{false, true} {
+		cfg := smokeConfig()
+		cfg.ParetoTargets = pareto
+		tr, err := NewTrainer(cfg, ds.Encoder, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		if loss[pareto], err = tr.BellmanLoss(ds); err != nil {
+			t.Fatal(err)
+		}
+		var b batch
+		for i := range ds.Len() {
+			gamma := float32(cfg.Gamma)
+			if ds.Done[i] {
+				gamma = 0
+			}
+			tn := ds.At(i)
+			b.add(tn.State, tn.Action, tn.Reward, tn.Next, gamma, tn.Current, float64(tn.ThroughputBaseline))
+			b.weight = append(b.weight, 1)
+		}
+		el, _, err := tr.qStep(ds.Encoder, &b) // each row's loss before the step
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, v := range el {
+			sum += float64(v)
+		}
+		if want := sum / float64(ds.Len()); math.Abs(loss[pareto]-want) > 1e-5*max(1, math.Abs(want)) {
+			t.Errorf("pareto targets %v: BellmanLoss %v, want the training step's loss %v", pareto, loss[pareto], want)
+		}
+	}
+	if loss[false] == loss[true] {
+		t.Errorf("BellmanLoss %v with and without pareto targets: no target's maximum was on a dominated destination, the test checks nothing", loss[true])
+	}
+}
+
 // evaluate, which computes the Q-values once per epoch, reports what
 // BellmanLoss and RerouteRate report: on the held-out set, or the reroute
 // rate on the training set and no loss without one.

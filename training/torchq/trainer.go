@@ -306,7 +306,8 @@ type QEpoch struct {
 	SyntheticLoss, SyntheticReward float64
 	Synthetic                      int
 	// HeldLoss is the mean Bellman loss on the held-out transitions against
-	// the current target network (NaN without held-out data).
+	// the current target network, with the target training uses
+	// (BellmanLoss; NaN without held-out data).
 	HeldLoss float64
 	// RerouteRate is the fraction of held-out states (training states
 	// without held-out data) whose greedy action is not the current switch.
@@ -1265,8 +1266,9 @@ func (t *Trainer) withQ(ds *training.Dataset, f func(ds *training.Dataset, q []f
 }
 
 // BellmanLoss returns the mean Bellman loss (the training loss: Huber or
-// squared) of ds's transitions against the current target network; NaN for
-// an empty dataset.
+// squared) of ds's transitions against the current target network, its
+// maximum taken as training takes it (over the undominated destinations
+// with TrainConfig.ParetoTargets); NaN for an empty dataset.
 func (t *Trainer) BellmanLoss(ds *training.Dataset) (float64, error) {
 	return t.withQ(ds, func(ds *training.Dataset, q []float32) (float64, error) {
 		sum, err := t.bellmanSum(ds, q)
@@ -1275,12 +1277,19 @@ func (t *Trainer) BellmanLoss(ds *training.Dataset) (float64, error) {
 }
 
 // bellmanSum is the summed Bellman loss of a non-empty ds whose Q-values
-// are q.
+// are q, against the target qStep trains on: with
+// TrainConfig.ParetoTargets the maximum skips the destinations
+// dominatedPenalty marks in the next state.
 func (t *Trainer) bellmanSum(ds *training.Dataset, q []float32) (float64, error) {
 	nS := ds.Encoder.NumSwitches
 	qt, err := t.qValues(t.target, ds.Encoder, ds.S2)
 	if err != nil {
 		return 0, err
+	}
+	if t.cfg.ParetoTargets {
+		for j, p := range dominatedPenalty(ds.Encoder, ds.S2, ds.Len()) {
+			qt[j] += p
+		}
 	}
 	var sum float64
 	for i := range ds.Len() {
