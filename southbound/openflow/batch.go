@@ -36,13 +36,15 @@ type move struct {
 //
 // errs[i] is the outcome of ps[i]: nil when the flow now follows its new
 // switch (or was there already), otherwise why not — an invalid flow or
-// switch, the flow listed twice, or the switch's refusal of one of its
-// flow-mods, such as a full flow table (errors.Is(err, ErrTableFull)); the
-// other flows proceed. PlaceBatch returns an error for the batch as a
-// whole: errs of the wrong length (then it does nothing), ctx done before
-// anything was sent (every slot gets it too), or a leaf that failed as a
-// whole (disconnected, no barrier reply in time), which fails the slots of
-// the flows with rules on that leaf while the others are applied.
+// switch, the flow listed twice, the flow's reverse placed or earlier in
+// the batch (one direction per connection is placed; see Place), or the
+// switch's refusal of one of its flow-mods, such as a full flow table
+// (errors.Is(err, ErrTableFull)); the other flows proceed. PlaceBatch
+// returns an error for the batch as a whole: errs of the wrong length
+// (then it does nothing), ctx done before anything was sent (every slot
+// gets it too), or a leaf that failed as a whole (disconnected, no barrier
+// reply in time), which fails the slots of the flows with rules on that
+// leaf while the others are applied.
 //
 // Why not OpenFlow bundles (the OF1.3 bundle extension, which Open vSwitch
 // supports): a bundle commits atomically, so one flow refused for a full
@@ -72,6 +74,11 @@ func (s *Server) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 			errs[i] = fmt.Errorf("openflow: place %v: the batch places it twice (placements %d and %d), want once", p.Flow, j, i)
 			continue
 		}
+		if j, rev := seen[p.Flow.Reverse()]; rev {
+			errs[i] = fmt.Errorf("openflow: place %v: the batch places its reverse %v too (placements %d and %d), and a connection's two directions take the same override rules, so one direction per connection is placed; want one of them",
+				p.Flow, ps[j].Flow, j, i)
+			continue
+		}
 		seen[p.Flow] = i
 		wants = append(wants, want{slot: i, sw: p.Switch, src: src, dst: dst})
 		leaves = append(leaves, src, dst)
@@ -92,6 +99,10 @@ func (s *Server) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 	}
 	moves := make([]move, 0, len(wants))
 	for _, w := range wants {
+		if err := s.checkReverse("place", ps[w.slot].Flow); err != nil {
+			errs[w.slot] = err
+			continue
+		}
 		cur, next, err := s.prepare(ctx, ps[w.slot].Flow, w.sw, w.src, w.dst)
 		switch {
 		case err != nil:

@@ -3,6 +3,7 @@ package openflow_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +173,60 @@ func TestPlaceBatchInvalid(t *testing.T) {
 	}
 	if got := tb.bothWays(flowN(0)); got != "agg2" {
 		t.Errorf("flow 0 via %s, want agg2 (its first placement)", got)
+	}
+}
+
+// A flow and its reverse take the same override rules (forward on the
+// source leaf, reverse on the destination leaf), so one direction per
+// connection is placed: Place and PlaceBatch refuse a flow whose reverse is
+// placed or earlier in the batch, and the reverse stays where it is.
+func TestPlaceRefusesReverseOfPlaced(t *testing.T) {
+	tb := newTestbed(t, nil)
+	tb.ready()
+	ctx := ctxT(t, 5*time.Second)
+	if err := tb.srv.Place(ctx, fp, 0); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, err error, flow, rev proflow.FlowID) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), flow.String()) || !strings.Contains(err.Error(), rev.String()) ||
+			!strings.Contains(err.Error(), "one direction per connection") {
+			t.Errorf("%s: %v, want an error naming %v and %v and that one direction per connection is placed", what, err, flow, rev)
+		}
+	}
+	refused("Place of a placed flow's reverse", tb.srv.Place(ctx, fp.Reverse(), 1), fp.Reverse(), fp)
+	if k, err := tb.srv.Locate(ctx, fp); err != nil || k != 0 {
+		t.Errorf("Locate(fp) after the refused Place = %d, %v; want 0", k, err)
+	}
+	if got := tb.bothWays(fp); got != "agg1" {
+		t.Errorf("fp via %s after the refused Place, want agg1", got)
+	}
+	// PlaceBatch: the reverse of a placed flow, and the reverse of a flow
+	// earlier in the batch, fail in their slots; the others are placed.
+	ps := []proflow.Placement{{Flow: fp.Reverse(), Switch: 2}, {Flow: flowN(3), Switch: 3}, {Flow: flowN(3).Reverse(), Switch: 1}}
+	errs := make([]error, len(ps))
+	if err := tb.srv.PlaceBatch(ctx, ps, errs); err != nil {
+		t.Fatal(err)
+	}
+	refused("batch slot 0, the reverse of a placed flow", errs[0], fp.Reverse(), fp)
+	if errs[1] != nil {
+		t.Errorf("batch slot 1: %v, want nil", errs[1])
+	}
+	refused("batch slot 2, the reverse of slot 1", errs[2], flowN(3).Reverse(), flowN(3))
+	if got := tb.bothWays(fp); got != "agg1" {
+		t.Errorf("fp via %s after the batch, want agg1", got)
+	}
+	if got := tb.bothWays(flowN(3)); got != "agg4" {
+		t.Errorf("flow 3 via %s after the batch, want agg4 (its reverse's slot refused)", got)
+	}
+	// Released, the reverse may be placed.
+	if err := tb.srv.Release(ctx, fp); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.srv.Place(ctx, fp.Reverse(), 1); err != nil {
+		t.Fatalf("Place of the reverse once the flow is released: %v", err)
+	}
+	if got := tb.bothWays(fp); got != "agg2" {
+		t.Errorf("fp via %s with its reverse placed on agg2, want agg2", got)
 	}
 }

@@ -43,7 +43,9 @@
 // # Many flows in one step
 //
 // The Server places any number of flows, one override pair each (forward
-// on the source leaf, reverse on the destination leaf), and is a
+// on the source leaf, reverse on the destination leaf); a flow and its
+// reverse take the same pair, so one direction per connection is placed
+// (Place and PlaceBatch refuse a flow whose reverse is placed). It is a
 // proflow.BatchEnforcer: PlaceBatch applies a MultiController's step with
 // one write of flow-mods and one barrier per leaf and phase. Phase one adds
 // the new rules of every moving flow on every leaf involved (in parallel)

@@ -156,6 +156,10 @@ func (s *Server) lockLeaves(ctx context.Context, leaves ...int) error {
 // flow where it already is does nothing; a context that has ended makes
 // Place fail before it sends anything. The rules are leases
 // (Config.LeaseTimeout) that Serve refreshes while it runs.
+//
+// A flow and its reverse take the same rules, so one direction per
+// connection is placed: Place refuses a flow whose reverse is placed (until
+// that is released) and sends nothing.
 func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	start := time.Now()
 	if sw < 0 || sw >= len(s.cfg.Fabric.Aggs) {
@@ -175,6 +179,9 @@ func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	if err := ctx.Err(); err != nil { // the lock may have taken a while
 		return fmt.Errorf("openflow: place %v: %w", flow, err)
 	}
+	if err := s.checkReverse("place", flow); err != nil {
+		return err
+	}
 	cur, next, err := s.prepare(ctx, flow, sw, src, dst)
 	if err != nil || next == nil {
 		return err
@@ -186,6 +193,20 @@ func (s *Server) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	if s.m != nil {
 		s.m.reroutes.WithLabelValues("ok").Inc()
 		s.m.placeLat.Observe(time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// checkReverse refuses to place (or adopt) flow when its reverse is placed:
+// a connection's two directions take the same override rules (the forward
+// 5-tuple on the source leaf, the reverse on the other), so both placed
+// would overwrite each other's rules, and the lease refresh would flip the
+// connection between their switches. Call with emu held.
+func (s *Server) checkReverse(op string, flow proflow.FlowID) error {
+	r := flow.Reverse()
+	if p := s.placed[r]; p != nil && r != flow {
+		return fmt.Errorf("openflow: %s %v: its reverse %v is placed (on %s), and a connection's two directions take the same override rules, so one direction per connection is placed; move or release %v instead",
+			op, flow, r, s.cfg.Fabric.Aggs[p.agg].Name, r)
 	}
 	return nil
 }
@@ -507,7 +528,8 @@ func (s *Server) refresh(ctx context.Context) {
 // reads (a concurrent Place, Release or Locate), the reading is outdated:
 // Locate then returns the server's current placement and adopts nothing. It
 // returns an error wrapping proflow.ErrNotPlaced when the leaf has no
-// override for the flow.
+// override for the flow. It adopts nothing for a flow whose reverse is
+// placed (one direction per connection is placed; see Place), and fails.
 func (s *Server) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 	src, dst, err := s.resolve(flow)
 	if err != nil {
@@ -537,6 +559,9 @@ func (s *Server) Locate(ctx context.Context, flow proflow.FlowID) (int, error) {
 		return -1, fmt.Errorf("openflow: locate %v: removed while reading leaf %s: %w", flow, st.name, proflow.ErrNotPlaced)
 	}
 	if err != nil {
+		return -1, err
+	}
+	if err := s.checkReverse("locate", flow); err != nil { // with Owner, the read finds the reverse's rules
 		return -1, err
 	}
 	p := &placement{flow: flow, agg: agg, gen: gen, srcLeaf: src, dstLeaf: dst, cookie: cookie}

@@ -2,6 +2,7 @@ package openflow_test
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -299,5 +300,30 @@ func TestOwnerTakeover(t *testing.T) {
 	}
 	if got := tb.bothWays(a); got != "agg3" {
 		t.Errorf("flow goes via %s, want agg3", got)
+	}
+}
+
+// With Config.Owner, Locate finds rules by match, so Locate of a placed
+// flow's reverse reads the flow's own rules: it fails and adopts nothing
+// (one direction per connection is placed), so the flow's rules have one
+// placement, which Release removes for good.
+func TestLocateRefusesReverseOfPlaced(t *testing.T) {
+	own := &owner{cookie: 3<<48 | 100}
+	tb := newTestbed(t, func(c *openflow.Config) { c.Owner = own })
+	tb.ready()
+	ctx := ctxT(t, 5*time.Second)
+	a := portFlow(1)
+	if err := tb.srv.Place(ctx, a, 1); err != nil {
+		t.Fatal(err)
+	}
+	k, err := tb.srv.Locate(ctx, a.Reverse())
+	if err == nil || !strings.Contains(err.Error(), "one direction per connection") {
+		t.Errorf("Locate of a placed flow's reverse = %d, %v; want a refusal: one direction per connection is placed", k, err)
+	}
+	if err := tb.srv.Release(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.srv.Place(ctx, a.Reverse(), 2); err != nil {
+		t.Errorf("Place of the reverse once the flow is released: %v, want nil (nothing adopted it)", err)
 	}
 }

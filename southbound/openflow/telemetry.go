@@ -214,8 +214,11 @@ func (s *Server) compute(obs *proflow.Observation, samples [][2]*sample) error {
 				continue
 			}
 			old, seen := pf[flowKey{f.Cookie, f.Priority, f.Match}]
+			// A counter that went backwards (packets or bytes: the switch
+			// is untrusted input) means the rule was re-created: count
+			// the current counters in full rather than wrap around.
 			dp, db := f.Packets, f.Bytes
-			if seen && f.Packets >= old.Packets {
+			if seen && f.Packets >= old.Packets && f.Bytes >= old.Bytes {
 				dp, db = f.Packets-old.Packets, f.Bytes-old.Bytes
 			}
 			if dp == 0 {

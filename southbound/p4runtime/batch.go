@@ -50,6 +50,10 @@ type half struct {
 // Read failed as a whole (not primary, unreachable, past its deadline),
 // which fails the slots of the flows with a direction there while the
 // others are applied.
+//
+// One direction per connection is placed, as with Place: the slot of a
+// flow whose reverse is placed, or placed earlier in the same batch, fails
+// and the flow is not written.
 func (c *Client) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []error) error {
 	start := time.Now()
 	if err := proflow.CheckBatch(ps, errs); err != nil {
@@ -58,6 +62,8 @@ func (c *Client) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 	if err := c.checkOpen("place batch"); err != nil {
 		return proflow.FailBatch(errs, err)
 	}
+	c.placeMu.Lock()
+	defer c.placeMu.Unlock()
 	n := c.cfg.Topology.NumSwitches()
 	byLeaf := make([][]*half, len(c.cfg.Leaves))
 	halves := make([]half, 0, 2*len(ps))
@@ -76,6 +82,15 @@ func (c *Client) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 			errs[i] = fmt.Errorf("p4runtime: place %v: the batch places it twice (placements %d and %d), want once", p.Flow, j, i)
 			continue
 		}
+		if j, rev := seen[p.Flow.Reverse()]; rev {
+			errs[i] = fmt.Errorf("p4runtime: place %v: the batch places its reverse %v too (placements %d and %d), and a connection's two directions take the same path entries, so one direction per connection is placed; want one of them",
+				p.Flow, ps[j].Flow, j, i)
+			continue
+		}
+		if err := c.checkReverse(p.Flow); err != nil {
+			errs[i] = err
+			continue
+		}
 		seen[p.Flow] = i
 		for _, d := range dirs {
 			halves = append(halves, half{slot: i, d: d, port: c.cfg.Leaves[d.leaf].Uplinks[p.Switch]})
@@ -88,8 +103,6 @@ func (c *Client) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 	if err := ctx.Err(); err != nil {
 		return proflow.FailBatch(errs, fmt.Errorf("p4runtime: place batch: %w", err))
 	}
-	c.placeMu.Lock()
-	defer c.placeMu.Unlock()
 
 	leafErrs := make([]error, len(byLeaf))
 	var wg sync.WaitGroup
@@ -138,6 +151,11 @@ func (c *Client) PlaceBatch(ctx context.Context, ps []proflow.Placement, errs []
 			}
 		}
 		errs[slot] = fmt.Errorf("p4runtime: place %v on %s: %w", ps[slot].Flow, c.cfg.Topology.Switches[ps[slot].Switch], errors.Join(o.errs...))
+	}
+	for _, slot := range seen {
+		if errs[slot] == nil {
+			c.placed[ps[slot].Flow] = struct{}{}
+		}
 	}
 	if ok > 0 && c.m != nil {
 		d := time.Since(start)

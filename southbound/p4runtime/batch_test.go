@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 
@@ -189,5 +190,54 @@ func TestPlaceBatchLeafRefuses(t *testing.T) {
 		if got, werr := f.where(flowN(i)); werr != nil || got != 1 {
 			t.Errorf("flow %d on %d, %v after a failed batch; want 1 (unchanged)", i, got, werr)
 		}
+	}
+}
+
+// A flow and its reverse take the same two entries (the forward 5-tuple on
+// the source host's leaf, the reverse on the other), so one direction per
+// connection is placed: Place and PlaceBatch refuse a flow whose reverse is
+// placed or earlier in the batch, and leave the reverse where it is.
+func TestPlaceRefusesReverseOfPlaced(t *testing.T) {
+	f, c, ctx := placed(t, 1)
+	rev := testFlow.Reverse()
+	err := c.Place(ctx, rev, 3)
+	if err == nil || !strings.Contains(err.Error(), rev.String()) || !strings.Contains(err.Error(), testFlow.String()) ||
+		!strings.Contains(err.Error(), "one direction per connection") {
+		t.Errorf("Place of a placed flow's reverse: %v, want an error naming both and that one direction per connection is placed", err)
+	}
+	if k, werr := f.where(testFlow); werr != nil || k != 1 {
+		t.Errorf("after the refused Place: switch %d, %v; want the flow still on 1", k, werr)
+	}
+	// PlaceBatch: the reverse of a placed flow, and the reverse of a flow
+	// earlier in the batch, fail in their slots; the others are placed.
+	other := flowN(7)
+	ps := []proflow.Placement{{Flow: rev, Switch: 2}, {Flow: other, Switch: 0}, {Flow: other.Reverse(), Switch: 2}}
+	errs := make([]error, len(ps))
+	if err := c.PlaceBatch(ctx, ps, errs); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []error{errors.New("refused"), nil, errors.New("refused")} {
+		switch e := errs[i]; {
+		case want == nil && e != nil:
+			t.Errorf("slot %d (%v): %v, want nil", i, ps[i].Flow, e)
+		case want != nil && (e == nil || !strings.Contains(e.Error(), "one direction per connection")):
+			t.Errorf("slot %d (%v): %v, want a refusal: its reverse is placed", i, ps[i].Flow, e)
+		}
+	}
+	if k, werr := f.where(testFlow); werr != nil || k != 1 {
+		t.Errorf("after the batch: testFlow on %d, %v; want still on 1", k, werr)
+	}
+	if k, werr := f.where(other); werr != nil || k != 0 {
+		t.Errorf("after the batch: flow 7 on %d, %v; want 0 (its reverse's slot refused)", k, werr)
+	}
+	// Released, the reverse may be placed (as its own connection's direction).
+	if err := c.Release(ctx, testFlow); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Place(ctx, rev, 3); err != nil {
+		t.Fatalf("Place of the reverse once the flow is released: %v", err)
+	}
+	if err := c.Place(ctx, testFlow, 2); err == nil {
+		t.Error("Place of the flow whose reverse is now placed succeeded, want a refusal")
 	}
 }

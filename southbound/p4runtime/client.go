@@ -39,6 +39,11 @@ type Client struct {
 	placeMu sync.Mutex // one Place/Locate/Remove at a time
 	tel     telemetryState
 	m       *metrics
+
+	// placed holds the flows this client placed and has not released, in
+	// the direction it placed them; guarded by placeMu. A flow and its
+	// reverse take the same entries, so at most one of the two is here.
+	placed map[proflow.FlowID]struct{}
 }
 
 var (
@@ -133,7 +138,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("p4runtime: metrics: %w", err)
 	}
-	c := &Client{cfg: cfg, ids: r, m: m}
+	c := &Client{cfg: cfg, ids: r, m: m, placed: map[proflow.FlowID]struct{}{}}
 	c.src, _ = cfg.leafOf(cfg.Flow.Src)
 	creds := insecure.NewCredentials()
 	if cfg.TLS != nil {

@@ -3,6 +3,7 @@ package p4runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/netip"
@@ -395,4 +396,71 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
+}
+
+// TestCollectIngressPerCounterDeltas: λ subtracts the bytes each owned
+// entry counted in the interval, entry by entry, so deleting one of a
+// leaf's entries (whose counter leaves the sum) is not taken for a reset of
+// the others; likewise a reset of one host port's receive counter does not
+// hide the other ports' bytes.
+func TestCollectIngressPerCounterDeltas(t *testing.T) {
+	f, c, ctx := placed(t, 0)
+	a := proflow.FlowID{Src: netip.MustParseAddr("10.0.2.1"), Dst: netip.MustParseAddr("10.0.3.1"), SrcPort: 6001, DstPort: 80, Proto: proflow.ProtoTCP}
+	b := a
+	b.SrcPort = 6002
+	for _, fl := range []proflow.FlowID{a, b} {
+		if err := c.Place(ctx, fl, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var obs proflow.Observation
+	if err := c.Collect(ctx, &obs); !errors.Is(err, proflow.ErrStale) {
+		t.Fatalf("first Collect: %v, want ErrStale (priming)", err)
+	}
+	// One second on leaf2 (obs.Leaves[0]): each placed flow at 1 MB/s,
+	// plus 0.5 MB/s of congestion, all received on host port 1.
+	second := func(flows ...proflow.FlowID) {
+		for _, fl := range flows {
+			f.dp.AddFlowTraffic(2, fl, target.Counts{Bytes: 1_000_000, Packets: 1000})
+		}
+		rx := uint64(len(flows))*1_000_000 + 500_000
+		f.dp.AddPortTraffic(2, hostPort1, target.PortCounts{Rx: target.Counts{Bytes: rx}})
+		f.clock.Advance(time.Second)
+	}
+	lambda := func(when string, want float64) {
+		t.Helper()
+		if err := c.Collect(ctx, &obs); err != nil {
+			t.Fatal(err)
+		}
+		if got := obs.Leaves[0].IngressRate; math.Abs(got-want) > 1e-6*want {
+			t.Errorf("%s: leaf2 λ = %v, want %v", when, got, want)
+		}
+	}
+	for i := range 2 {
+		second(a, b)
+		lambda(fmt.Sprintf("two flows, second %d", i+1), 5e5)
+	}
+	if err := c.Release(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	second(a)
+	lambda("one of the two flows released", 5e5)
+
+	// Host port 2 joins at 1 MB/s of congestion; then port 1's receive
+	// counter is reset (written to zero), and its bytes since count in full.
+	port2 := func() { f.dp.AddPortTraffic(2, hostPort2, target.PortCounts{Rx: target.Counts{Bytes: 1_000_000}}) }
+	port2()
+	second(a)
+	lambda("second host port", 15e5)
+	port2()
+	second(a)
+	lambda("second host port, again", 15e5)
+	ups := []*p4v1.Update{{Type: p4v1.Update_MODIFY, Entity: &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+		CounterId: c.ids.portRx, Index: &p4v1.Index{Index: hostPort1}, Data: &p4v1.CounterData{}}}}}}
+	if _, err := rawClient(t, f).Write(ctx, &p4v1.WriteRequest{DeviceId: 2, ElectionId: &p4v1.Uint128{Low: 10}, Updates: ups}); err != nil {
+		t.Fatalf("reset leaf2's port_rx[%d]: %v", hostPort1, err)
+	}
+	port2()
+	second(a)
+	lambda("host port 1's counter reset", 15e5)
 }

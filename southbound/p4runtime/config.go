@@ -136,7 +136,8 @@ type Config struct {
 	Leaves []Leaf
 	// Flow is the protected flow whose throughput Collect reports.
 	Flow proflow.FlowID
-	// ElectionID is this client's election ID (the highest one is primary).
+	// ElectionID is this client's election ID (the highest one is primary);
+	// it must not be zero, which P4Runtime servers refuse.
 	ElectionID ElectionID
 	// Role is the P4Runtime role the client arbitrates for, sends in every
 	// Write, Read and pipeline request, and is primary of (or not); empty
@@ -283,6 +284,9 @@ func (c Config) Validate() error {
 		if _, _, err := c.flowLeaves(c.Flow); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.ElectionID == (ElectionID{}) {
+		errs = append(errs, errors.New("election ID 0, want one above 0: P4Runtime servers refuse 0 (the highest ID is primary)"))
 	}
 	if c.CallTimeout < 0 || c.MinBackoff < 0 || c.MaxBackoff < c.MinBackoff {
 		errs = append(errs, fmt.Errorf("timeouts: call %v, backoff %v..%v, want positive and min <= max", c.CallTimeout, c.MinBackoff, c.MaxBackoff))

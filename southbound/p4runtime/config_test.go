@@ -2,6 +2,7 @@ package p4runtime
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -23,5 +24,26 @@ func TestElectionID(t *testing.T) {
 	}
 	if s := (ElectionID{High: 2, Low: 3}).String(); s != "2:3" {
 		t.Errorf("String = %q", s)
+	}
+}
+
+// An election ID of zero is refused: a P4Runtime server refuses it
+// (INVALID_ARGUMENT), and a client without one would never be primary.
+func TestConfigRefusesElectionIDZero(t *testing.T) {
+	f := newFabric(t, nil)
+	cfg := f.config(0)
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "election ID 0") {
+		t.Fatalf("Validate with ElectionID{}: %v, want an error about election ID 0", err)
+	}
+	ctx, cancel := ctxT(t)
+	defer cancel()
+	if c, err := Dial(ctx, cfg); err == nil {
+		c.Close()
+		t.Error("Dial with ElectionID{} succeeded, want the Validate error")
+	}
+	cfg.ElectionID = ElectionID{High: 1}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate with election ID %v: %v, want nil", cfg.ElectionID, err)
 	}
 }

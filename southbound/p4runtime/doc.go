@@ -17,7 +17,9 @@
 // state (and repairs a half-placed flow). Client is a proflow.Releaser:
 // Release deletes a flow's own entries on both leaves, one atomic DELETE
 // each, so that base forwarding carries the flow from the next packet on
-// (a flow with nothing installed is no error).
+// (a flow with nothing installed is no error). A flow and its reverse take
+// the same two entries, so one direction per connection is placed: Place
+// and PlaceBatch refuse a flow whose reverse the Client has placed.
 //
 // # Many flows in one step
 //

@@ -74,6 +74,10 @@ func eachDirection(dirs [2]direction, f func(i int, d direction)) {
 // carries the flow; the error names the leaf and the refusal (a
 // *DeviceError; errors.Is(err, ErrNotPrimary) when this client is not
 // primary).
+//
+// A flow and its reverse take the same two entries, so one direction per
+// connection is placed: Place refuses a flow whose reverse this client has
+// placed and not released (Release or Remove) since, and writes nothing.
 func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	start := time.Now()
 	if err := c.checkOpen(fmt.Sprintf("place %v", flow)); err != nil {
@@ -91,6 +95,9 @@ func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 	}
 	c.placeMu.Lock()
 	defer c.placeMu.Unlock()
+	if err := c.checkReverse(flow); err != nil {
+		return err
+	}
 	type result struct {
 		prev    pathState
 		changed bool
@@ -105,6 +112,7 @@ func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 		if res[0].changed || res[1].changed {
 			c.m.placed(time.Since(start))
 		}
+		c.placed[flow] = struct{}{}
 		return nil
 	}
 	c.m.placeFailed()
@@ -128,6 +136,18 @@ func (c *Client) Place(ctx context.Context, flow proflow.FlowID, sw int) error {
 		}
 	}
 	return fmt.Errorf("p4runtime: place %v on %s: %w", flow, c.cfg.Topology.Switches[sw], errors.Join(errs...))
+}
+
+// checkReverse refuses to place flow when its reverse is placed: both
+// directions of a connection take the same entries (the forward 5-tuple on
+// the source host's leaf, the reverse on the other), so placing the
+// reverse would move the flow. Call with placeMu held.
+func (c *Client) checkReverse(flow proflow.FlowID) error {
+	r := flow.Reverse()
+	if _, ok := c.placed[r]; ok && r != flow {
+		return fmt.Errorf("p4runtime: place %v: its reverse %v is placed, and a connection's two directions take the same path entries, so one direction per connection is placed; move or release %v instead", flow, r, r)
+	}
+	return nil
 }
 
 // restore puts one direction back to prev (an entry with prev.port, or none).
@@ -369,27 +389,11 @@ func (c *Client) clearPath(ctx context.Context, d direction) error {
 }
 
 // Remove deletes the flow's entries in both directions, returning it to
-// base forwarding (ECMP). Entries already gone are not an error.
+// base forwarding (ECMP): it is Release, whose doc says the rest. Entries
+// already gone are not an error; another owner's entries fail with
+// ErrForeignEntry and stay.
 func (c *Client) Remove(ctx context.Context, flow proflow.FlowID) error {
-	if err := c.checkOpen(fmt.Sprintf("remove %v", flow)); err != nil {
-		return err
-	}
-	dirs, err := c.directions(flow)
-	if err != nil {
-		return err
-	}
-	c.placeMu.Lock()
-	defer c.placeMu.Unlock()
-	var errs []error
-	for _, d := range dirs {
-		if err := c.clearPath(ctx, d); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("p4runtime: remove %v: %w", flow, err)
-	}
-	return nil
+	return c.release(ctx, "remove", flow)
 }
 
 // Release implements proflow.Releaser: it deletes the flow's path_select
@@ -405,9 +409,15 @@ func (c *Client) Remove(ctx context.Context, flow proflow.FlowID) error {
 // owner's metadata fails with ErrForeignEntry and stays. A flow with
 // nothing installed is not an error, even for a backup client (the entries
 // are read back to tell); deleting needs the client to be primary
-// (ErrNotPrimary). Other flows' entries are untouched.
+// (ErrNotPrimary). Other flows' entries are untouched. The flow's reverse,
+// which has the same entries, is released with it.
 func (c *Client) Release(ctx context.Context, flow proflow.FlowID) error {
-	if err := c.checkOpen(fmt.Sprintf("release %v", flow)); err != nil {
+	return c.release(ctx, "release", flow)
+}
+
+// release is Release, its errors prefixed with op.
+func (c *Client) release(ctx context.Context, op string, flow proflow.FlowID) error {
+	if err := c.checkOpen(fmt.Sprintf("%s %v", op, flow)); err != nil {
 		return err
 	}
 	dirs, err := c.directions(flow)
@@ -415,15 +425,17 @@ func (c *Client) Release(ctx context.Context, flow proflow.FlowID) error {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("p4runtime: release %v: %w", flow, err)
+		return fmt.Errorf("p4runtime: %s %v: %w", op, flow, err)
 	}
 	c.placeMu.Lock()
 	defer c.placeMu.Unlock()
 	var errs [2]error
 	eachDirection(dirs, func(i int, d direction) { errs[i] = c.releasePath(ctx, d) })
 	if err := errors.Join(errs[0], errs[1]); err != nil {
-		return fmt.Errorf("p4runtime: release %v: %w", flow, err)
+		return fmt.Errorf("p4runtime: %s %v: %w", op, flow, err)
 	}
+	delete(c.placed, flow)
+	delete(c.placed, flow.Reverse())
 	return nil
 }
 

@@ -102,3 +102,22 @@ func baseSwitch(flow proflow.FlowID) int {
 func TestReleaserConformance(t *testing.T) {
 	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness { return enforcerHarness(t, true) })
 }
+
+// TestRemoveRefusesForeignEntries: Remove, like Release and Place, leaves
+// another owner's entries alone (ErrForeignEntry).
+func TestRemoveRefusesForeignEntries(t *testing.T) {
+	f, c, ctx := placed(t, 1)
+	c.Close()
+	cfg := f.config(20)
+	cfg.Owner = []byte("someone-else")
+	foreign := dial(t, cfg)
+	if err := foreign.WaitPrimary(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := foreign.Remove(ctx, testFlow); !errors.Is(err, ErrForeignEntry) {
+		t.Errorf("Remove of another owner's entries: %v, want ErrForeignEntry", err)
+	}
+	if k, err := f.where(testFlow); err != nil || k != 1 {
+		t.Errorf("after a foreign Remove: switch %d, %v; want both entries still on 1", k, err)
+	}
+}

@@ -33,14 +33,39 @@ func delta(cur, prev uint64) uint64 {
 // leafCounters is one leaf's reading.
 type leafCounters struct {
 	uplinkTx []uint64 // bytes sent toward each aggregation switch
-	hostRx   uint64   // bytes received from the hosts
-	owned    uint64   // bytes counted by this client's path entries
+	hostRx   []uint64 // bytes received from the hosts, per Leaf.HostPorts
 	flow     uint64   // bytes of the protected flow's forward entry (source leaf)
 	hasFlow  bool
 	// entries holds the direct counter (bytes) of every path entry this
-	// client owns on the leaf, by the 5-tuple it matches: a flow's forward
-	// entry on its source leaf is its throughput (Observation.Flows).
+	// client owns on the leaf, by the 5-tuple it matches (entries of one
+	// 5-tuple at other priorities add up): a flow's forward entry on its
+	// source leaf is its throughput (Observation.Flows), and the entries'
+	// deltas are the owned bytes λ leaves out.
 	entries map[proflow.FlowID]uint64
+}
+
+// ownedDelta returns the bytes this client's path entries counted between
+// prev and cur, entry by entry: an entry new since prev counts in full,
+// one deleted since counts nothing, and one whose counter went backwards
+// (deleted and inserted again) counts from zero. (The change of the sum
+// would read a deleted entry as a reset of all of them.)
+func ownedDelta(cur, prev *leafCounters) uint64 {
+	var b uint64
+	for f, v := range cur.entries {
+		b += delta(v, prev.entries[f]) // a missing entry reads 0: counted in full
+	}
+	return b
+}
+
+// hostRxDelta returns the bytes received on the host ports between prev
+// and cur, port by port, so that one port's counter reset does not hide
+// the others' bytes.
+func hostRxDelta(cur, prev *leafCounters) uint64 {
+	var b uint64
+	for k, v := range cur.hostRx {
+		b += delta(v, prev.hostRx[k])
+	}
+	return b
 }
 
 type telemetryState struct {
@@ -61,6 +86,8 @@ func (t *telemetryState) init(cfg *Config) {
 	for i := range t.prev {
 		t.prev[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
 		t.cur[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
+		t.prev[i].hostRx = make([]uint64, len(cfg.Leaves[i].HostPorts))
+		t.cur[i].hostRx = make([]uint64, len(cfg.Leaves[i].HostPorts))
 		t.prev[i].entries, t.cur[i].entries = map[proflow.FlowID]uint64{}, map[proflow.FlowID]uint64{}
 	}
 	for _, name := range cfg.Topology.Leaves {
@@ -105,7 +132,8 @@ func (c *Client) readLeaf(ctx context.Context, i int, lc *leafCounters) error {
 	}
 	l := &c.cfg.Leaves[i]
 	clear(lc.uplinkTx)
-	lc.hostRx, lc.owned, lc.flow, lc.hasFlow = 0, 0, 0, false
+	clear(lc.hostRx)
+	lc.flow, lc.hasFlow = 0, false
 	clear(lc.entries)
 	for _, e := range ents {
 		switch x := e.GetEntity().(type) {
@@ -120,18 +148,18 @@ func (c *Client) readLeaf(ctx context.Context, i int, lc *leafCounters) error {
 					}
 				}
 			case c.ids.portRx:
-				lc.hostRx += v
+				for k, p := range l.HostPorts {
+					if p == idx {
+						lc.hostRx[k] = v
+					}
+				}
 			}
 		case *p4v1.Entity_TableEntry:
 			te := x.TableEntry
 			v := countsOf(te.GetCounterData()).bytes
-			lc.owned += v
 			f, ok := c.flowOf(te)
-			if !ok {
-				continue
-			}
-			lc.entries[f] = v
-			if i == c.src && f == c.cfg.Flow {
+			lc.entries[f] += v // one without both addresses (!ok) still counts as owned
+			if ok && i == c.src && f == c.cfg.Flow {
 				lc.flow, lc.hasFlow = v, true
 			}
 		}
@@ -267,7 +295,7 @@ func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Tim
 		for k := range cur.uplinkTx {
 			tx += delta(cur.uplinkTx[k], prev.uplinkTx[k])
 		}
-		in := float64(delta(cur.hostRx, prev.hostRx)) - float64(delta(cur.owned, prev.owned))
+		in := float64(hostRxDelta(cur, prev)) - float64(ownedDelta(cur, prev))
 		obs.Leaves[l] = proflow.LeafSample{IngressRate: max(in, 0) / dt, TransmitRate: float64(tx) / dt}
 		congestion += obs.Leaves[l].IngressRate
 	}

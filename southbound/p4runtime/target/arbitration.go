@@ -191,6 +191,9 @@ func (s *Server) arbitrate(sess *session, u *p4v1.MasterArbitrationUpdate) error
 	if u.GetRole().GetConfig() != nil {
 		return errf(codes.InvalidArgument, "role %q: role.config is set, but this server agrees no role-config scheme; leave it unset", role)
 	}
+	if err := checkElectionID(u.GetDeviceId(), role, u.GetElectionId()); err != nil {
+		return err
+	}
 	var rs *roleState
 	if !sess.arbitrated {
 		d, err := s.device(u.GetDeviceId())
@@ -237,6 +240,16 @@ func (s *Server) arbitrate(sess *session, u *p4v1.MasterArbitrationUpdate) error
 		return nil
 	}
 	s.notify(rs, sess)
+	return nil
+}
+
+// checkElectionID refuses an election ID that is set but zero, as Stratum
+// does (INVALID_ARGUMENT): zero is no client's ID, and an unset one already
+// says "backup, never primary" (§5).
+func checkElectionID(devID uint64, role string, id *p4v1.Uint128) error {
+	if id != nil && id.GetHigh() == 0 && id.GetLow() == 0 {
+		return errf(codes.InvalidArgument, "device %d role %q: election id is set but 0, want one above 0; leave it unset to be a backup", devID, role)
+	}
 	return nil
 }
 

@@ -34,8 +34,11 @@
 //     a client superseded by a higher election ID of its role gets
 //     PERMISSION_DENIED, which is how replicas fence a former owner; notifications carry OK to the primary,
 //     ALREADY_EXISTS to backups and NOT_FOUND to everyone while there is no
-//     primary; a reused election ID is INVALID_ARGUMENT, a stream changing
-//     device or role FAILED_PRECONDITION. When the primary's stream closes,
+//     primary; a reused election ID is INVALID_ARGUMENT, and so is one set
+//     but zero wherever a request carries one (arbitration, Write,
+//     SetForwardingPipelineConfig), as Stratum answers — an unset ID makes
+//     a backup, never primary; a stream changing device or role is
+//     FAILED_PRECONDITION. When the primary's stream closes,
 //     the role has no primary until a client arbitrates with an election ID at
 //     least the highest seen (the specification); Options.PromoteBackup
 //     instead promotes the best connected backup at once.

@@ -138,10 +138,14 @@ func (s *Server) device(id uint64) (*device, error) {
 }
 
 // checkPrimary applies the checks every mutating RPC starts with (§12:
-// device and role known, caller primary). Call with s.mu held.
+// device and role known, election ID not zero, caller primary). Call with
+// s.mu held.
 func (s *Server) checkPrimary(devID uint64, role string, election *p4v1.Uint128) (*device, error) {
 	d, err := s.device(devID)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkElectionID(devID, role, election); err != nil {
 		return nil, err
 	}
 	rs := d.roles[role]

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,4 +223,72 @@ func TestBatchTableFull(t *testing.T) {
 	if err != nil {
 		t.Errorf("MODIFY, DELETE, then INSERT in a full table: %v, want all applied", err)
 	}
+}
+
+// An election ID that is set but zero is INVALID_ARGUMENT wherever a
+// request carries one (StreamChannel arbitration, Write,
+// SetForwardingPipelineConfig), as Stratum answers: zero is no client's ID.
+// An unset election ID makes a backup, which is never primary (§5).
+func TestElectionIDZero(t *testing.T) {
+	_, dp, c := newServer(t, nil)
+	zero := &p4v1.Uint128{}
+	arbitrate := func(eid *p4v1.Uint128) p4v1.P4Runtime_StreamChannelClient {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		t.Cleanup(cancel)
+		st, err := c.StreamChannel(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
+			Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: 1, ElectionId: eid}}}); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	setConfig := func(eid *p4v1.Uint128) error {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		_, err := c.SetForwardingPipelineConfig(ctx, &p4v1.SetForwardingPipelineConfigRequest{DeviceId: 1, ElectionId: eid,
+			Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT, Config: leafConfig(t, 7)})
+		return err
+	}
+	zeroRefused := func(what string, err error) {
+		t.Helper()
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "unset") {
+			t.Errorf("%s with election id 0: %v, want INVALID_ARGUMENT saying to leave it unset for a backup", what, err)
+		}
+	}
+	// No primary yet: a zero ID does not make one.
+	m, err := arbitrate(zero).Recv()
+	zeroRefused("arbitration", err)
+	if err == nil {
+		t.Logf("arbitration answered %v", m)
+	}
+	zeroRefused("write", write(c, 1, zero, update(p4v1.Update_INSERT, pathEntry(3))))
+	if n := dp.Paths(1); n != 0 {
+		t.Errorf("data plane has %d paths after a write with election id 0, want none", n)
+	}
+	zeroRefused("set pipeline config", setConfig(zero))
+	// Unset: a backup, told there is no primary.
+	u := &ctrl{stream: arbitrate(nil)}
+	if code, _ := u.next(t); code != codes.NotFound {
+		t.Errorf("arbitration with no election id: %v, want NOT_FOUND (a backup, no primary)", code)
+	}
+	if err := write(c, 1, nil, update(p4v1.Update_INSERT, pathEntry(3))); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("write without an election id: %v, want PERMISSION_DENIED", err)
+	}
+	// With a primary: zero is refused all the same, and a primary that
+	// sends a zero ID on its stream has the stream ended.
+	p := open(t, c, 1, 10)
+	if code, _ := p.next(t); code != codes.OK {
+		t.Fatalf("primary: %v, want OK", code)
+	}
+	zeroRefused("write with a primary", write(c, 1, zero, update(p4v1.Update_INSERT, pathEntry(3))))
+	if err := p.stream.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
+		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: 1, ElectionId: zero}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.stream.Recv()
+	zeroRefused("re-arbitration of the primary", err)
 }
