@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
@@ -193,7 +194,7 @@ func ReadForecast(r io.Reader, name string) (*Forecast, map[string]string, error
 
 // LoadForecast reads the dynamics-model file at path (ReadForecast).
 func LoadForecast(path string) (*Forecast, map[string]string, error) {
-	file, err := os.Open(path)
+	file, err := fileutil.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: load dynamics model: %w", err)
 	}
@@ -207,19 +208,19 @@ func readForecast(r io.Reader) (*Forecast, map[string]string, error) {
 		return nil, nil, err
 	}
 	if f := meta["format"]; f != DynamicsFormat {
-		return nil, nil, fmt.Errorf("format %q, want %q", f, DynamicsFormat)
+		return nil, nil, fmt.Errorf("format %s, want %q", safetensors.Quote(f), DynamicsFormat)
 	}
 	if v := meta["format_version"]; v != DynamicsFormatVersion {
-		return nil, nil, fmt.Errorf("format_version %q, want %q", v, DynamicsFormatVersion)
+		return nil, nil, fmt.Errorf("format_version %s, want %q", safetensors.Quote(v), DynamicsFormatVersion)
 	}
 	var enc telemetry.EncoderConfig
 	dec := json.NewDecoder(strings.NewReader(meta["encoder"]))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&enc); err != nil {
-		return nil, nil, fmt.Errorf("encoder %q: %v", meta["encoder"], err)
+		return nil, nil, fmt.Errorf("encoder %s: %s", safetensors.Quote(meta["encoder"]), safetensors.Clip(err.Error()))
 	}
 	if l := meta["state_layout"]; l != enc.LayoutName() {
-		return nil, nil, fmt.Errorf("state_layout %q, want the encoder's %q", l, enc.LayoutName())
+		return nil, nil, fmt.Errorf("state_layout %s, want the encoder's %q", safetensors.Quote(l), enc.LayoutName())
 	}
 	n := len(tensors) / 2
 	if n < 1 || n > qnet.MaxLayers || len(tensors) != 2*n {
@@ -255,7 +256,7 @@ func readForecast(r io.Reader) (*Forecast, map[string]string, error) {
 		Activation string `json:"activation"`
 	}
 	if err := json.Unmarshal([]byte(meta["architecture"]), &arch); err != nil || !slices.Equal(arch.Hidden, net.Hidden()) || arch.Activation != qnet.Activation {
-		return nil, nil, fmt.Errorf("architecture %q does not describe the layers (hidden %v, %s)", meta["architecture"], net.Hidden(), qnet.Activation)
+		return nil, nil, fmt.Errorf("architecture %s does not describe the layers (hidden %v, %s)", safetensors.Quote(meta["architecture"]), net.Hidden(), qnet.Activation)
 	}
 	f, err := NewForecast(net, enc)
 	if err != nil {
@@ -267,8 +268,9 @@ func readForecast(r io.Reader) (*Forecast, map[string]string, error) {
 // LoadForecasts reads the dynamics models proflow train saved beside the
 // model file modelPath: NAME.dynamics.safetensors (the model's own
 // fabric) first, then every NAME.dynamics-SxL.safetensors (the other
-// sizes of a universal model's training) in name order. With none beside
-// it, it fails, naming NAME.dynamics.safetensors.
+// sizes of a universal model's training) in name order. Entries of those
+// names that are not regular files (a directory, a FIFO) are skipped. With
+// none beside it, it fails, naming NAME.dynamics.safetensors.
 func LoadForecasts(modelPath string) ([]*Forecast, error) {
 	dir, base := filepath.Split(modelPath)
 	stem := strings.TrimSuffix(base, ".safetensors") + ".dynamics"
@@ -285,7 +287,15 @@ func LoadForecasts(modelPath string) ([]*Forecast, error) {
 		if mid := strings.TrimSuffix(strings.TrimPrefix(n, stem), ".safetensors"); mid != "" && !strings.HasPrefix(mid, "-") {
 			continue
 		}
-		f, _, err := LoadForecast(filepath.Join(dir, n))
+		// Not a regular file: opening a FIFO would block (LoadForecast
+		// refuses one that replaces a regular file after this check).
+		path := filepath.Join(dir, n)
+		if fi, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("policy: dynamics models beside %s: %w", modelPath, err)
+		} else if !fi.Mode().IsRegular() {
+			continue
+		}
+		f, _, err := LoadForecast(path)
 		if err != nil {
 			return nil, err
 		}

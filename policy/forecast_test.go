@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"math"
@@ -8,9 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
+	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -290,5 +295,95 @@ func TestForecastProject(t *testing.T) {
 		if _, err := f.Project(bad); err == nil {
 			t.Errorf("Project(%d switches, %d leaves, rate scale %g): no error", bad.NumSwitches, bad.NumLeaves, bad.RateScale)
 		}
+	}
+}
+
+// LoadForecast refuses a path that is not a regular file without blocking,
+// and LoadForecasts (so LoadModel, so proflow serve at start and reload)
+// skips such an entry beside the model: os.Open blocked on a FIFO.
+func TestLoadForecastsSkipsNonRegular(t *testing.T) {
+	fileutiltest.RefusesNonRegular(t, "m.dynamics.safetensors", func(path string) error {
+		_, _, err := LoadForecast(path)
+		return err
+	})
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.safetensors")
+	if err := syscall.Mkfifo(filepath.Join(dir, "m.dynamics.safetensors"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "m.dynamics-6x3.safetensors"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load := func() ([]*Forecast, error) {
+		t.Helper()
+		type result struct {
+			fs  []*Forecast
+			err error
+		}
+		done := make(chan result, 1)
+		go func() { fs, err := LoadForecasts(model); done <- result{fs, err} }()
+		select {
+		case r := <-done:
+			return r.fs, r.err
+		case <-time.After(fileutiltest.Timeout):
+			t.Fatalf("LoadForecasts(%s) blocked for %v on the FIFOs beside it", model, fileutiltest.Timeout)
+		}
+		return nil, nil
+	}
+	if _, err := load(); err == nil || !strings.Contains(err.Error(), "no dynamics model beside") {
+		t.Errorf("only FIFOs beside the model: %v, want no dynamics model found", err)
+	}
+	dyn, err := os.ReadFile("../models/default.dynamics.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "m.dynamics-4x2.safetensors"), dyn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := load(); err != nil || len(fs) != 1 {
+		t.Errorf("a dynamics model and FIFOs beside the model: %d forecasts, %v; want the one", len(fs), err)
+	}
+}
+
+// ReadForecast's errors quote at most safetensors.MaxEcho bytes of a
+// metadata value.
+func TestReadForecastErrorsQuoteBoundedValues(t *testing.T) {
+	dyn, err := os.ReadFile("../models/default.dynamics.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 8<<20)
+	for _, tc := range []struct{ key, value, want string }{
+		{"format", long, `format "xxxx`},
+		{"format_version", long, `format_version "xxxx`},
+		{"encoder", long, `encoder "xxxx`},
+		{"encoder", `{"` + long + `": 1}`, `unknown field "xxxx`},
+		{"state_layout", long, `state_layout "xxxx`},
+		{"architecture", long, `architecture "xxxx`},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			meta, tensors, err := safetensors.Read(bytes.NewReader(dyn), qnet.MaxDataBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta[tc.key] = tc.value
+			var list []safetensors.Tensor
+			for _, name := range slices.Sorted(maps.Keys(tensors)) {
+				tn := tensors[name]
+				tn.Name = name
+				list = append(list, tn)
+			}
+			var file bytes.Buffer
+			if err := safetensors.Write(&file, meta, list); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = ReadForecast(&file, "dyn")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ReadForecast = %.300v…, want an error containing %q", err, tc.want)
+			}
+			if msg := err.Error(); len(msg) > 512 || !strings.Contains(msg, "more bytes)") {
+				t.Errorf("error of %d bytes, want at most 512 saying what was cut: %.300s…", len(msg), msg)
+			}
+		})
 	}
 }

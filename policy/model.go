@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/jsonend"
+	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
@@ -58,7 +59,7 @@ func ModelInterval(meta qnet.Metadata) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("policy: model metadata %s %q, want a positive Go duration such as 500ms", ModelIntervalKey, s)
+		return 0, fmt.Errorf("policy: model metadata %s %s, want a positive Go duration such as 500ms", ModelIntervalKey, safetensors.Quote(s))
 	}
 	return d, nil
 }
@@ -127,7 +128,7 @@ func (a *Agent) TrainedInterval() time.Duration { return a.interval }
 
 // LoadGateConfig reads a GateConfig JSON file (see ReadGateConfig).
 func LoadGateConfig(path string) (GateConfig, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path)
 	if err != nil {
 		return GateConfig{}, fmt.Errorf("policy: gate config: %w", err)
 	}

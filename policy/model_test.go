@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 )
 
@@ -249,5 +250,28 @@ func TestModelMismatchErrorNamesRemedy(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
+	}
+}
+
+// A gate config path that is not a regular file is refused without
+// blocking (os.Open blocked on a FIFO).
+func TestLoadGateConfigRefusesNonRegular(t *testing.T) {
+	fileutiltest.RefusesNonRegular(t, "gate.json", func(path string) error {
+		_, err := LoadGateConfig(path)
+		return err
+	})
+}
+
+// ModelInterval quotes at most safetensors.MaxEcho bytes of the metadata
+// value it refuses.
+func TestModelIntervalQuotesBoundedValue(t *testing.T) {
+	meta := qnet.NewMetadata(paperEncoder())
+	meta.Extra = map[string]string{ModelIntervalKey: strings.Repeat("x", 8<<20)}
+	_, err := ModelInterval(meta)
+	if err == nil || !strings.Contains(err.Error(), `control_interval "xxxx`) {
+		t.Fatalf("ModelInterval = %.300v…, want the interval refused", err)
+	}
+	if msg := err.Error(); len(msg) > 512 || !strings.Contains(msg, "more bytes)") {
+		t.Errorf("error of %d bytes, want at most 512 saying what was cut: %.300s…", len(msg), msg)
 	}
 }

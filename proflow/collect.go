@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/progress"
 	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
@@ -78,7 +78,9 @@ func runCollect(ctx context.Context, e *env, args []string) error {
 		cfg.Kinds = kinds
 	}
 	if *sharesPath != "" {
-		data, err := os.ReadFile(*sharesPath)
+		// A regular file of at most 64 KiB: a FIFO would block, /dev/zero
+		// would be read until memory runs out.
+		data, err := fileutil.ReadFile(*sharesPath, 1<<16)
 		if err != nil {
 			return fmt.Errorf("collect: -shares: %w", err)
 		}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 	"github.com/proflow-sdn/proflow/training"
 )
 
@@ -53,5 +56,23 @@ func TestCollectCommand(t *testing.T) {
 	e, _, _ = newTestEnv()
 	if err := e.dispatch(context.Background(), []string{"collect", "-shares", filepath.Join(dir, "missing.json"), "-out", out}); err == nil {
 		t.Error("missing shares file: no error")
+	}
+}
+
+// A -shares file that is not a regular file is refused without blocking:
+// os.ReadFile blocked on a FIFO and read /dev/zero until memory ran out.
+func TestCollectSharesRefusesNonRegular(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "corpus.dataset")
+	fileutiltest.RefusesNonRegular(t, "shares.json", func(path string) error {
+		e, _, _ := newTestEnv()
+		return e.dispatch(context.Background(), []string{"collect", "-shares", path, "-out", out})
+	})
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, []byte(strings.Repeat(" ", 64<<10)+`{"A": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ := newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"collect", "-shares", big, "-out", out}); !errors.Is(err, fileutil.ErrTooLarge) {
+		t.Errorf("-shares of more than 64 KiB: %v, want fileutil.ErrTooLarge", err)
 	}
 }

@@ -262,16 +262,26 @@ const VacatedDefault = 30
 // the feature does not saturate before it.
 const DeficitSeconds = 60
 
-// Validate checks the sizes (at least two switches, as a Topology needs; no
-// negative leaf count), that every scaling constant is positive and finite
-// and that the drop window holds at least one sample.
+// MaxSwitches and MaxLeaves bound EncoderConfig.NumSwitches and NumLeaves
+// (Validate), far above any fabric the project runs (the simulator's
+// fabrics have at most 64 switches and 250 leaves), so that Dim and the
+// offsets of the state vector cannot overflow: a file declaring 2^62
+// switches is refused, not read with a state dimension wrapped round.
+const (
+	MaxSwitches = 1 << 16
+	MaxLeaves   = 1 << 16
+)
+
+// Validate checks the sizes (2..MaxSwitches switches, at least two as a
+// Topology needs; 0..MaxLeaves leaves), that every scaling constant is
+// positive and finite and that the drop window holds at least one sample.
 func (c EncoderConfig) Validate() error {
 	var errs []error
-	if c.NumSwitches < 2 {
-		errs = append(errs, fmt.Errorf("num_switches %d, want >= 2", c.NumSwitches))
+	if c.NumSwitches < 2 || c.NumSwitches > MaxSwitches {
+		errs = append(errs, fmt.Errorf("num_switches %d, want 2..%d", c.NumSwitches, MaxSwitches))
 	}
-	if c.NumLeaves < 0 {
-		errs = append(errs, fmt.Errorf("num_leaves %d, want >= 0", c.NumLeaves))
+	if c.NumLeaves < 0 || c.NumLeaves > MaxLeaves {
+		errs = append(errs, fmt.Errorf("num_leaves %d, want 0..%d", c.NumLeaves, MaxLeaves))
 	}
 	for _, f := range [...]struct {
 		name string

@@ -442,8 +442,13 @@ func TestNewEncoderInvalidConfig(t *testing.T) {
 		modify func(*telemetry.EncoderConfig)
 		want   []string // substrings of the error
 	}{
-		{"one switch", func(c *telemetry.EncoderConfig) { c.NumSwitches = 1 }, []string{"num_switches 1, want >= 2"}},
-		{"negative leaves", func(c *telemetry.EncoderConfig) { c.NumLeaves = -1 }, []string{"num_leaves -1"}},
+		{"one switch", func(c *telemetry.EncoderConfig) { c.NumSwitches = 1 }, []string{"num_switches 1, want 2..65536"}},
+		{"negative leaves", func(c *telemetry.EncoderConfig) { c.NumLeaves = -1 }, []string{"num_leaves -1, want 0..65536"}},
+		{"too many switches", func(c *telemetry.EncoderConfig) { c.NumSwitches = telemetry.MaxSwitches + 1 }, []string{"num_switches 65537, want 2..65536"}},
+		{"too many leaves", func(c *telemetry.EncoderConfig) { c.NumLeaves = telemetry.MaxLeaves + 1 }, []string{"num_leaves 65537, want 0..65536"}},
+		// Dim would wrap round to 4.
+		{"sizes overflowing Dim", func(c *telemetry.EncoderConfig) { c.NumSwitches, c.NumLeaves = 1<<62, 1<<62 },
+			[]string{"num_switches 4611686018427387904, want 2..65536", "num_leaves 4611686018427387904, want 0..65536"}},
 		{"zero rate scale", func(c *telemetry.EncoderConfig) { c.RateScale = 0 }, []string{"rate_scale 0, want a positive finite number"}},
 		{"NaN overflow scale", func(c *telemetry.EncoderConfig) { c.OverflowScale = math.NaN() }, []string{"overflow_scale NaN"}},
 		{"infinite throughput scale", func(c *telemetry.EncoderConfig) { c.ThroughputScale = math.Inf(1) }, []string{"throughput_scale +Inf"}},
@@ -468,6 +473,23 @@ func TestNewEncoderInvalidConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The largest fabric Validate accepts has a state dimension far from
+// overflowing in every layout.
+func TestEncoderConfigLargestFabric(t *testing.T) {
+	for _, layout := range []string{telemetry.StateLayout, telemetry.StateLayoutV2, telemetry.StateLayoutV3, telemetry.StateLayoutV4,
+		telemetry.StateLayoutV5, telemetry.StateLayoutV6, telemetry.StateLayoutV7, telemetry.StateLayoutV8} {
+		cfg := roundConfig(4, 3)
+		cfg.NumSwitches, cfg.NumLeaves = telemetry.MaxSwitches, telemetry.MaxLeaves
+		cfg = cfg.WithLayout(layout)
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("layout %s: Validate of %d switches and %d leaves: %v", layout, cfg.NumSwitches, cfg.NumLeaves, err)
+		}
+		if dim := cfg.Dim(); dim <= 0 || dim > 16*(telemetry.MaxSwitches+telemetry.MaxLeaves) {
+			t.Errorf("layout %s: Dim %d", layout, dim)
+		}
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
@@ -253,7 +253,8 @@ func (c TrainConfig) Validate() error {
 // fields the JSON leaves out keep their DefaultTrainConfig values (in
 // "reward" too), except that a universal config ("universal": true) without
 // "hidden" gets UniversalHidden. Unknown fields are an error, so a misspelt
-// setting is not silently ignored. The result is validated.
+// setting is not silently ignored. The result is validated. Input of more
+// than 64 KiB is refused.
 func ReadTrainConfig(r io.Reader) (TrainConfig, error) {
 	return readTrainConfig(r, false)
 }
@@ -265,11 +266,17 @@ func ReadTrainConfigUniversal(r io.Reader) (TrainConfig, error) {
 	return readTrainConfig(r, true)
 }
 
+// maxTrainConfigBytes bounds a train config (a few hundred bytes).
+const maxTrainConfigBytes = 64 << 10
+
 func readTrainConfig(r io.Reader, universal bool) (TrainConfig, error) {
 	c := DefaultTrainConfig()
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxTrainConfigBytes+1))
 	if err != nil {
 		return TrainConfig{}, fmt.Errorf("training: read train config: %w", err)
+	}
+	if len(data) > maxTrainConfigBytes {
+		return TrainConfig{}, fmt.Errorf("training: read train config: larger than 64 KiB, want a JSON object of at most %d bytes", maxTrainConfigBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -294,7 +301,8 @@ func readTrainConfig(r io.Reader, universal bool) (TrainConfig, error) {
 	return c, nil
 }
 
-// LoadTrainConfig reads the JSON TrainConfig file at path (see ReadTrainConfig).
+// LoadTrainConfig reads the JSON TrainConfig file at path (see
+// ReadTrainConfig), a regular file of at most 64 KiB.
 func LoadTrainConfig(path string) (TrainConfig, error) {
 	return loadTrainConfig(path, false)
 }
@@ -306,12 +314,13 @@ func LoadTrainConfigUniversal(path string) (TrainConfig, error) {
 }
 
 func loadTrainConfig(path string, universal bool) (TrainConfig, error) {
-	f, err := os.Open(path)
+	// A regular file of at most 64 KiB: a FIFO would block os.Open and
+	// /dev/zero would be read until memory runs out.
+	data, err := fileutil.ReadFile(path, maxTrainConfigBytes)
 	if err != nil {
 		return TrainConfig{}, fmt.Errorf("training: load train config: %w", err)
 	}
-	defer f.Close()
-	c, err := readTrainConfig(f, universal)
+	c, err := readTrainConfig(bytes.NewReader(data), universal)
 	if err != nil {
 		return TrainConfig{}, fmt.Errorf("%w (file %s)", err, path)
 	}

@@ -2,6 +2,7 @@ package training
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/proflow-sdn/proflow/internal/fileutil"
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 )
 
 func TestDefaultTrainConfig(t *testing.T) {
@@ -159,5 +162,34 @@ func TestTrainConfigMonotone(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "monotone") {
 			t.Errorf("monotone %v: %v, want an error naming monotone", v, err)
 		}
+	}
+}
+
+// A train config file that is not a regular file is refused without
+// blocking: os.Open blocked on a FIFO and io.ReadAll read /dev/zero until
+// memory ran out.
+func TestLoadTrainConfigRefusesNonRegular(t *testing.T) {
+	fileutiltest.RefusesNonRegular(t, "train.json", func(path string) error {
+		_, err := LoadTrainConfig(path)
+		return err
+	})
+}
+
+// A train config over 64 KiB is refused, read from a file or a reader.
+func TestTrainConfigTooLarge(t *testing.T) {
+	big := strings.Repeat(" ", maxTrainConfigBytes) + "{}"
+	if _, err := ReadTrainConfig(strings.NewReader(big)); err == nil || !strings.Contains(err.Error(), "larger than 64 KiB") {
+		t.Errorf("ReadTrainConfig of %d bytes: %v, want it refused as larger than 64 KiB", len(big), err)
+	}
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadTrainConfig(path); !errors.Is(err, fileutil.ErrTooLarge) || !strings.Contains(err.Error(), path) {
+		t.Errorf("LoadTrainConfig of %d bytes: %v, want fileutil.ErrTooLarge naming the file", len(big), err)
+	}
+	// 64 KiB exactly is read.
+	if _, err := ReadTrainConfig(strings.NewReader(big[2:])); err != nil {
+		t.Errorf("ReadTrainConfig of %d bytes: %v, want the default config", len(big)-2, err)
 	}
 }

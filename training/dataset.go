@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -651,19 +650,19 @@ func readDataset(r io.Reader) (*Dataset, error) {
 		return nil, err
 	}
 	if f := meta["format"]; f != DatasetFormat {
-		return nil, fmt.Errorf("format %q, want %q", f, DatasetFormat)
+		return nil, fmt.Errorf("format %s, want %q", safetensors.Quote(f), DatasetFormat)
 	}
 	version := meta["format_version"]
 	if version != DatasetFormatVersion && version != datasetFormatVersion1 {
-		return nil, fmt.Errorf("format_version %q, want %q (or %q, read with no transition done)", version, DatasetFormatVersion, datasetFormatVersion1)
+		return nil, fmt.Errorf("format_version %s, want %q (or %q, read with no transition done)", safetensors.Quote(version), DatasetFormatVersion, datasetFormatVersion1)
 	}
 	if l := meta["state_layout"]; !telemetry.KnownLayout(l) {
-		return nil, fmt.Errorf("state_layout %q, want %s", l, telemetry.Layouts())
+		return nil, fmt.Errorf("state_layout %s, want %s", safetensors.Quote(l), telemetry.Layouts())
 	}
 	d := &Dataset{Corpus: meta["corpus"], Profile: meta["profile"], ProfileDigest: meta["profile_digest"]}
 	if s, ok := meta["interval"]; ok {
 		if d.Interval, err = time.ParseDuration(s); err != nil || d.Interval <= 0 {
-			return nil, fmt.Errorf("interval %q, want a positive Go duration such as 500ms", s)
+			return nil, fmt.Errorf("interval %s, want a positive Go duration such as 500ms", safetensors.Quote(s))
 		}
 	}
 	if d.Encoder, err = decodeEncoder(meta["encoder"]); err != nil {
@@ -676,11 +675,11 @@ func readDataset(r io.Reader) (*Dataset, error) {
 		return nil, fmt.Errorf("state_layout %q, but the encoder writes %q", l, d.Encoder.LayoutName())
 	}
 	if d.rewardInputs, err = strconv.ParseBool(meta["reward_inputs"]); err != nil {
-		return nil, fmt.Errorf("reward_inputs %q, want true or false", meta["reward_inputs"])
+		return nil, fmt.Errorf("reward_inputs %s, want true or false", safetensors.Quote(meta["reward_inputs"]))
 	}
 	n64, err := strconv.ParseInt(meta["transitions"], 10, 64)
 	if err != nil || n64 < 0 {
-		return nil, fmt.Errorf("transitions %q, want a non-negative integer", meta["transitions"])
+		return nil, fmt.Errorf("transitions %s, want a non-negative integer", safetensors.Quote(meta["transitions"]))
 	}
 	n, dim := n64, int64(d.Dim())
 	want := []string{"states", "next_states", "actions", "current", "rewards", "done", "episodes", "steps", "throughput_baseline"}
@@ -689,7 +688,7 @@ func readDataset(r io.Reader) (*Dataset, error) {
 	}
 	for name := range tensors {
 		if !slices.Contains(want, name) {
-			return nil, fmt.Errorf("unexpected tensor %q", name)
+			return nil, fmt.Errorf("unexpected tensor %s, want only %s", safetensors.Quote(name), strings.Join(want, ", "))
 		}
 	}
 	get := func(name, dtype string, shape ...int64) (safetensors.Tensor, error) {
@@ -768,7 +767,7 @@ func readDataset(r io.Reader) (*Dataset, error) {
 
 // LoadDataset reads the dataset file at path.
 func LoadDataset(path string) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("training: load dataset: %w", err)
 	}
@@ -801,7 +800,7 @@ func decodeEncoder(s string) (telemetry.EncoderConfig, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&enc); err != nil {
-		return enc, fmt.Errorf("encoder %q: %v", s, err)
+		return enc, fmt.Errorf("encoder %s: %s", safetensors.Quote(s), safetensors.Clip(err.Error()))
 	}
 	return enc, nil
 }

@@ -2,6 +2,7 @@ package training
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/qnet"
@@ -471,5 +473,112 @@ func TestDatasetModelExtra(t *testing.T) {
 	meta.Extra = extra
 	if got, err := policy.ModelInterval(meta); err != nil || got != d.Interval {
 		t.Errorf("policy.ModelInterval of the recorded metadata = %v, %v; want %v", got, err, d.Interval)
+	}
+}
+
+// A dataset whose encoder declares 2^62 switches and leaves (its Dim wraps
+// round to 4) is refused by the encoder's bounds; the placement check
+// indexed past its states and panicked.
+func TestReadDatasetRefusesHugeFabric(t *testing.T) {
+	good := testDataset(t, 1, 1, false)
+	var buf bytes.Buffer
+	if err := good.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	meta, tensors, err := safetensors.Read(bytes.NewReader(buf.Bytes()), MaxDatasetBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := good.Encoder
+	enc.NumSwitches, enc.NumLeaves = 1<<62, 1<<62
+	encJSON, err := json.Marshal(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta["encoder"] = string(encJSON)
+	dim := int64(enc.Dim())
+	var list []safetensors.Tensor
+	for name, tn := range tensors {
+		tn.Name = name
+		if name == "states" || name == "next_states" {
+			tn = safetensors.Float32s(name, []int64{1, dim}, make([]float32, dim))
+		}
+		list = append(list, tn)
+	}
+	buf.Reset()
+	if err := safetensors.Write(&buf, meta, list); err != nil {
+		t.Fatal(err)
+	}
+	_, err = func() (d *Dataset, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v", p)
+			}
+		}()
+		return ReadDataset(bytes.NewReader(buf.Bytes()))
+	}()
+	for _, want := range []string{"num_switches 4611686018427387904, want 2..65536", "num_leaves 4611686018427387904, want 0..65536"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadDataset of a %d-byte file = %v, want an error containing %q", buf.Len(), err, want)
+		}
+	}
+}
+
+// A dataset path that is not a regular file is refused without blocking
+// (os.Open blocked on a FIFO).
+func TestLoadDatasetRefusesNonRegular(t *testing.T) {
+	fileutiltest.RefusesNonRegular(t, "corpus.dataset", func(path string) error {
+		_, err := LoadDataset(path)
+		return err
+	})
+}
+
+// Errors quote at most safetensors.MaxEcho bytes of a metadata value or a
+// tensor name: a dataset whose format was 8 MiB of 'x' gave an 8 MB error.
+func TestReadDatasetErrorsQuoteBoundedValues(t *testing.T) {
+	good := testDataset(t, 1, 2, true)
+	var buf bytes.Buffer
+	if err := good.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 8<<20)
+	for _, tc := range []struct{ key, value, want string }{
+		{"format", long, `format "xxxx`},
+		{"format_version", long, `format_version "xxxx`},
+		{"state_layout", long, `state_layout "xxxx`},
+		{"interval", long, `interval "xxxx`},
+		{"encoder", long, `encoder "xxxx`},
+		{"encoder", `{"` + long + `": 1}`, `unknown field "xxxx`},
+		{"reward_inputs", long, `reward_inputs "xxxx`},
+		{"transitions", long, `transitions "xxxx`},
+		{"tensor", long, `unexpected tensor "xxxx`},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			meta, tensors, err := safetensors.Read(bytes.NewReader(buf.Bytes()), MaxDatasetBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var list []safetensors.Tensor
+			for name, tn := range tensors {
+				tn.Name = name
+				list = append(list, tn)
+			}
+			if tc.key == "tensor" {
+				list = append(list, safetensors.Bytes(tc.value, []int64{1}, []byte{0}))
+			} else {
+				meta[tc.key] = tc.value
+			}
+			var file bytes.Buffer
+			if err := safetensors.Write(&file, meta, list); err != nil {
+				t.Fatal(err)
+			}
+			_, err = ReadDataset(&file)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ReadDataset = %.300v…, want an error containing %q", err, tc.want)
+			}
+			if msg := err.Error(); len(msg) > 512 || !strings.Contains(msg, "more bytes)") {
+				t.Errorf("error of %d bytes, want at most 512 saying what was cut: %.300s…", len(msg), msg)
+			}
+		})
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/safetensors"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/qnet"
@@ -168,7 +168,7 @@ func SaveDynamics(path string, d *DynamicsModel, p Provenance) error {
 
 // LoadDynamics reads the dynamics-model file at path.
 func LoadDynamics(path string) (*DynamicsModel, Provenance, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path)
 	if err != nil {
 		return nil, Provenance{}, fmt.Errorf("training: load dynamics model: %w", err)
 	}

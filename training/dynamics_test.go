@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 	"github.com/proflow-sdn/proflow/policy/qnet"
 )
 
@@ -103,4 +104,13 @@ func TestDynamicsRoundTrip(t *testing.T) {
 	if _, _, err := ReadDynamics(&buf); err == nil {
 		t.Error("reading a Q-network file as a dynamics model: no error")
 	}
+}
+
+// A dynamics-model path that is not a regular file is refused without
+// blocking (os.Open blocked on a FIFO).
+func TestLoadDynamicsRefusesNonRegular(t *testing.T) {
+	fileutiltest.RefusesNonRegular(t, "m.dynamics.safetensors", func(path string) error {
+		_, _, err := LoadDynamics(path)
+		return err
+	})
 }

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"syscall"
 )
 
-// Errors of ReadFile and CheckRegular.
+// Errors of ReadFile, Open and CheckRegular.
 var (
 	// ErrNotRegular marks a path that names something other than a
 	// regular file: a directory, a device (/dev/zero), a FIFO, a socket.
@@ -58,23 +59,11 @@ func kind(m os.FileMode) string {
 // bytes, even one that grows while it is read. Unlike os.ReadFile it does
 // not block on a FIFO and does not read /dev/zero until memory runs out.
 func ReadFile(path string, maxBytes int64) ([]byte, error) {
-	if err := CheckRegular(path, maxBytes); err != nil {
-		return nil, err
-	}
-	// O_NONBLOCK: should path be replaced by a FIFO after the check, open
-	// returns at once; the check of the open file below refuses it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openRegular(path, maxBytes)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkInfo(path, fi, maxBytes); err != nil {
-		return nil, err
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -83,4 +72,38 @@ func ReadFile(path string, maxBytes int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s grew past %d bytes while read: %w, want at most %d", path, maxBytes, ErrTooLarge, maxBytes)
 	}
 	return data, nil
+}
+
+// Open opens the regular file at path for reading, as os.Open does, but
+// refuses anything that is not a regular file (a directory, a device, a
+// FIFO, a socket) with an error wrapping ErrNotRegular. It does not block
+// on a FIFO, not even one that replaces path between its check and the
+// open. It is for readers that bound what they read themselves; ReadFile
+// reads a small file whole.
+func Open(path string) (*os.File, error) {
+	return openRegular(path, math.MaxInt64)
+}
+
+// openRegular opens path for reading once CheckRegular accepts it, and
+// checks the opened file again.
+func openRegular(path string, maxBytes int64) (*os.File, error) {
+	if err := CheckRegular(path, maxBytes); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: should path be replaced by a FIFO after the check, open
+	// returns at once; the check of the open file below refuses it. It
+	// changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkInfo(path, fi, maxBytes)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -40,7 +40,9 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Supported dtypes.
@@ -105,6 +107,45 @@ func tooLarge(section, format string, args ...any) *Error {
 	e := invalid(section, format, args...)
 	e.Err = ErrTooLarge
 	return e
+}
+
+// MaxEcho is how many bytes of a value read from a file Quote and Clip
+// repeat in an error message, so that the message stays short whatever the
+// file holds.
+const MaxEcho = 64
+
+// Clip returns s when it is at most MaxEcho bytes long; else its first
+// MaxEcho bytes (whole characters) followed by "… (N more bytes)".
+func Clip(s string) string {
+	head, more := cut(s)
+	if more == 0 {
+		return head
+	}
+	return head + fmt.Sprintf("… (%d more bytes)", more)
+}
+
+// Quote returns s quoted as %q quotes it when it is at most MaxEcho bytes
+// long; else its first MaxEcho bytes (whole characters) quoted, followed by
+// "… (N more bytes)".
+func Quote(s string) string {
+	head, more := cut(s)
+	if more == 0 {
+		return strconv.Quote(head)
+	}
+	return strconv.Quote(head) + fmt.Sprintf("… (%d more bytes)", more)
+}
+
+// cut splits s after at most MaxEcho bytes, not inside a UTF-8 sequence,
+// and returns the head and how many bytes follow it.
+func cut(s string) (string, int) {
+	if len(s) <= MaxEcho {
+		return s, 0
+	}
+	n := MaxEcho
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], len(s) - n
 }
 
 // knownDTypes are the dtypes of the safetensors specification.
@@ -434,7 +475,7 @@ func parseMetadata(raw json.RawMessage) (map[string]string, error) {
 	for _, m := range members {
 		var s string
 		if err := json.Unmarshal(m.value, &s); err != nil {
-			return nil, invalid("metadata", "value of %q is %s, want a string", m.key, m.value)
+			return nil, invalid("metadata", "value of %s is %s, want a string", Quote(m.key), Clip(string(m.value)))
 		}
 		md[m.key] = s
 	}
@@ -447,7 +488,7 @@ func parseEntry(name string, raw json.RawMessage, dtypes []string) (Entry, error
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&info); err != nil {
-		return Entry{}, invalid(section, "invalid entry %s: %v, want {\"dtype\",\"shape\",\"data_offsets\"}", raw, err)
+		return Entry{}, invalid(section, "invalid entry %s: %s, want {\"dtype\",\"shape\",\"data_offsets\"}", Clip(string(raw)), Clip(err.Error()))
 	}
 	// The decoder keeps the last of duplicate fields; refuse them instead.
 	if _, err := parseObject(raw, section); err != nil {
@@ -460,7 +501,7 @@ func parseEntry(name string, raw json.RawMessage, dtypes []string) (Entry, error
 	case slices.Contains(knownDTypes, info.DType):
 		return Entry{}, invalid(section, "dtype %s not supported, want %s", info.DType, oneOf(dtypes))
 	default:
-		return Entry{}, invalid(section, "unknown dtype %q, want %s", info.DType, oneOf(dtypes))
+		return Entry{}, invalid(section, "unknown dtype %s, want %s", Quote(info.DType), oneOf(dtypes))
 	}
 	if info.Shape == nil {
 		return Entry{}, invalid(section, "no shape")
@@ -492,15 +533,21 @@ const (
 )
 
 // shapeBytes returns the number of bytes shape holds of a dtype of size
-// bytes, or why it cannot say: a negative dimension, or more elements than
-// span bytes (checked without overflowing).
+// bytes, or why it cannot say: a negative dimension (anywhere in the
+// shape), or more elements than span bytes (checked without overflowing).
+// A shape with a zero dimension, wherever it is, holds 0 bytes.
 func shapeBytes(shape []int64, size, span int64) (int64, int) {
-	elems := int64(1)
 	for _, d := range shape {
 		if d < 0 {
 			return 0, shapeNegative
 		}
-		if d != 0 && elems > span/d {
+	}
+	if slices.Contains(shape, 0) {
+		return 0, shapeFits
+	}
+	elems := int64(1)
+	for _, d := range shape {
+		if elems > span/d {
 			return 0, shapeTooBig
 		}
 		elems *= d
@@ -575,10 +622,10 @@ func parseObject(data []byte, section string) ([]member, error) {
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, invalid(section, "invalid JSON: value of %q: %v", key, err)
+			return nil, invalid(section, "invalid JSON: value of %s: %v", Quote(key), err)
 		}
 		if seen[key] {
-			return nil, invalid(section, "duplicate key %q", key)
+			return nil, invalid(section, "duplicate key %s", Quote(key))
 		}
 		seen[key] = true
 		members = append(members, member{key, v})

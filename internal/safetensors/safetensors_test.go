@@ -355,3 +355,81 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// A zero dimension anywhere in the shape makes an empty tensor, which
+// Write writes and Read reads back; a negative dimension is refused first.
+func TestEmptyShapes(t *testing.T) {
+	for _, shape := range [][]int64{{0}, {0, 2}, {2, 0}, {3, 0}, {3, 0, 5}, {4294967296, 4294967296, 0}} {
+		var buf bytes.Buffer
+		if err := Write(&buf, nil, []Tensor{{Name: "e", DType: F32, Shape: shape}, Bytes("b", []int64{1}, []byte{7})}); err != nil {
+			t.Errorf("Write shape %v: %v, want an empty tensor", shape, err)
+			continue
+		}
+		_, got, err := Read(bytes.NewReader(buf.Bytes()), 1<<20)
+		if err != nil {
+			t.Errorf("Read shape %v: %v, want an empty tensor", shape, err)
+			continue
+		}
+		if e := got["e"]; !slices.Equal(e.Shape, shape) || len(e.Data) != 0 {
+			t.Errorf("read shape %v with %d bytes, want %v and none", e.Shape, len(e.Data), shape)
+		}
+	}
+	if err := readFile(header(`{"a":{"dtype":"U8","shape":[2,0],"data_offsets":[0,0]}}`), Options{}); err != nil {
+		t.Errorf("shape [2,0] at [0,0]: %v, want an empty tensor", err)
+	}
+	for _, shape := range []string{"[0,-1]", "[2,0,-3]", "[4294967296,4294967296,-1]"} {
+		err := readFile(header(`{"a":{"dtype":"U8","shape":`+shape+`,"data_offsets":[0,0]}}`), Options{})
+		if err == nil || !strings.Contains(err.Error(), "has a negative dimension") {
+			t.Errorf("shape %s: %v, want a negative dimension refused", shape, err)
+		}
+	}
+	if err := Write(&bytes.Buffer{}, nil, []Tensor{{Name: "x", DType: U8, Shape: []int64{0, -1}}}); err == nil ||
+		!strings.Contains(err.Error(), "has a negative dimension") {
+		t.Errorf("Write shape [0 -1]: %v, want a negative dimension refused", err)
+	}
+}
+
+// Errors quote at most MaxEcho bytes of a value from the file and say how
+// much they left out.
+func TestReadErrorsQuoteBoundedValues(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"metadata value not a string", header(`{"__metadata__":{"` + long + `":[` + strings.Repeat("1,", 1<<19) + `1]}}`),
+			`value of "xxxx`},
+		{"invalid entry", header(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"` + long + `":1}}`), "invalid entry {"},
+		{"invalid entry value", header(`{"a":{"dtype":"` + long + `","shape":1,"data_offsets":[0,1]}}`), "invalid entry {"},
+		{"duplicate key", header(`{"__metadata__":{"` + long + `":"1","` + long + `":"2"}}`), `duplicate key "xxxx`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := readFile(tc.file, Options{MaxDataBytes: 1 << 20})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %.300v…, want one containing %q", err, tc.want)
+			}
+			if msg := err.Error(); len(msg) > 512 || !strings.Contains(msg, "more bytes)") {
+				t.Errorf("error of %d bytes, want at most 512 saying what was cut: %.300s…", len(msg), msg)
+			}
+		})
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", `""`},
+		{"500ms", `"500ms"`},
+		{strings.Repeat("a", MaxEcho), `"` + strings.Repeat("a", MaxEcho) + `"`},
+		{strings.Repeat("a", MaxEcho+10), `"` + strings.Repeat("a", MaxEcho) + `"… (10 more bytes)`},
+		// Cut on a character boundary: 63 bytes of a, then a two-byte é.
+		{strings.Repeat("a", MaxEcho-1) + "é" + "b", `"` + strings.Repeat("a", MaxEcho-1) + `"… (3 more bytes)`},
+	} {
+		if got := Quote(tc.in); got != tc.want {
+			t.Errorf("Quote(%.80q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if got := Clip(strings.Repeat("b", MaxEcho+1)); got != strings.Repeat("b", MaxEcho)+"… (1 more bytes)" {
+		t.Errorf("Clip = %s", got)
+	}
+}

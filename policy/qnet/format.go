@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -556,7 +555,7 @@ func strictJSON(s string, v any) error {
 
 // Load reads the model file at path.
 func Load(path string) (*Model, Metadata, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path)
 	if err != nil {
 		return nil, Metadata{}, fmt.Errorf("qnet: load model: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 	"github.com/proflow-sdn/proflow/telemetry"
 )
 
@@ -199,4 +201,39 @@ func TestReadErrorsAreShort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The encoder's sizes are bounded (telemetry.MaxSwitches,
+// telemetry.MaxLeaves), so its Dim cannot wrap round: a file declaring
+// num_leaves 9223372036854775807, whose Dim wraps round to 14, and a
+// 14-input network, is refused.
+func TestReadRefusesHugeFabric(t *testing.T) {
+	enc := telemetry.DefaultEncoderConfig(smallTopology())
+	enc.NumLeaves = 1<<63 - 1
+	encJSON, err := json.Marshal(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := validRaw(t)
+	f.meta[KeyNumLeaves], f.meta[KeyEncoder], f.meta[KeyStateDim] = itoa(enc.NumLeaves), string(encJSON), itoa(enc.Dim())
+	f.tensors = nil
+	for l, sz := range [][2]int64{{int64(enc.Dim()), 5}, {5, 2}} {
+		in, out := sz[0], sz[1]
+		f.tensors = append(f.tensors,
+			rawTensor{name: weightName(l), dtype: "F32", shape: []int64{out, in}, data: make([]byte, 4*in*out)},
+			rawTensor{name: biasName(l), dtype: "F32", shape: []int64{out}, data: make([]byte, 4*out)})
+	}
+	_, _, err = Read(bytes.NewReader(f.bytes(t)))
+	if want := "num_leaves 9223372036854775807, want 0..65536"; !errors.Is(err, ErrInvalidModel) || !strings.Contains(fmt.Sprint(err), want) {
+		t.Errorf("Read = %v, want an invalid-model error containing %q", err, want)
+	}
+}
+
+// A model path that is not a regular file is refused without blocking
+// (os.Open blocked on a FIFO).
+func TestLoadRefusesNonRegular(t *testing.T) {
+	fileutiltest.RefusesNonRegular(t, "m.safetensors", func(path string) error {
+		_, _, err := Load(path)
+		return err
+	})
 }

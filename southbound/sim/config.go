@@ -134,7 +134,8 @@ type Config struct {
 
 	// Step is the simulation time step.
 	Step time.Duration `json:"step"`
-	// Interval is the telemetry sampling interval (the controller's).
+	// Interval is the telemetry sampling interval (the controller's): a
+	// multiple of Step, at most MaxStepsPerInterval steps.
 	Interval time.Duration `json:"interval"`
 	// ControllerWarmup is how long the protected flow's TCP takes to reach
 	// its rate alone on this profile's paths. Simulated episodes
@@ -314,6 +315,9 @@ func (c Config) Validate() error {
 	}
 	if c.Interval <= 0 || (c.Step > 0 && c.Interval%c.Step != 0) {
 		add("interval %v, want a positive multiple of the step %v", c.Interval, c.Step)
+	} else if c.Step > 0 && c.Interval/c.Step > MaxStepsPerInterval {
+		add("interval %v is %d steps of %v, want at most %d (sim.MaxStepsPerInterval): a longer step or a shorter interval",
+			c.Interval, int64(c.Interval/c.Step), c.Step, MaxStepsPerInterval)
 	}
 	if c.ControllerWarmup < 0 || (c.Interval > 0 && c.ControllerWarmup%c.Interval != 0) {
 		add("controller_warmup %v, want a multiple of the interval %v (0 or more)", c.ControllerWarmup, c.Interval)
@@ -339,6 +343,12 @@ const (
 	MaxSwitches = 64
 	MaxLeaves   = 250
 )
+
+// MaxStepsPerInterval bounds the engine steps in one control interval
+// (Interval/Step; the defaults take 100): a fabric holds every step's RTT
+// sample of an interval for each protected flow, and runs that many steps
+// per sample.
+const MaxStepsPerInterval = 10_000
 
 // maxHosts is the most hosts a fabric can address (10.0.0.1–250).
 const maxHosts = 250

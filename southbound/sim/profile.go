@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
@@ -111,7 +111,7 @@ func LoadProfile(nameOrPath string) (Config, error) {
 		_, err := ProfileConfig(nameOrPath)
 		return Config{}, err
 	}
-	f, err := os.Open(nameOrPath)
+	f, err := fileutil.Open(nameOrPath)
 	if err != nil {
 		return Config{}, fmt.Errorf("sim: profile: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 	"github.com/proflow-sdn/proflow/southbound/sim"
 )
 
@@ -107,4 +108,44 @@ func TestReadProfileHugeFabric(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming the bound", js, err)
 		}
 	}
+}
+
+// A profile whose interval is too many steps is refused by Validate: sim.New
+// allocated Interval/Step latency samples per protected flow (1h of 1ns
+// steps ran out of memory, 20h panicked in makeslice) and Advance ran that
+// many engine steps per sample.
+func TestReadProfileTooManyStepsPerInterval(t *testing.T) {
+	for _, tc := range []struct{ json, want string }{
+		{`{"step": "1ns", "base_rtt": "1ms", "interval": "1h", "controller_warmup": "0s"}`,
+			"interval 1h0m0s is 3600000000000 steps of 1ns, want at most 10000 (sim.MaxStepsPerInterval)"},
+		{`{"step": "1ns", "base_rtt": "1ms", "interval": "20h", "controller_warmup": "0s"}`, "want at most 10000"},
+		{`{"step": "1ms", "interval": "10001ms", "controller_warmup": "0s"}`, "interval 10.001s is 10001 steps of 1ms, want at most 10000"},
+	} {
+		_, err := sim.ReadProfile(strings.NewReader(tc.json))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.json, err, tc.want)
+		}
+	}
+	// At the bound exactly the profile is valid.
+	cfg, err := sim.ReadProfile(strings.NewReader(`{"step": "1ms", "interval": "10s", "controller_warmup": "0s"}`))
+	if err != nil || cfg.Interval/cfg.Step != sim.MaxStepsPerInterval {
+		t.Errorf("10,000 steps of 1ms: %v, want a valid profile", err)
+	}
+}
+
+// A profile or scenario path that is not a regular file is refused without
+// blocking (os.Open blocked on a FIFO).
+func TestLoadRefusesNonRegular(t *testing.T) {
+	t.Run("profile", func(t *testing.T) {
+		fileutiltest.RefusesNonRegular(t, "p.json", func(path string) error {
+			_, err := sim.LoadProfile(path)
+			return err
+		})
+	})
+	t.Run("scenario", func(t *testing.T) {
+		fileutiltest.RefusesNonRegular(t, "s.json", func(path string) error {
+			_, err := sim.LoadScenarioWithLimits(path, sim.DefaultConfig(), sim.DefaultLimits())
+			return err
+		})
+	})
 }

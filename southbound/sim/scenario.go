@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 )
 
 // Scenario is an episode's traffic: where the protected flow starts and
@@ -553,7 +553,7 @@ func LoadScenario(path string, cfg Config) (*Scenario, error) {
 // LoadScenarioWithLimits reads and validates the scenario file at path, as
 // ReadScenarioWithLimits does.
 func LoadScenarioWithLimits(path string, cfg Config, lim Limits) (*Scenario, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("sim: load scenario: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/jsonend"
 )
 
@@ -319,7 +320,7 @@ func newReader(r io.Reader, file *os.File, where string, wantGzip bool) (*Reader
 // name ends in ".gz" must be gzip-compressed; any other is read as it is,
 // gzip-compressed or not. Close the Reader when done.
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil/fileutiltest"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
 
@@ -127,4 +128,16 @@ func TestWriteLineTooLong(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A trace path that is not a regular file is refused without blocking
+// (os.Open blocked on a FIFO).
+func TestOpenRefusesNonRegular(t *testing.T) {
+	fileutiltest.RefusesNonRegular(t, "ep.jsonl", func(path string) error {
+		r, err := trace.Open(path)
+		if err == nil {
+			r.Close()
+		}
+		return err
+	})
 }
