@@ -18,6 +18,10 @@ var (
 	// ErrNotWritable is returned for a write while the member's fence is
 	// down: its lease may be about to expire, so it must not write.
 	ErrNotWritable = errors.New("cluster: not writable (lease keepalives failing)")
+	// ErrFlowDeleted is returned for a state SaveFlows did not write
+	// because its flow is no longer in the shared set (deleted meanwhile):
+	// a flow's state does not outlive it.
+	ErrFlowDeleted = errors.New("cluster: flow deleted from the shared set")
 	// ErrClosed is returned by a closed member.
 	ErrClosed = errors.New("cluster: member closed")
 	// ErrShardCount is returned by Join when the prefix was set up with
@@ -51,8 +55,10 @@ type Config struct {
 	Shards int
 	// DialTimeout bounds the first connection (default 5 s).
 	DialTimeout time.Duration
-	// RequestTimeout bounds each etcd request the member makes on its own
-	// (default TTL/3).
+	// RequestTimeout bounds each etcd request the member makes (default
+	// TTL/3): those it makes on its own, and within the caller's context
+	// those of SaveFlows, LoadShard, ListFlows and the other calls, so that
+	// an unreachable etcd fails them instead of holding the caller.
 	RequestTimeout time.Duration
 	// OnChange, when set, is called with the shards gained and lost each
 	// time Owned changes (lost before the member releases them at etcd).

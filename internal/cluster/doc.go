@@ -66,7 +66,10 @@
 //
 //   - to etcd: SaveFlow and SaveFlows commit only
 //     If(CreateRevision(P owners/SSSS) == epoch), so a replica that lost the
-//     shard gets ErrNotOwner and writes nothing;
+//     shard gets ErrNotOwner and writes nothing (and only while each flow's
+//     key exists, so a save racing the flow's deletion does not re-create
+//     its state: ErrFlowDeleted); DeleteState, with which the owner removes
+//     the state of a flow deleted without it, commits on the same compare;
 //   - to P4Runtime switches: Role(shard) as the role and ElectionID(epoch) as
 //     the election id, so the switch itself makes the newest owner the
 //     primary of the shard's role and refuses an older owner's writes;
@@ -83,6 +86,12 @@
 // it still owns its shards, and no other replica can own them before the
 // lease expires. Callers check Writable (or Owns) right before every switch
 // write; OnChange reports the same loss within one KeepAliveInterval.
+//
+// A voluntary hand-over (balance releasing a shard) keeps the same margin:
+// the member stops deciding for the shard (Owns, Epoch and OnChange say so
+// at once), waits StopWritingAfter, and only then deletes the owner key, so
+// a switch write it checked just before has that long to finish before
+// another replica can own the shard.
 //
 // # Placements and baselines
 //

@@ -34,7 +34,10 @@ func (m *Member) PutFlows(ctx context.Context, flows ...proflow.ProtectedFlow) e
 			}
 			ops[i] = clientv3.OpPut(m.flowKey(f.ID), string(b))
 		}
-		if _, err := m.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+		rctx, cancel := m.requestContext(ctx)
+		_, err := m.cli.Txn(rctx).Then(ops...).Commit()
+		cancel()
+		if err != nil {
 			return fmt.Errorf("cluster: put %d flows: %w", len(chunk), err)
 		}
 	}
@@ -43,6 +46,8 @@ func (m *Member) PutFlows(ctx context.Context, flows ...proflow.ProtectedFlow) e
 
 // DeleteFlow removes flow from the shared set, with its stored state.
 func (m *Member) DeleteFlow(ctx context.Context, flow proflow.FlowID) error {
+	ctx, cancel := m.requestContext(ctx)
+	defer cancel()
 	_, err := m.cli.Txn(ctx).Then(clientv3.OpDelete(m.flowKey(flow)), clientv3.OpDelete(m.stateKey(m.Shard(flow), flow))).Commit()
 	if err != nil {
 		return fmt.Errorf("cluster: delete flow %v: %w", flow, err)
@@ -51,19 +56,31 @@ func (m *Member) DeleteFlow(ctx context.Context, flow proflow.FlowID) error {
 }
 
 // ListFlows returns the shared set in key order and the revision it was
-// read at (to pass to WatchFlows).
+// read at (to pass to WatchFlows). A value that does not decode as a flow
+// is skipped and logged (Warn, with its key), as WatchFlows skips it: one
+// bad key does not hide the rest of the set.
 func (m *Member) ListFlows(ctx context.Context) ([]proflow.ProtectedFlow, int64, error) {
+	ctx, cancel := m.requestContext(ctx)
+	defer cancel()
 	resp, err := m.cli.Get(ctx, m.cfg.Prefix+"flows/", clientv3.WithPrefix())
 	if err != nil {
 		return nil, 0, fmt.Errorf("cluster: list flows: %w", err)
 	}
-	out := make([]proflow.ProtectedFlow, len(resp.Kvs))
-	for i, kv := range resp.Kvs {
-		if err := json.Unmarshal(kv.Value, &out[i]); err != nil {
-			return nil, 0, fmt.Errorf("cluster: decode flow at %s: %w", kv.Key, err)
+	out := make([]proflow.ProtectedFlow, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var f proflow.ProtectedFlow
+		if err := json.Unmarshal(kv.Value, &f); err != nil {
+			m.skipFlow(kv.Key, err)
+			continue
 		}
+		out = append(out, f)
 	}
 	return out, resp.Header.Revision, nil
+}
+
+// skipFlow logs a key under flows/ whose value is not a flow.
+func (m *Member) skipFlow(key []byte, err error) {
+	m.cfg.Logger.Warn("cluster: skipping a value under flows/ that is not a flow", "replica", m.cfg.Replica, "key", string(key), "err", err)
 }
 
 // FlowEvent is one change of the shared flow set.
@@ -109,6 +126,7 @@ func (m *Member) WatchFlows(ctx context.Context, rev int64) <-chan FlowEvent {
 					}
 					fe.Flow.ID, fe.Deleted = id, true
 				} else if err := json.Unmarshal(ev.Kv.Value, &fe.Flow); err != nil {
+					m.skipFlow(ev.Kv.Key, err)
 					continue
 				}
 				if !send(fe) {

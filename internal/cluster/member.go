@@ -421,7 +421,7 @@ func (m *Member) balance() {
 
 	count[m.cfg.Replica] = len(mine)
 	if n := m.surplus(count, len(taken)); n > 0 {
-		m.release(ctx, n)
+		m.release(n)
 		return
 	}
 	live := len(count)
@@ -459,8 +459,14 @@ func (m *Member) surplus(count map[string]int, owned int) int {
 }
 
 // release gives up n shards, highest-numbered first: it stops deciding for
-// them (OnChange) before deleting their owner keys.
-func (m *Member) release(ctx context.Context, n int) {
+// them (OnChange), waits StopWritingAfter on the member's clock, then
+// deletes their owner keys. The wait gives a hand-over the margin a lease
+// expiry gives: a switch write that passed Owns or Epoch just before the
+// release has that long to finish before another replica can own the
+// shard. The loop goroutine waits here, announcing a fence going down
+// meanwhile; a stopping member returns at once and leaves the keys to its
+// lease (Close revokes it).
+func (m *Member) release(n int) {
 	m.mu.Lock()
 	shards := make([]int, 0, len(m.held))
 	for s := range m.held {
@@ -475,12 +481,37 @@ func (m *Member) release(ctx context.Context, n int) {
 	}
 	m.mu.Unlock()
 	m.announce()
+	if !m.handOverMargin() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
+	defer cancel()
 	for i, s := range shards {
 		key := m.ownerKey(s)
 		_, err := m.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", epochs[i])).
 			Then(clientv3.OpDelete(key)).Commit()
 		if err != nil {
 			m.cfg.Logger.Warn("cluster: release", "replica", m.cfg.Replica, "shard", s, "err", err)
+		}
+	}
+}
+
+// handOverMargin waits StopWritingAfter on the member's clock, announcing
+// every KeepAliveInterval as run does, and reports false when the member
+// stops meanwhile.
+func (m *Member) handOverMargin() bool {
+	deadline := m.cfg.Clock.NewTicker(m.cfg.StopWritingAfter)
+	defer deadline.Stop()
+	gt := m.cfg.Clock.NewTicker(m.cfg.KeepAliveInterval)
+	defer gt.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return false
+		case <-deadline.C():
+			return true
+		case <-gt.C():
+			m.announce()
 		}
 	}
 }

@@ -46,10 +46,13 @@ type southbound struct {
 	close func() error
 	// fab is the simulated fabric (sim southbound only).
 	fab *sim.Fabric
-	// adopt, when set, moves a flow in this replica's own copy of a
-	// simulated fabric to where its previous owner placed it (cluster mode,
-	// sim southbound).
-	adopt func(ctx context.Context, flow proflow.FlowID, sw int) error
+	// adopt, when set, takes over a flow this replica resumes at its
+	// stored placement sw (cluster mode): it moves the flow there in this
+	// replica's own copy of a simulated fabric, or adopts the previous
+	// owner's rules on the switches (OpenFlow, by Locate). It returns the
+	// switch that carries the flow now: where the switches place it when
+	// they say, else sw.
+	adopt func(ctx context.Context, flow proflow.FlowID, sw int) (int, error)
 	// install, when set, installs a flow's rules at the switch that
 	// carries it when the flow is added (the simulator behind P4Runtime:
 	// the client counts a flow by its own entry).

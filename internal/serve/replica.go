@@ -200,6 +200,9 @@ func (r *replica) run(ctx context.Context, s *Service) {
 				}
 				r.mu.Unlock()
 				r.sync(ctx, s)
+				if ev.Deleted {
+					r.dropState(ctx, ev.Flow.ID)
+				}
 			case <-r.dirty:
 				r.sync(ctx, s)
 			case <-tick.C:
@@ -207,6 +210,20 @@ func (r *replica) run(ctx context.Context, s *Service) {
 			}
 		}
 		tick.Stop()
+	}
+}
+
+// dropState deletes the stored state of flow, deleted from the shared set,
+// when this replica owns it: DeleteFlow deletes the state with the flow,
+// but an operator deleting the flow's key does not, and a later PutFlows
+// of the flow must not resume a stale placement. A replica that does not
+// own the flow leaves it to the owner.
+func (r *replica) dropState(ctx context.Context, flow proflow.FlowID) {
+	if !r.m.Owns(flow) {
+		return
+	}
+	if err := r.m.DeleteState(ctx, flow); err != nil {
+		r.log.Warn("cluster: delete the stored state of a deleted flow", "flow", flow.String(), "error", err)
 	}
 }
 
@@ -247,9 +264,16 @@ func (r *replica) sync(ctx context.Context, s *Service) {
 		}
 	}
 	shards := slices.Sorted(maps.Keys(byShard))
-	for _, sh := range shards {
+	for i, sh := range shards {
 		states, _, err := r.m.LoadShard(ctx, sh)
 		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+				// etcd did not answer within the member's request
+				// timeout: the other shards would wait as long, with
+				// s.mu held.
+				r.log.Warn("cluster: load shard timed out; the flows of this and the remaining shards wait for the next sync", "shard", sh, "remaining", len(shards)-i-1, "error", err)
+				break
+			}
 			r.log.Warn("cluster: load shard; its flows wait for the next sync", "shard", sh, "error", err)
 			continue
 		}
@@ -270,7 +294,9 @@ func (r *replica) sync(ctx context.Context, s *Service) {
 }
 
 // resume adds f, owned now, at its stored placement and baseline if any
-// (s.mu held).
+// (s.mu held); a placement the switches report when the flow is adopted
+// (OpenFlow's Locate) wins over the stored one, and the next save stores
+// it.
 func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlow, stored map[proflow.FlowID]cluster.FlowState) bool {
 	id := f.ID
 	st, found := stored[id]
@@ -283,10 +309,18 @@ func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlo
 	if found {
 		b = st.Baseline
 		if s.sb.adopt != nil {
-			// This replica's own copy of a simulated fabric: carry the
-			// flow where its previous owner placed it.
-			if err := s.sb.adopt(ctx, id, cur); err != nil {
-				r.log.Warn("cluster: move the simulated flow to its stored placement", "flow", id.String(), "error", err)
+			// Take the flow over where it is: a simulated fabric's copy
+			// carries it to the stored placement; switches that say
+			// where they place it (OpenFlow) win over the stored one.
+			sw, err := s.sb.adopt(ctx, id, cur)
+			switch {
+			case err != nil:
+				r.log.Warn("cluster: take over the flow at its stored placement", "flow", id.String(), "switch", cur, "error", err)
+			case sw < 0 || sw >= s.sb.topo.NumSwitches():
+				r.log.Warn("cluster: the flow was located outside the topology; resuming at its stored placement", "flow", id.String(), "located", sw, "stored", cur)
+			case sw != cur:
+				r.log.Info("cluster: the switches carry the flow elsewhere than stored; resuming where they do", "flow", id.String(), "located", sw, "stored", cur)
+				cur = sw
 			}
 		}
 	} else {

@@ -205,18 +205,13 @@ func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service
 			// flow it takes over is moved in its copy to where the
 			// previous owner placed it (through the data plane, so the
 			// copy's counters follow).
-			s.sb.adopt = s.sb.enf.Place
+			place := s.sb.enf.Place
+			s.sb.adopt = func(ctx context.Context, flow proflow.FlowID, sw int) (int, error) {
+				return sw, place(ctx, flow, sw)
+			}
 		case "openflow":
-			// Locate adopts the previous owner's override rules, so the
-			// next placement replaces them by their exact cookie.
 			if loc, ok := s.sb.enf.(proflow.Locator); ok {
-				s.sb.adopt = func(ctx context.Context, flow proflow.FlowID, _ int) error {
-					_, err := loc.Locate(ctx, flow)
-					if errors.Is(err, proflow.ErrNotPlaced) {
-						return nil
-					}
-					return err
-				}
+				s.sb.adopt = locateAdopt(loc)
 			}
 		}
 	}
@@ -275,6 +270,25 @@ func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service
 	}
 	ok = true
 	return s, nil
+}
+
+// locateAdopt is the adopt of a southbound whose switches say where a flow
+// is (OpenFlow): Locate adopts the previous owner's override rules, so the
+// next placement replaces them by their exact cookie, and the switch they
+// send the flow to wins over the stored placement (the previous owner may
+// have moved the flow and stopped before saving, as Reconcile assumes). A
+// flow with no override stays at the stored switch.
+func locateAdopt(loc proflow.Locator) func(ctx context.Context, flow proflow.FlowID, stored int) (int, error) {
+	return func(ctx context.Context, flow proflow.FlowID, stored int) (int, error) {
+		sw, err := loc.Locate(ctx, flow)
+		switch {
+		case errors.Is(err, proflow.ErrNotPlaced):
+			return stored, nil
+		case err != nil:
+			return stored, err
+		}
+		return sw, nil
+	}
 }
 
 // checkFlows checks flows as adding them would, but without locating

@@ -1,0 +1,110 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proflow-sdn/proflow"
+
+	"github.com/proflow-sdn/proflow/internal/etcdtest"
+)
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// joinLogged joins with the member's log (Warn and above) in log.
+func joinLogged(t *testing.T, c *etcdtest.Cluster, prefix, replica string, log *syncBuffer) *Member {
+	t.Helper()
+	cfg := testConfig(c.Endpoints(), prefix, replica, ttl)
+	cfg.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m, err := Join(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(context.Background()) })
+	return m
+}
+
+// One value under flows/ that does not decode (an operator's typo) does
+// not hide the rest of the set: ListFlows skips it and logs its key, as
+// WatchFlows skips it. Before the fix ListFlows failed as a whole, and a
+// replica listing the set retried forever and protected nothing.
+func TestListFlowsSkipsUndecodable(t *testing.T) {
+	c := etcdOrSkip(t)
+	admin := adminClient(t, c)
+	const prefix = "/t/junkflows/"
+	var log syncBuffer
+	m := joinLogged(t, c, prefix, "a", &log)
+	ctx := context.Background()
+	flows := testFlows(8)
+	if err := m.PutFlows(ctx, flows...); err != nil {
+		t.Fatal(err)
+	}
+	junk := []string{prefix + "flows/junk", prefix + "flows/" + testFlows(9)[8].ID.String()}
+	for _, k := range junk {
+		if _, err := admin.Put(ctx, k, "{not json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, rev, err := m.ListFlows(ctx)
+	if err != nil {
+		t.Fatalf("ListFlows with undecodable values = %v, want the others", err)
+	}
+	if len(got) != len(flows) || rev == 0 {
+		t.Fatalf("ListFlows = %d flows at revision %d, want %d", len(got), rev, len(flows))
+	}
+	put := make(map[proflow.FlowID]bool)
+	for _, f := range flows {
+		put[f.ID] = true
+	}
+	for _, f := range got {
+		if !put[f.ID] {
+			t.Errorf("ListFlows returned %v, not one of the flows put", f.ID)
+		}
+		delete(put, f.ID)
+	}
+	for _, k := range junk {
+		if !strings.Contains(log.String(), k) {
+			t.Errorf("the skipped key %s is not logged; log:\n%s", k, log.String())
+		}
+	}
+
+	// The watch skips (and logs) them too, and goes on with the next
+	// change.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	events := m.WatchFlows(wctx, rev)
+	if _, err := admin.Put(ctx, prefix+"flows/junk2", "[]"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.PutFlows(ctx, testFlows(10)[9]); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-events
+	if ev.Err != nil || ev.Deleted || ev.Flow.ID != testFlows(10)[9].ID {
+		t.Errorf("watch event = %+v, want the flow put after the undecodable value", ev)
+	}
+	waitFor(t, 5*time.Second, "the watch logs the skipped key", func() bool {
+		return strings.Contains(log.String(), prefix+"flows/junk2")
+	})
+}
