@@ -116,6 +116,14 @@ func (g *countingGate) Reset()                    { g.resets++ }
 // newFlowRigWithGate is newFlowRig whose every flow gets gate g.
 func newFlowRigWithGate(t *testing.T, g proflow.Gate) *flowRig {
 	t.Helper()
+	return newFlowRigWith(t, func(p *proflow.FlowParts) {
+		p.Gate = func(proflow.ProtectedFlow) (proflow.Gate, error) { return g, nil }
+	})
+}
+
+// newFlowRigWith is newFlowRig with its parts changed by mod.
+func newFlowRigWith(t *testing.T, mod func(*proflow.FlowParts)) *flowRig {
+	t.Helper()
 	r := newFlowRig(t, nil, nil)
 	r.ctrl.Close()
 	cfg := proflow.DefaultMultiConfig()
@@ -123,7 +131,7 @@ func newFlowRigWithGate(t *testing.T, g proflow.Gate) *flowRig {
 	b := testBaseline
 	cfg.Baseline = &b
 	parts := r.parts()
-	parts.Gate = func(proflow.ProtectedFlow) (proflow.Gate, error) { return g, nil }
+	mod(&parts)
 	ctrl, err := proflow.NewMultiController(cfg, r.fab, parts, r.fab)
 	if err != nil {
 		t.Fatal(err)
@@ -152,27 +160,17 @@ func (b *forecastingBatch) Forecast(f *proflow.FlowForecast, in *proflow.Input) 
 // A BatchPolicy that is a Forecaster forecasts on the batched path as a
 // Policy does on the per-flow one: the gate sees the forecast.
 func TestBatchPathForecasts(t *testing.T) {
-	r := newFlowRig(t, nil, nil)
-	r.ctrl.Close()
-	cfg := proflow.DefaultMultiConfig()
-	cfg.Clock = r.clock
-	b := testBaseline
-	cfg.Baseline = &b
 	batch := &forecastingBatch{}
 	var seen []proflow.FlowForecast
-	parts := r.parts()
-	parts.Policy, parts.Batch = nil, batch
-	parts.Gate = func(proflow.ProtectedFlow) (proflow.Gate, error) {
-		return proflow.GateFunc(func(d *proflow.Decision) {
-			seen = append(seen, d.Forecast)
-			d.Target, d.Reason = -1, proflow.ReasonVotes
-		}), nil
-	}
-	ctrl, err := proflow.NewMultiController(cfg, r.fab, parts, r.fab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.ctrl = ctrl
+	r := newFlowRigWith(t, func(p *proflow.FlowParts) {
+		p.Policy, p.Batch = nil, batch
+		p.Gate = func(proflow.ProtectedFlow) (proflow.Gate, error) {
+			return proflow.GateFunc(func(d *proflow.Decision) {
+				seen = append(seen, d.Forecast)
+				d.Target, d.Reason = -1, proflow.ReasonVotes
+			}), nil
+		}
+	})
 	r.add(1, 0, 0)
 	r.add(2, 0, 0)
 	r.step()

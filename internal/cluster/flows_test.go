@@ -1,39 +1,20 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
 
 	"github.com/proflow-sdn/proflow/internal/etcdtest"
+	"github.com/proflow-sdn/proflow/internal/syncbuf"
 )
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // joinLogged joins with the member's log (Warn and above) in log.
-func joinLogged(t *testing.T, c *etcdtest.Cluster, prefix, replica string, log *syncBuffer) *Member {
+func joinLogged(t *testing.T, c *etcdtest.Cluster, prefix, replica string, log *syncbuf.Buffer) *Member {
 	t.Helper()
 	cfg := testConfig(c.Endpoints(), prefix, replica, ttl)
 	cfg.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -53,7 +34,7 @@ func TestListFlowsSkipsUndecodable(t *testing.T) {
 	c := etcdOrSkip(t)
 	admin := adminClient(t, c)
 	const prefix = "/t/junkflows/"
-	var log syncBuffer
+	var log syncbuf.Buffer
 	m := joinLogged(t, c, prefix, "a", &log)
 	ctx := context.Background()
 	flows := testFlows(8)

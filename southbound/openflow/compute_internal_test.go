@@ -14,17 +14,7 @@ import (
 // are empty here: their per-switch counter index, and the polls that
 // produce the samples, do allocate.)
 func TestComputeFlowsAllocs(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Fabric, cfg.Topology = PaperFabric(), proflow.PaperTopology()
-	srv, err := NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	samples := make([][2]*sample, len(srv.order))
-	for i := range samples {
-		samples[i] = [2]*sample{{at: t0}, {at: t0.Add(time.Second)}}
-	}
+	cfg, srv, samples := computeFixture(t)
 	obs := new(proflow.Observation)
 	leaf1 := samples[len(cfg.Fabric.Aggs)]
 	for i := range 1000 {
@@ -61,17 +51,7 @@ func TestComputeFlowsAllocs(t *testing.T) {
 // down: its current counters count in full, and the byte delta never
 // wraps around to an elephant of 1.8e19 B/s.
 func TestComputeBytesBackwardsIsReset(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Fabric, cfg.Topology = PaperFabric(), proflow.PaperTopology()
-	srv, err := NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	samples := make([][2]*sample, len(srv.order))
-	for i := range samples {
-		samples[i] = [2]*sample{{at: t0}, {at: t0.Add(time.Second)}}
-	}
+	cfg, srv, samples := computeFixture(t)
 	src, dst := cfg.Fabric.Leaves[0].Hosts[0].Addr, cfg.Fabric.Leaves[3].Hosts[0].Addr
 	rule := ofwire.FlowStats{Priority: prioBase, Cookie: srv.cookie(kindBase, 0, 0), Match: pairMatch(src, dst), Packets: 100, Bytes: 5_000_000}
 	agg := samples[0]
@@ -87,4 +67,22 @@ func TestComputeBytesBackwardsIsReset(t *testing.T) {
 	if sw := obs.Switches[0]; sw.FlowCount != 1 || sw.ElephantRate != 3e6 {
 		t.Errorf("agg1 after a reset with packets up and bytes down: flow count %v, elephant rate %v; want 1 and 3e6", sw.FlowCount, sw.ElephantRate)
 	}
+}
+
+// computeFixture returns the paper fabric's config, a server for it and,
+// per switch, two empty samples one second apart for compute to read.
+func computeFixture(t *testing.T) (Config, *Server, [][2]*sample) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Fabric, cfg.Topology = PaperFabric(), proflow.PaperTopology()
+	srv, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	samples := make([][2]*sample, len(srv.order))
+	for i := range samples {
+		samples[i] = [2]*sample{{at: t0}, {at: t0.Add(time.Second)}}
+	}
+	return cfg, srv, samples
 }

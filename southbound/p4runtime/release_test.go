@@ -1,6 +1,7 @@
 package p4runtime
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -84,11 +85,14 @@ func TestReleaseBackupAndForeign(t *testing.T) {
 	if err := foreign.WaitPrimary(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := foreign.Release(ctx, testFlow); !errors.Is(err, ErrForeignEntry) {
-		t.Errorf("Release of another owner's entries: %v, want ErrForeignEntry", err)
-	}
-	if k, err := f.where(testFlow); err != nil || k != 1 {
-		t.Errorf("after a foreign Release: switch %d, %v; want 1", k, err)
+	// Nor do its Release and Remove (which checks ownership as Release does).
+	for name, op := range map[string]func(context.Context, proflow.FlowID) error{"Release": foreign.Release, "Remove": foreign.Remove} {
+		if err := op(ctx, testFlow); !errors.Is(err, ErrForeignEntry) {
+			t.Errorf("%s of another owner's entries: %v, want ErrForeignEntry", name, err)
+		}
+		if k, err := f.where(testFlow); err != nil || k != 1 {
+			t.Errorf("after a foreign %s: switch %d, %v; want 1", name, k, err)
+		}
 	}
 }
 
@@ -101,23 +105,4 @@ func baseSwitch(flow proflow.FlowID) int {
 
 func TestReleaserConformance(t *testing.T) {
 	southboundtest.TestReleaser(t, func(t *testing.T) southboundtest.EnforcerHarness { return enforcerHarness(t, true) })
-}
-
-// TestRemoveRefusesForeignEntries: Remove, like Release and Place, leaves
-// another owner's entries alone (ErrForeignEntry).
-func TestRemoveRefusesForeignEntries(t *testing.T) {
-	f, c, ctx := placed(t, 1)
-	c.Close()
-	cfg := f.config(20)
-	cfg.Owner = []byte("someone-else")
-	foreign := dial(t, cfg)
-	if err := foreign.WaitPrimary(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := foreign.Remove(ctx, testFlow); !errors.Is(err, ErrForeignEntry) {
-		t.Errorf("Remove of another owner's entries: %v, want ErrForeignEntry", err)
-	}
-	if k, err := f.where(testFlow); err != nil || k != 1 {
-		t.Errorf("after a foreign Remove: switch %d, %v; want both entries still on 1", k, err)
-	}
 }
