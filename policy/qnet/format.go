@@ -266,6 +266,22 @@ func checkMetadata(meta Metadata, hidden []int) error {
 	if meta.StateLayout == "" {
 		return formatErr("metadata."+KeyStateLayout, "empty, want the state layout name (%s)", telemetry.StateLayout)
 	}
+	// The sizes the architecture declares, checked before any tensor is
+	// read (the tensors must then have exactly these shapes) and before
+	// the encoder, whose own bounds a too-large network may exceed too.
+	if err := checkLimits(len(hidden)+2, func(i int) int {
+		switch i {
+		case 0:
+			return meta.StateDim
+		case len(hidden) + 1:
+			return meta.outputs()
+		}
+		return hidden[i-1]
+	}); err != nil {
+		e := formatErr("metadata."+KeyArchitecture, "state_dim %d, hidden %v, outputs %d: %v", meta.StateDim, hidden, meta.outputs(), err)
+		e.Err = ErrTooLarge
+		return e
+	}
 	if err := meta.Encoder.Validate(); err != nil {
 		return formatErr("metadata."+KeyEncoder, "%v", err)
 	}
@@ -297,21 +313,6 @@ func checkMetadata(meta Metadata, hidden []int) error {
 	if !meta.Universal() && meta.StateLayout == meta.Encoder.LayoutName() && meta.Encoder.Dim() != meta.StateDim {
 		return formatErr("metadata."+KeyStateDim, "%d, but layout %s with %d switches and %d leaves has dimension %d",
 			meta.StateDim, meta.StateLayout, meta.NumSwitches, meta.NumLeaves, meta.Encoder.Dim())
-	}
-	// The sizes the architecture declares, checked before any tensor is
-	// read: the tensors must then have exactly these shapes.
-	if err := checkLimits(len(hidden)+2, func(i int) int {
-		switch i {
-		case 0:
-			return meta.StateDim
-		case len(hidden) + 1:
-			return meta.outputs()
-		}
-		return hidden[i-1]
-	}); err != nil {
-		e := formatErr("metadata."+KeyArchitecture, "state_dim %d, hidden %v, outputs %d: %v", meta.StateDim, hidden, meta.outputs(), err)
-		e.Err = ErrTooLarge
-		return e
 	}
 	for i, h := range hidden {
 		if h < 1 {
