@@ -92,6 +92,22 @@ func TestFencedEnforcerReleasesOnlyDeletedOwnedFlows(t *testing.T) {
 		t.Errorf("refused writes counted %v, want 2", n)
 	}
 
+	// An enforcer that keeps its own record of placements (the OpenFlow
+	// server) forgets the flows this replica does not own, writing nothing.
+	frec := &forgettingRecorder{}
+	fenf := newEnforcer(frec, func(f proflow.FlowID) bool { return owns[f] }, func(f proflow.FlowID) bool { return set[f] }, nil)
+	for _, f := range []proflow.FlowID{owned, lost, deleted, deletedLost} {
+		if err := fenf.(proflow.Releaser).Release(ctx, f); err != nil {
+			t.Errorf("Release(%v) = %v", f, err)
+		}
+	}
+	if diff := cmp.Diff([]string{deleted.String()}, frec.released); diff != "" {
+		t.Errorf("released by a forgetter (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{lost.String(), deletedLost.String()}, frec.forgot); diff != "" {
+		t.Errorf("forgotten (-want +got):\n%s", diff)
+	}
+
 	// An enforcer that cannot release stays one.
 	if _, ok := newEnforcer(struct{ proflow.Enforcer }{rec}, nil, nil, nil).(proflow.Releaser); ok {
 		t.Error("fenced enforcer over a non-Releaser is a Releaser")
@@ -130,4 +146,15 @@ func TestOwnerCookies(t *testing.T) {
 	if _, ok := o.OwnerCookie(a); ok {
 		t.Error("a replica that is not writable got a cookie")
 	}
+}
+
+// forgettingRecorder is a recorder that can also forget a placement.
+type forgettingRecorder struct {
+	recorder
+	forgot []string
+}
+
+func (r *forgettingRecorder) Forget(_ context.Context, f proflow.FlowID) error {
+	r.forgot = append(r.forgot, f.String())
+	return nil
 }

@@ -506,11 +506,27 @@ func newEnforcer(enf proflow.Enforcer, owns, inSet func(proflow.FlowID) bool, re
 // either: nobody protects that flow any more, and its rules stay until
 // they lapse (an OpenFlow override's hard timeout) or an operator removes
 // them (P4Runtime entries) — the price of a deletion racing a hand-over.
+// For a flow it does not own, an enforcer that keeps its own record of
+// placements (the OpenFlow server: a forgetter) forgets the flow, writing
+// nothing, so that its lease refresh does not renew the rules should this
+// replica own the shard again.
 func (f *fencedReleaser) Release(ctx context.Context, flow proflow.FlowID) error {
-	if f.inSet(flow) || !f.owns(flow) {
+	switch {
+	case !f.owns(flow):
+		if fg, ok := f.rel.(forgetter); ok {
+			return fg.Forget(ctx, flow)
+		}
+		return nil
+	case f.inSet(flow):
 		return nil
 	}
 	return f.rel.Release(ctx, flow)
+}
+
+// forgetter is an enforcer that can drop its record of a flow's placement
+// without writing to the switches (openflow.Server.Forget).
+type forgetter interface {
+	Forget(ctx context.Context, flow proflow.FlowID) error
 }
 
 // ownerCookies is the OpenFlow server's Owner in cluster mode: a flow's

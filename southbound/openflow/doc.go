@@ -70,6 +70,9 @@
 // on both leaves (barrier-confirmed) and leaves the base rules, which carry
 // every host pair all along, so the flow is on its default path before its
 // override goes. A MultiController releases the flows it stops protecting.
+// Forget drops the server's record of a placement and writes nothing: the
+// rules lapse with their lease, as a replica wants for a flow another owner
+// now manages.
 //
 // # Several controllers: owner cookies
 //

@@ -691,3 +691,27 @@ func (s *Server) Release(ctx context.Context, flow proflow.FlowID) error {
 	s.setPlaced(flow, nil)
 	return nil
 }
+
+// Forget drops the server's record of flow's placement without writing to
+// any switch: the flow's override rules stay until their lease lapses
+// (their hard timeout), since the refresh no longer renews them, and with a
+// permanent lease (LeaseTimeout < 0) until someone deletes them. A replica
+// calls it for a flow whose rules another owner now manages, so that it
+// neither touches them nor, should it own the flow's shard again, renews
+// rules for a flow it no longer protects. A flow not placed is no error;
+// it waits for a lease refresh in progress on the flow's leaves, as Release
+// does.
+func (s *Server) Forget(ctx context.Context, flow proflow.FlowID) error {
+	s.emu.Lock()
+	p := s.placed[flow]
+	s.emu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := s.lockLeaves(ctx, p.srcLeaf, p.dstLeaf); err != nil {
+		return fmt.Errorf("openflow: forget %v: waiting for the lease refresh: %w", flow, err)
+	}
+	defer s.emu.Unlock()
+	s.setPlaced(flow, nil)
+	return nil
+}

@@ -249,6 +249,56 @@ func TestLeaseExpiresWithoutController(t *testing.T) {
 	}
 }
 
+// TestForgetLetsTheLeaseLapse: Forget sends nothing and leaves the rules
+// where they are, but the refresh no longer renews them, so with the
+// controller alive they lapse after their lease.
+func TestForgetLetsTheLeaseLapse(t *testing.T) {
+	const lease = time.Second
+	clock := newTickClock()
+	tb := newTestbed(t, func(c *openflow.Config) { c.Clock, c.LeaseTimeout = clock, lease })
+	for _, sw := range tb.sw {
+		sw.SetNow(clock.Now)
+	}
+	tb.ready()
+	ctx := ctxT(t, 5*time.Second)
+	base := tb.bothWays(fp)
+	target := 0
+	if base == "agg1" {
+		target = 1
+	}
+	if err := tb.srv.Place(ctx, fp, target); err != nil {
+		t.Fatal(err)
+	}
+	mods := 0
+	for _, sw := range tb.sw {
+		mods += sw.FlowMods()
+	}
+	if err := tb.srv.Forget(ctx, fp); err != nil {
+		t.Fatalf("Forget: %v", err)
+	}
+	after := 0
+	for _, sw := range tb.sw {
+		after += sw.FlowMods()
+	}
+	if after != mods {
+		t.Errorf("Forget sent %d flow-mods, want none", after-mods)
+	}
+	if got := tb.bothWays(fp); got != tb.cfg.Topology.Switches[target] {
+		t.Fatalf("right after Forget the flow goes via %s, want %s still", got, tb.cfg.Topology.Switches[target])
+	}
+	refresh := clock.ticker(t, ctx, lease/3)
+	for range 4 {
+		clock.Advance(lease / 3)
+		refresh.tick(t, ctx)
+	}
+	if got := tb.bothWays(fp); got != base {
+		t.Errorf("a lease after Forget the flow goes via %s, want its base path %s (the refresh renewed a forgotten flow)", got, base)
+	}
+	if err := tb.srv.Forget(ctx, fp); err != nil {
+		t.Errorf("Forget of a flow not placed: %v, want nil", err)
+	}
+}
+
 func TestLocateAfterRestart(t *testing.T) {
 	tb := newTestbed(t, nil)
 	tb.ready()
