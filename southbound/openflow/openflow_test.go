@@ -213,21 +213,7 @@ func TestDeadSwitchDropped(t *testing.T) {
 // so no wall-clock time passes.
 func TestLeaseExpiresWithoutController(t *testing.T) {
 	const lease = time.Second
-	clock := newTickClock()
-	tb := newTestbed(t, func(c *openflow.Config) { c.Clock, c.LeaseTimeout = clock, lease })
-	for _, sw := range tb.sw {
-		sw.SetNow(clock.Now)
-	}
-	tb.ready()
-	ctx := ctxT(t, 5*time.Second)
-	base := tb.bothWays(fp)
-	target := 0
-	if base == "agg1" {
-		target = 1
-	}
-	if err := tb.srv.Place(ctx, fp, target); err != nil {
-		t.Fatal(err)
-	}
+	tb, clock, ctx, base, target := placedOnLeaseClock(t, lease)
 	// 4/3 of the lease with the controller alive: its refresh ticker fires
 	// every lease/3 and each round re-adds the overrides, restarting their
 	// hard timeout. A tick is received only after the previous round is
@@ -249,11 +235,11 @@ func TestLeaseExpiresWithoutController(t *testing.T) {
 	}
 }
 
-// TestForgetLetsTheLeaseLapse: Forget sends nothing and leaves the rules
-// where they are, but the refresh no longer renews them, so with the
-// controller alive they lapse after their lease.
-func TestForgetLetsTheLeaseLapse(t *testing.T) {
-	const lease = time.Second
+// placedOnLeaseClock returns a testbed whose server and switches run their
+// leases (lease long) on the returned clock, with fp placed on target, an
+// aggregation switch other than its base path base.
+func placedOnLeaseClock(t *testing.T, lease time.Duration) (*testbed, *tickClock, context.Context, string, int) {
+	t.Helper()
 	clock := newTickClock()
 	tb := newTestbed(t, func(c *openflow.Config) { c.Clock, c.LeaseTimeout = clock, lease })
 	for _, sw := range tb.sw {
@@ -269,6 +255,15 @@ func TestForgetLetsTheLeaseLapse(t *testing.T) {
 	if err := tb.srv.Place(ctx, fp, target); err != nil {
 		t.Fatal(err)
 	}
+	return tb, clock, ctx, base, target
+}
+
+// TestForgetLetsTheLeaseLapse: Forget sends nothing and leaves the rules
+// where they are, but the refresh no longer renews them, so with the
+// controller alive they lapse after their lease.
+func TestForgetLetsTheLeaseLapse(t *testing.T) {
+	const lease = time.Second
+	tb, clock, ctx, base, target := placedOnLeaseClock(t, lease)
 	mods := 0
 	for _, sw := range tb.sw {
 		mods += sw.FlowMods()
