@@ -57,7 +57,7 @@ func unmarshalWithCooldown(data []byte, plain any, cooldown *time.Duration) erro
 	if err := dec.Decode(plain); err != nil {
 		return err
 	}
-	return setCooldown(cooldown, raw)
+	return setDuration(cooldown, "cooldown", raw)
 }
 
 // readConfigJSON decodes one JSON object from r (at most 64 KiB) into

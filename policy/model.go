@@ -198,12 +198,6 @@ func (c *DrainConfig) UnmarshalJSON(data []byte) error {
 	return setDuration(&c.Horizon, "horizon", v.Horizon)
 }
 
-// setCooldown sets *dst from a decoded "cooldown" value; an absent or null
-// one leaves *dst as it was.
-func setCooldown(dst *time.Duration, raw json.RawMessage) error {
-	return setDuration(dst, "cooldown", raw)
-}
-
 // setDuration sets *dst from the decoded value of the duration field
 // name; an absent or null one leaves *dst as it was.
 func setDuration(dst *time.Duration, name string, raw json.RawMessage) error {

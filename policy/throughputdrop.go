@@ -98,7 +98,7 @@ func (c *ThroughputDropConfig) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	return setCooldown(&c.Cooldown, v.Cooldown)
+	return setDuration(&c.Cooldown, "cooldown", v.Cooldown)
 }
 
 // ReadThroughputDropConfig reads one ThroughputDropConfig JSON object from
