@@ -75,18 +75,14 @@ func writeKindTable(b *strings.Builder, profile, set string, repeats int, seed u
 			continue
 		}
 		n++
-		ci := "–"
-		if !math.IsNaN(y.RatioLo) {
-			ci = fmt.Sprintf("[%.2f×, %.2f×]", y.RatioLo, y.RatioHi)
-		}
 		moves := func(m float64, n int) string {
 			if n == 0 {
 				return "– (0)"
 			}
 			return fmt.Sprintf("%.2f (%d)", m, n)
 		}
-		fmt.Fprintf(b, "| %s | %s (%d) | %d, %d | %s | %.1f | %s | %.1f | %.2f× | %s | %.1f | %.1f | %.0f / %.0f | %.2f / %.2f | %d / %d / %d | %s | %s |\n",
-			profile, set, len(y.Scenarios), repeats, seed, y.Kind, y.CandidateSLO, y.BestRule, y.BestRuleSLO, y.Ratio, ci, y.StrongestSLO, y.OracleSLO,
+		fmt.Fprintf(b, "| %s | %s (%d) | %d, %d | %s | %.1f | %s | %.1f | %s | %s | %.1f | %.1f | %.0f / %.0f | %.2f / %.2f | %d / %d / %d | %s | %s |\n",
+			profile, set, len(y.Scenarios), repeats, seed, y.Kind, y.CandidateSLO, y.BestRule, y.BestRuleSLO, eval.RatioString(y.Ratio), eval.RatioCIString(y.RatioLo, y.RatioHi), y.StrongestSLO, y.OracleSLO,
 			1e3*y.CandidateP99, 1e3*y.BestRuleP99, y.CandidateGoodput/1e6, y.BestRuleGoodput/1e6, y.Better, y.Ties, y.Worse,
 			moves(y.TrapMoves, len(y.Traps)), moves(y.QuietMoves, len(y.Quiet)))
 	}

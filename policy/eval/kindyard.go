@@ -27,7 +27,8 @@ type KindYardstick struct {
 	// BestRule is the deployable policy with the fewest mean SLO seconds
 	// over Scenarios, BestRuleSLO that mean; Ratio is CandidateSLO /
 	// BestRuleSLO with a scenario-bootstrap interval [RatioLo, RatioHi]
-	// (NaN when the best rule never missed its objective).
+	// (+Inf when the best rule never missed its objective and the
+	// candidate did, NaN when neither did).
 	BestRule    string  `json:"best_rule"`
 	BestRuleSLO float64 `json:"best_rule_slo_seconds"`
 	Ratio       float64 `json:"ratio"`
@@ -203,13 +204,13 @@ func (s *Summary) kindYardstick(kind, candidate string, scenarios []string) (Kin
 	}
 	rng := comparisonRNG(opt.Seed, "kind/"+kind+"/"+candidate)
 	var err error
-	if y.BestRuleSLO > 0 {
-		y.Ratio = y.CandidateSLO / y.BestRuleSLO
+	if y.BestRuleSLO > 0 || (y.BestRuleSLO == 0 && y.CandidateSLO > 0) {
+		y.Ratio = y.CandidateSLO / y.BestRuleSLO // +Inf: the rule never missed, the candidate did
 		if y.RatioLo, y.RatioHi, err = bootstrapRatioCI(cand, bestRule, opt.Confidence, opt.Resamples, rng); err != nil {
 			return y, fmt.Errorf("ratio interval over %v: %w", y.Scenarios, err)
 		}
 	}
-	if y.StrongestSLO > 0 {
+	if y.StrongestSLO > 0 || (y.StrongestSLO == 0 && y.CandidateSLO > 0) {
 		y.StrongestRatio = y.CandidateSLO / y.StrongestSLO
 		if y.StrongestLo, y.StrongestHi, err = bootstrapRatioCI(cand, strongest, opt.Confidence, opt.Resamples, rng); err != nil {
 			return y, fmt.Errorf("ratio interval over %v: %w", y.Scenarios, err)
@@ -264,12 +265,26 @@ func orDash(s string) string {
 	return s
 }
 
+// ratioStr prints a ratio: – when undefined (0/0), ∞ when only the
+// baseline is 0.
 func ratioStr(r float64) string {
-	if math.IsNaN(r) {
+	switch {
+	case math.IsNaN(r):
 		return "–"
+	case math.IsInf(r, 1):
+		return "∞"
 	}
 	return fmt.Sprintf("%.2f×", r)
 }
+
+// RatioString prints a ratio of SLO seconds as the reports do: "–" when
+// it is undefined (neither missed its objective), "∞" when only the
+// baseline never missed it, else two decimals and ×.
+func RatioString(r float64) string { return ratioStr(r) }
+
+// RatioCIString prints a ratio's interval as the reports do: "–" when it
+// is undefined, an unbounded end as "∞".
+func RatioCIString(lo, hi float64) string { return ciStr(lo, hi) }
 
 func ciStr(lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {

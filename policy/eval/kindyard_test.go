@@ -113,3 +113,40 @@ func TestKindYardstick(t *testing.T) {
 		t.Errorf("kinds.csv lacks %q:\n%s", want, rows)
 	}
 }
+
+// TestKindYardstickRuleNeverMissed: where the best rule never missed its
+// objective and the agent did, the ratio is unbounded (∞ in the report),
+// not undefined; where neither missed it, it is undefined (–).
+func TestKindYardstickRuleNeverMissed(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		agentLate int
+		want      string
+	}{{"agent missed", 3, "∞"}, {"neither missed", 0, "–"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var eps []*Episode
+			for rep := range 2 {
+				eps = append(eps, rrEpisode("A", "static", rep, 0), rrEpisode("A", "agent", rep, tc.agentLate, 5))
+			}
+			opt := DefaultOptions()
+			opt.Baseline = "static"
+			s, err := Summarize(eps, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.KindYardsticks) != 1 {
+				t.Fatalf("%d yardsticks, want the agent's rr one", len(s.KindYardsticks))
+			}
+			y := s.KindYardsticks[0]
+			if got := RatioString(y.Ratio); got != tc.want {
+				t.Errorf("ratio %v printed %q, want %q", y.Ratio, got, tc.want)
+			}
+			if got := RatioString(y.StrongestRatio); got != tc.want {
+				t.Errorf("strongest ratio %v printed %q, want %q", y.StrongestRatio, got, tc.want)
+			}
+			if tc.agentLate > 0 && RatioCIString(y.RatioLo, y.RatioHi) != "[∞, ∞]" {
+				t.Errorf("interval [%v, %v], want [∞, ∞]", y.RatioLo, y.RatioHi)
+			}
+		})
+	}
+}

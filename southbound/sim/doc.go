@@ -455,7 +455,14 @@
 // timeout), a reordering taken for a loss (the window times
 // RerouteWindowFactor, 0.5), or nothing (MeasuredMoves: RerouteTimeout off,
 // RerouteWindowFactor 1). Under every model a connection already waiting
-// on its retransmission timer keeps waiting.
+// on its retransmission timer keeps waiting, and a connection with
+// nothing in flight (an onoff flow in a gap or an rr flow between
+// requests, its last bytes sent a round trip ago and no packet queued on
+// any hop) only changes its path: with no packet on the old path none is
+// lost or reordered, so it pays nothing. Until session 31 such a move cost
+// an idle connection what it costs a busy one, which made every move of
+// an onoff or rr flow dearer than the mechanism says, for every policy
+// alike.
 //
 // MeasuredMoves is fitted to `make ovs-movecost` (proflow fabric movecost
 // -sim; examples/ovsfabric/README.md, "The move-cost matrix"): real

@@ -393,12 +393,16 @@ func (e *engine) flushPre(s *stream) {
 // move re-routes a stream to switch sw. Packets in flight on the old and
 // the new path arrive out of order; the receiver's duplicate ACKs make the
 // sender reduce its window as for a loss (Config.RerouteWindowFactor). A
-// connection waiting on its retransmission timer keeps waiting.
+// connection waiting on its retransmission timer keeps waiting. A
+// connection with nothing in flight (idle) only changes its path: no
+// packet is lost or reordered, so neither H-move nor the reordering costs
+// it anything.
 func (e *engine) move(s *stream, sw int) {
 	if s.ph == phClosed || sw == s.sw {
 		s.sw, s.port = sw, e.portOf(sw, s.dst)
 		return
 	}
+	idle := e.idle(s) // before the old path's last bytes are taken back
 	e.ports[s.port].backlog = max(0, e.ports[s.port].backlog-s.bAgg)
 	if s.app != nil {
 		// The bytes left on the old path are lost; TCP sends them again.
@@ -407,6 +411,9 @@ func (e *engine) move(s *stream, sw int) {
 	e.flushPre(s)
 	s.bPace, s.bAgg = 0, 0
 	s.sw, s.port = sw, e.portOf(sw, s.dst)
+	if idle {
+		return
+	}
 	if e.cfg.RerouteTimeout && (s.ph == phSS || s.ph == phCA) {
 		// The window in flight on the old path is lost: no duplicate ACK
 		// comes back, and the sender waits for its retransmission timer.
@@ -422,6 +429,20 @@ func (e *engine) move(s *stream, sw int) {
 		s.ph = phCA
 		s.recoverUntil = t + s.rtt
 	}
+}
+
+// idle reports whether a protected flow's application has left its
+// connection with nothing in flight: no packet queued on any hop, and its
+// last bytes sent a round trip or more ago, so acknowledged. An always
+// backlogged stream (no application) is never idle.
+func (e *engine) idle(s *stream) bool {
+	if s.app == nil || !s.app.started || (s.ph != phSS && s.ph != phCA) {
+		return false
+	}
+	if s.bUp+s.bPace+s.bPre+s.bAgg+s.bDown >= e.pkt {
+		return false
+	}
+	return e.now()-s.app.lastSend >= e.dt+s.rtt
 }
 
 // timeout stalls a connection at time t until its retransmission timer
