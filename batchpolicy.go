@@ -113,7 +113,7 @@ func (m *MultiController) decideBatch() {
 		// scores above the current one.
 		if forecasts && outscored(d.Scores, d.Current) {
 			m.view.Flow = m.obs.Flows[i] // checked by flowView above
-			p.in = Input{Time: d.Time, Obs: &m.view, State: State(b.states[j*dim : (j+1)*dim : (j+1)*dim]), Current: d.Current, Cordoned: p.cordons.snapshot()}
+			p.in = Input{Time: d.Time, Obs: &m.view, State: State(b.states[j*dim : (j+1)*dim : (j+1)*dim]), Current: d.Current, Cordoned: p.marks}
 			ferr := call("Forecaster", "Forecast", fc, func() error { return fc.Forecast(&d.Forecast, &p.in) })
 			p.in = Input{}
 			if ferr != nil {

@@ -244,7 +244,7 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 	}
 	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
 	_ = c.cord.replace(cfg.Topology, cfg.Cordoned) // checked by Validate
-	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples, &c.cord); err != nil {
+	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples); err != nil {
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
 	if fv, ok := enf.(FlowValidator); ok {
@@ -376,7 +376,7 @@ func (c *Controller) Step(ctx context.Context) Decision {
 	start := time.Now()
 	d := &c.d
 	c.seq++
-	c.fl.begin(d, c.seq, c.cfg.Clock.Now())
+	c.fl.begin(d, c.seq, c.cfg.Clock.Now(), c.cord.snapshot())
 
 	c.step(ctx, d)
 
@@ -453,7 +453,7 @@ func call(iface, method string, impl any, f func() error) (err error) {
 
 func (c *Controller) report(ctx context.Context, d *Decision) {
 	if c.m != nil {
-		c.m.observe(d, c.cord.snapshot())
+		c.m.observe(d, c.fl.marks)
 	}
 	if obs := c.cfg.Observer; obs != nil {
 		observe(ctx, c.cfg.Logger, obs, d)

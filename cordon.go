@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 )
 
-// cordons is the set of cordoned switches of a controller, shared by its
-// flow loops: read at every step without locking, changed by Cordon from
-// any goroutine.
+// cordons is the set of cordoned switches of a controller: read once at
+// the start of every step without locking (snapshot), changed by Cordon
+// from any goroutine.
 type cordons struct {
 	mu  sync.Mutex             // serialises writers
 	set atomic.Pointer[[]bool] // by switch index; nil: none cordoned
@@ -64,7 +64,9 @@ func (c *cordons) store(next []bool) {
 }
 
 // snapshot returns the cordon marks by switch index, nil when none: a
-// slice no one writes to again.
+// slice no one writes to again. A step reads it once, when it begins, and
+// runs with that set throughout (flowLoop.begin), so that a change made
+// while it runs counts from the next step on.
 func (c *cordons) snapshot() []bool {
 	if p := c.set.Load(); p != nil {
 		return *p
@@ -85,13 +87,12 @@ func (c *cordons) list() []int {
 	return out
 }
 
-// mask lowers the score of every cordoned switch other than current below
-// every other score, so that no gate picks it: to the lowest score minus 1
-// (the next float below it where 1 is lost to rounding). The scores must be
-// finite.
-func (c *cordons) mask(scores []float64, current int) {
-	p := c.set.Load()
-	if p == nil || len(scores) == 0 {
+// maskCordoned lowers the score of every switch marks cordons, other than
+// current, below every other score, so that no gate picks it: to the
+// lowest score minus 1 (the next float below it where 1 is lost to
+// rounding). The scores must be finite.
+func maskCordoned(scores []float64, marks []bool, current int) {
+	if marks == nil || len(scores) == 0 {
 		return
 	}
 	low := slices.Min(scores)
@@ -102,7 +103,7 @@ func (c *cordons) mask(scores []float64, current int) {
 	if math.IsInf(v, 0) {
 		v = low
 	}
-	for k, on := range *p {
+	for k, on := range marks {
 		if on && k != current && k < len(scores) {
 			scores[k] = v
 		}

@@ -103,6 +103,9 @@
 // the best switch that is allowed, and the reference policies, which pick
 // one destination by a rule of their own, skip them (Input.Cordoned). A
 // flow already on a cordoned switch stays until its policy prefers another.
+// A step reads the set once, when it begins, and runs with it throughout,
+// every flow of a MultiController step alike: a change made while a step
+// runs counts from the next step on.
 //
 // # Embedding
 //

@@ -21,7 +21,7 @@ type flowLoop struct {
 	pol  Policy
 	gate Gate
 
-	cordons     *cordons // the controller's; never nil once init ran
+	marks       []bool // the cordon marks of the step under way (begin); nil: none
 	current     atomic.Int64
 	baseline    atomic.Pointer[Baseline]
 	estimator   *BaselineEstimator
@@ -32,7 +32,7 @@ type flowLoop struct {
 }
 
 // init checks the encoder's dimension and prepares fl for its first reset.
-func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Policy, gate Gate, warmup, samples int, cord *cordons) error {
+func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Policy, gate Gate, warmup, samples int) error {
 	var dim int
 	if err := call("StateEncoder", "Dim", enc, func() error { dim = enc.Dim(); return nil }); err != nil {
 		return err
@@ -44,7 +44,7 @@ func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Polic
 	if err != nil {
 		return err
 	}
-	fl.flow, fl.topo, fl.enc, fl.pol, fl.gate, fl.estimator, fl.cordons = flow, topo, enc, pol, gate, est, cord
+	fl.flow, fl.topo, fl.enc, fl.pol, fl.gate, fl.estimator = flow, topo, enc, pol, gate, est
 	fl.state = make(State, dim)
 	return nil
 }
@@ -83,8 +83,13 @@ func (fl *flowLoop) setBaseline(b Baseline) error {
 	return nil
 }
 
-// begin fills the fields of d that a step knows before it runs.
-func (fl *flowLoop) begin(d *Decision, seq uint64, now time.Time) {
+// begin fills the fields of d that a step knows before it runs, and
+// keeps marks, the controller's cordon marks read once when the step
+// began (cordons.snapshot), for the whole step: the policy's input, the
+// dominated switches and the masking of the scores all see the same set,
+// whatever Cordon does meanwhile.
+func (fl *flowLoop) begin(d *Decision, seq uint64, now time.Time, marks []bool) {
+	fl.marks = marks
 	d.reset()
 	d.Seq, d.Time, d.Flow, d.Current, d.LastReroute = seq, now, fl.flow, int(fl.current.Load()), fl.lastReroute
 }
@@ -96,7 +101,7 @@ func (fl *flowLoop) decide(obs *Observation, d *Decision) {
 	if !fl.prepare(fl.state, obs, d) {
 		return
 	}
-	fl.in = Input{Time: d.Time, Obs: obs, State: fl.state, Current: d.Current, Cordoned: fl.cordons.snapshot()}
+	fl.in = Input{Time: d.Time, Obs: obs, State: fl.state, Current: d.Current, Cordoned: fl.marks}
 	fl.scores(d)
 	if err := call("Policy", "Score", fl.pol, func() error { return fl.pol.Score(d.Scores, &fl.in) }); err != nil {
 		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: policy: %w", err)
@@ -120,7 +125,7 @@ func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
 	if d.Current >= 0 && d.Current < len(obs.Switches) {
 		d.Load = obs.Switches[d.Current].TxRate / fl.topo.BucketRate
 	}
-	d.Dominated = DominatedSwitches(d.Dominated, obs.Switches, d.Current, fl.cordons.snapshot())
+	d.Dominated = DominatedSwitches(d.Dominated, obs.Switches, d.Current, fl.marks)
 	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(state, obs, d.Current) }); err != nil {
 		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
 		return false
@@ -179,7 +184,7 @@ func (fl *flowLoop) admit(d *Decision) {
 			return
 		}
 	}
-	fl.cordons.mask(d.Scores, d.Current)
+	maskCordoned(d.Scores, fl.marks, d.Current)
 
 	cur := d.Current
 	err := call("Gate", "Admit", fl.gate, func() error { fl.gate.Admit(d); return nil })

@@ -215,7 +215,8 @@ type MultiController struct {
 	bat    batchStep
 	dl     stepDeadline // makes each step's context
 	m      *multiMetrics
-	cord   cordons // shared by every flow's loop
+	marks  []bool  // the cordon marks of the step under way, read once when it began
+	cord   cordons // read once per step for every flow's loop
 }
 
 // protectedFlow is one flow of a MultiController.
@@ -377,7 +378,7 @@ func (m *MultiController) newFlow(f ProtectedFlow, current int, b *Baseline) err
 		return err
 	}
 	p := &protectedFlow{pf: f}
-	if err := p.init(f.ID, m.cfg.Topology, enc, pol, gate, m.cfg.BaselineWarmup, m.cfg.BaselineSamples, &m.cord); err != nil {
+	if err := p.init(f.ID, m.cfg.Topology, enc, pol, gate, m.cfg.BaselineWarmup, m.cfg.BaselineSamples); err != nil {
 		return err
 	}
 	if err := p.reset(current, b); err != nil {
@@ -670,11 +671,12 @@ func (m *MultiController) Step(ctx context.Context) StepSummary {
 	m.apply()
 	m.seq++
 	s := StepSummary{Seq: m.seq, Time: m.cfg.Clock.Now(), HerdingSwitch: -1}
+	m.marks = m.cord.snapshot() // one cordon set for every flow, the whole step
 	n := len(m.flows)
 	m.ds = slices.Grow(m.ds[:0], n)[:n]
 	m.cur = slices.Grow(m.cur[:0], n)[:n]
 	for i, p := range m.flows {
-		p.begin(&m.ds[i], s.Seq, s.Time)
+		p.begin(&m.ds[i], s.Seq, s.Time, m.marks)
 		m.cur[i] = m.ds[i].Current
 	}
 	s.Decisions = m.ds
@@ -872,7 +874,7 @@ func (m *MultiController) summarise(s *StepSummary) {
 
 func (m *MultiController) report(ctx context.Context, s *StepSummary) {
 	if m.m != nil {
-		m.m.observe(s, m.on, m.cord.snapshot())
+		m.m.observe(s, m.on, m.marks)
 	}
 	log := m.cfg.Logger
 	for i := range s.Decisions {
