@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -162,40 +164,169 @@ func ReadGateConfig(r io.Reader) (GateConfig, error) {
 // values; unknown fields are refused. The cooldown and the window are
 // each either a number of nanoseconds (15000000000, what encoding/json
 // writes for a time.Duration) or a Go duration string ("15s"), as is
-// drain's horizon (DrainConfig.UnmarshalJSON).
+// drain's horizon (DrainConfig.UnmarshalJSON). An error names the field by
+// its path ("drain.horizon") and says what it wants, quoting at most 64
+// bytes of the input.
 func (c *GateConfig) UnmarshalJSON(data []byte) error {
 	type plain GateConfig // no methods: no recursion
 	v := struct {
 		*plain
 		Cooldown json.RawMessage `json:"cooldown"` // shadows plain's
 		Window   json.RawMessage `json:"window"`   // shadows plain's
+		Distress json.RawMessage `json:"distress"` // shadows plain's: decoded below, its errors named
+		Drain    json.RawMessage `json:"drain"`    // shadows plain's: decoded below, its errors named
 	}{plain: (*plain)(c)}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
+	if err := decodeFields(data, &v, "", reflect.TypeFor[GateConfig]()); err != nil {
 		return err
 	}
 	if err := setDuration(&c.Cooldown, "cooldown", v.Cooldown); err != nil {
 		return err
 	}
-	return setDuration(&c.Window, "window", v.Window)
+	if err := setDuration(&c.Window, "window", v.Window); err != nil {
+		return err
+	}
+	if present(v.Distress) {
+		if err := decodeFields(v.Distress, &c.Distress, "distress", reflect.TypeFor[DistressConfig]()); err != nil {
+			return err
+		}
+	}
+	if present(v.Drain) {
+		return c.Drain.decode(v.Drain, "drain")
+	}
+	return nil
 }
 
 // UnmarshalJSON decodes a JSON object into c. Fields left out keep c's
 // values; unknown fields are refused. The horizon is either a number of
 // nanoseconds or a Go duration string ("2s").
-func (c *DrainConfig) UnmarshalJSON(data []byte) error {
+func (c *DrainConfig) UnmarshalJSON(data []byte) error { return c.decode(data, "") }
+
+// decode is UnmarshalJSON for the drain settings at path in a larger
+// object ("drain" in a gate's), which errors name.
+func (c *DrainConfig) decode(data []byte, path string) error {
 	type plain DrainConfig // no methods: no recursion
 	v := struct {
 		*plain
 		Horizon json.RawMessage `json:"horizon"` // shadows plain's
 	}{plain: (*plain)(c)}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
+	if err := decodeFields(data, &v, path, reflect.TypeFor[DrainConfig]()); err != nil {
 		return err
 	}
-	return setDuration(&c.Horizon, "horizon", v.Horizon)
+	return setDuration(&c.Horizon, fieldPath(path, "horizon"), v.Horizon)
+}
+
+// present reports whether a field's raw value was given: absent and null
+// leave the field as it was.
+func present(raw json.RawMessage) bool { return raw != nil && string(raw) != "null" }
+
+// decodeFields decodes the JSON object data into dst, refusing unknown
+// fields. dst decodes the fields of typ, the configuration at path (""
+// for the top level), which an error names: the field by its path, and
+// what it wants.
+func decodeFields(data []byte, dst any, path string, typ reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fieldError(path, typ, err)
+	}
+	return nil
+}
+
+// jsonFieldError is an error of decoding a configuration's JSON restated
+// in the JSON's terms; it unwraps to the decoder's error.
+type jsonFieldError struct {
+	msg string
+	err error
+}
+
+func (e *jsonFieldError) Error() string { return e.msg }
+func (e *jsonFieldError) Unwrap() error { return e.err }
+
+// fieldError restates err, an error of decoding the object of typ at
+// path: a value of the wrong type names its field's path (not encoding/json's
+// Go field path, ".plain.votes") and the JSON it wants; an unknown field
+// is quoted, clipped, with the fields typ has. Other errors pass as they are.
+func fieldError(path string, typ reflect.Type, err error) error {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		var names []string
+		for name := range strings.SplitSeq(te.Field, ".") {
+			if name != "" && name != "plain" { // the embedded type of an UnmarshalJSON
+				names = append(names, name)
+			}
+		}
+		field, want := fieldPath(path, strings.Join(names, ".")), wantJSON(te.Type)
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok && field != "" {
+			return &jsonFieldError{fmt.Sprintf("%s %s, want %s", field, safetensors.Clip(num), want), err}
+		}
+		got := map[string]string{"string": "a string", "number": "a number", "bool": "a boolean", "array": "an array", "object": "an object"}[te.Value]
+		if got == "" {
+			got = safetensors.Clip(te.Value)
+		}
+		if field == "" {
+			return &jsonFieldError{fmt.Sprintf("%s, want %s", got, want), err}
+		}
+		return &jsonFieldError{fmt.Sprintf("%s: %s, want %s", field, got, want), err}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if n, uerr := strconv.Unquote(name); uerr == nil {
+			name = n
+		}
+		msg := fmt.Sprintf("unknown field %s, want one of %s", safetensors.Quote(name), strings.Join(jsonFields(typ), ", "))
+		if path != "" {
+			msg = path + ": " + msg
+		}
+		return &jsonFieldError{msg, err}
+	}
+	return err
+}
+
+// fieldPath joins the path of an object and the name of its field.
+func fieldPath(path, name string) string {
+	switch {
+	case path == "":
+		return name
+	case name == "":
+		return path
+	}
+	return path + "." + name
+}
+
+// wantJSON says what JSON a value of type t is read from.
+func wantJSON(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number >= 0"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	}
+	return "a JSON value for " + t.String()
+}
+
+// jsonFields returns the JSON names of the fields of the struct type t,
+// in order.
+func jsonFields(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case name == "":
+			names = append(names, f.Name)
+		default:
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // setDuration sets *dst from the decoded value of the duration field
@@ -218,21 +349,21 @@ func parseDuration(name string, raw json.RawMessage) (time.Duration, error) {
 	var s string
 	if raw[0] == '"' {
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, fmt.Errorf("%s %s: %w", name, raw, err)
+			return 0, fmt.Errorf("%s %s: %w", name, safetensors.Clip(string(raw)), err)
 		}
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return 0, fmt.Errorf("%s %q, want a Go duration such as \"15s\" or a number of nanoseconds", name, s)
+			return 0, fmt.Errorf("%s %s, want a Go duration such as \"15s\" or a number of nanoseconds", name, safetensors.Quote(s))
 		}
 		return d, nil
 	}
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, fmt.Errorf("%s %s, want a Go duration such as \"15s\" or a number of nanoseconds", name, raw)
+		return 0, fmt.Errorf("%s %s, want a Go duration such as \"15s\" or a number of nanoseconds", name, safetensors.Clip(string(raw)))
 	}
 	ns, err := n.Int64()
 	if err != nil {
-		return 0, fmt.Errorf("%s %s, want a whole number of nanoseconds or a Go duration such as \"15s\"", name, raw)
+		return 0, fmt.Errorf("%s %s, want a whole number of nanoseconds or a Go duration such as \"15s\"", name, safetensors.Clip(string(raw)))
 	}
 	return time.Duration(ns), nil
 }
