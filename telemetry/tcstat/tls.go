@@ -4,16 +4,31 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"os"
+
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 )
+
+// maxPEMBytes bounds a certificate, key or client CA file (PEM), as
+// proflow serve bounds its own.
+const maxPEMBytes = 1 << 20
 
 // ServerTLSConfig returns the TLS settings of an agent serving the
 // certificate and key in certFile and keyFile (PEM). With clientCAFile set,
 // clients must present a certificate signed by one of the CAs in it (PEM);
 // empty, any client may connect (use a bearer token then). TLS 1.2 is the
 // oldest version accepted. Wrap the agent's listener with tls.NewListener.
+// Each file must be a regular file of at most 1 MiB: anything else (a
+// FIFO, a device, a directory) is refused without being read.
 func ServerTLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	certPEM, err := fileutil.ReadFile(certFile, maxPEMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("tcstat: TLS certificate: %w", err)
+	}
+	keyPEM, err := fileutil.ReadFile(keyFile, maxPEMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("tcstat: TLS key: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("tcstat: TLS certificate %s with key %s: %w", certFile, keyFile, err)
 	}
@@ -21,7 +36,7 @@ func ServerTLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error
 	if clientCAFile == "" {
 		return cfg, nil
 	}
-	pem, err := os.ReadFile(clientCAFile)
+	pem, err := fileutil.ReadFile(clientCAFile, maxPEMBytes)
 	if err != nil {
 		return nil, fmt.Errorf("tcstat: TLS client CA: %w", err)
 	}

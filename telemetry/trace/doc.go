@@ -70,7 +70,9 @@
 // I/O error or Writer.Abort leaves any existing file as it was. Read and
 // ReadFile return what they could read together with the error: a trace
 // cut short by a crash gives its steps up to the damaged line, and an error
-// naming that line.
+// naming that line. Read and ReadFile hold every step in memory, so they
+// refuse a trace of more than MaxSteps steps or more than MaxReadBytes bytes
+// of lines in the same way; a Reader reads one of any length step by step.
 //
 // # Concurrency
 //

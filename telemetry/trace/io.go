@@ -21,6 +21,29 @@ import (
 // line, which the Reader could not read.
 const maxLine = 16 << 20
 
+// Bounds of a trace read whole by Read and ReadFile, which hold every step
+// in memory: a huge or hostile trace is refused with an error naming the
+// bound instead of exhausting memory. A Reader holds one step at a time
+// and reads a trace of any length.
+const (
+	// MaxSteps bounds the steps Read and ReadFile hold: 1,048,576, six
+	// days at the paper's 500 ms interval (the longest simulated episode,
+	// see sim.Limits, keeps 8,400).
+	MaxSteps = 1 << 20
+	// MaxReadBytes bounds the lines, uncompressed and the metadata line
+	// among them, that Read and ReadFile hold as steps: 4 GiB.
+	MaxReadBytes = 4 << 30
+)
+
+// readLimits bound what readAll holds: Read and ReadFile use MaxSteps and
+// MaxReadBytes; tests use smaller ones.
+type readLimits struct {
+	steps int
+	bytes int64
+}
+
+var defaultReadLimits = readLimits{steps: MaxSteps, bytes: MaxReadBytes}
+
 // order checks that the steps of a trace being written or read follow one
 // another: it keeps the number and time of the last accepted step.
 type order struct {
@@ -260,6 +283,7 @@ type Reader struct {
 	sc    *bufio.Scanner
 	meta  Meta
 	line  int
+	read  int64  // bytes of the lines read, newlines included
 	where string // "trace", or "trace PATH" for a Reader from Open
 	order
 	gz   *gzip.Reader
@@ -367,6 +391,7 @@ func (r *Reader) Next(s *Step) error {
 func (r *Reader) next() ([]byte, error) {
 	for r.sc.Scan() {
 		r.line++
+		r.read += int64(len(r.sc.Bytes())) + 1
 		if b := bytes.TrimSpace(r.sc.Bytes()); len(b) > 0 {
 			return b, nil
 		}
@@ -410,23 +435,35 @@ func strictUnmarshal(b []byte, v any) error {
 // a line or of its gzip stream (a trace cut short by a crash), Read returns
 // the episode with the steps before that line together with an error naming
 // the line where reading stopped and how many steps were read. The episode
-// is nil only when the metadata line cannot be read.
+// is nil only when the metadata line cannot be read. A trace of more than
+// MaxSteps steps, or whose lines hold more than MaxReadBytes bytes, is
+// refused the same way at the line that passes the bound: read such a trace
+// step by step with a Reader.
 func Read(r io.Reader) (*Episode, error) {
 	tr, err := NewReader(r)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.Close()
-	return readAll(tr)
+	return readAll(tr, defaultReadLimits)
 }
 
-func readAll(tr *Reader) (*Episode, error) {
+func readAll(tr *Reader, lim readLimits) (*Episode, error) {
 	ep := &Episode{Meta: tr.Meta()}
 	for {
 		var s Step
 		err := tr.Next(&s)
 		if err == io.EOF {
 			return ep, nil
+		}
+		switch {
+		case err != nil:
+		case len(ep.Steps) >= lim.steps:
+			err = fmt.Errorf("%s: line %d: more than %d steps, want at most %d (trace.MaxSteps) in a trace read whole; read a longer one step by step with a Reader",
+				tr.where, tr.line, lim.steps, lim.steps)
+		case tr.read > lim.bytes:
+			err = fmt.Errorf("%s: line %d: the lines up to it hold %d bytes, want at most %d (trace.MaxReadBytes) in a trace read whole; read a longer one step by step with a Reader",
+				tr.where, tr.line, tr.read, lim.bytes)
 		}
 		if err != nil {
 			return ep, fmt.Errorf("%w (reading stopped there, after %d steps)", err, len(ep.Steps))
@@ -436,14 +473,15 @@ func readAll(tr *Reader) (*Episode, error) {
 }
 
 // ReadFile reads the whole trace file at path. Like Read, it returns the
-// steps read before a bad or cut-short line together with the error.
+// steps read before a bad or cut-short line, or before the line that passes
+// MaxSteps or MaxReadBytes, together with the error.
 func ReadFile(path string) (*Episode, error) {
 	tr, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.Close()
-	return readAll(tr)
+	return readAll(tr, defaultReadLimits)
 }
 
 // Write writes a whole episode to w. It stops at the first invalid step and

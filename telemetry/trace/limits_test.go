@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,4 +141,48 @@ func TestOpenRefusesNonRegular(t *testing.T) {
 		}
 		return err
 	})
+}
+
+// Read holds every step in memory, so it refuses a trace of more steps
+// than its bound, or whose lines hold more bytes than its bound, at the
+// line that passes it, with the steps before it and an error naming the
+// bound; a trace at the bounds reads whole. (Read applies MaxSteps and
+// MaxReadBytes; ReadLimited takes small ones.)
+func TestReadBounded(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Write(&buf, &trace.Episode{Meta: testMeta(), Steps: testSteps(5)}); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	upTo := func(n int) int64 { return int64(len(bytes.Join(lines[:n+1], nil))) } // metadata and n steps
+	for _, c := range []struct {
+		name  string
+		steps int
+		bytes int64
+		read  int
+		want  string
+	}{
+		{"at the bounds", 5, int64(len(data)), 5, ""},
+		{"one step over", 4, int64(len(data)), 4,
+			"trace: line 6: more than 4 steps, want at most 4 (trace.MaxSteps) in a trace read whole; read a longer one step by step with a Reader (reading stopped there, after 4 steps)"},
+		{"one byte over", 5, upTo(3) - 1, 2,
+			fmt.Sprintf("trace: line 4: the lines up to it hold %d bytes, want at most %d (trace.MaxReadBytes) in a trace read whole; read a longer one step by step with a Reader (reading stopped there, after 2 steps)", upTo(3), upTo(3)-1)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ep, err := trace.ReadLimited(bytes.NewReader(data), c.steps, c.bytes)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || err.Error() != c.want) {
+				t.Errorf("ReadLimited = %v\nwant %q", err, c.want)
+			}
+			if ep == nil {
+				t.Fatalf("ReadLimited returned no episode, want the first %d steps", c.read)
+			}
+			if len(ep.Steps) != c.read {
+				t.Errorf("ReadLimited returned %d steps, want the first %d", len(ep.Steps), c.read)
+			}
+		})
+	}
+	if trace.MaxSteps != 1<<20 || trace.MaxReadBytes != 4<<30 {
+		t.Errorf("MaxSteps %d, MaxReadBytes %d; want 1<<20 and 4 GiB as documented", trace.MaxSteps, trace.MaxReadBytes)
+	}
 }
