@@ -202,16 +202,20 @@ func (s *Summary) kindYardstick(kind, candidate string, scenarios []string) (Kin
 	} else {
 		y.BestRuleP99, y.BestRuleGoodput = s.kindMeans(y.BestRule, y.Scenarios)
 	}
-	rng := comparisonRNG(opt.Seed, "kind/"+kind+"/"+candidate)
+	// Each interval draws from a random stream of its own, so that neither
+	// depends on whether the other was drawn (the best rule's is not where
+	// no deployable policy ran in every scenario).
 	var err error
 	if y.BestRuleSLO > 0 || (y.BestRuleSLO == 0 && y.CandidateSLO > 0) {
 		y.Ratio = y.CandidateSLO / y.BestRuleSLO // +Inf: the rule never missed, the candidate did
+		rng := comparisonRNG(opt.Seed, "kind/"+kind+"/"+candidate)
 		if y.RatioLo, y.RatioHi, err = bootstrapRatioCI(cand, bestRule, opt.Confidence, opt.Resamples, rng); err != nil {
 			return y, fmt.Errorf("ratio interval over %v: %w", y.Scenarios, err)
 		}
 	}
 	if y.StrongestSLO > 0 || (y.StrongestSLO == 0 && y.CandidateSLO > 0) {
 		y.StrongestRatio = y.CandidateSLO / y.StrongestSLO
+		rng := comparisonRNG(opt.Seed, "kind-strongest/"+kind+"/"+candidate)
 		if y.StrongestLo, y.StrongestHi, err = bootstrapRatioCI(cand, strongest, opt.Confidence, opt.Resamples, rng); err != nil {
 			return y, fmt.Errorf("ratio interval over %v: %w", y.Scenarios, err)
 		}

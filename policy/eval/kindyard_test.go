@@ -150,3 +150,51 @@ func TestKindYardstickRuleNeverMissed(t *testing.T) {
 		})
 	}
 }
+
+// Each interval of a kind's yardstick comes from its own random stream:
+// the interval against the strongest deployable policies is the same
+// whether or not a single best rule (one that ran in every scenario) was
+// found and its interval drawn first. Here adding static, which ran
+// everywhere and is never the strongest, gives the yardstick a best rule
+// and must leave the strongest interval as it was.
+func TestKindYardstickIntervalsIndependent(t *testing.T) {
+	var eps []*Episode
+	for rep := range 2 {
+		for i, sc := range []string{"A", "B", "C", "D", "E", "F", "G", "H"} {
+			eps = append(eps, rrEpisode(sc, "agent", rep, 3+3*i+rep), rrEpisode(sc, "static", rep, 100))
+			if i < 4 {
+				eps = append(eps, rrEpisode(sc, "crowd", rep, 2+i))
+			} else {
+				eps = append(eps, rrEpisode(sc, "throughput-drop", rep, 1+5*i))
+			}
+		}
+	}
+	yardstick := func(deployable ...string) KindYardstick {
+		t.Helper()
+		opt := DefaultOptions()
+		opt.Baseline, opt.Deployable, opt.Resamples = "static", deployable, 200
+		s, err := Summarize(eps, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, y := range s.KindYardsticks {
+			if y.Candidate == "agent" && y.Kind == sim.KindRR {
+				return y
+			}
+		}
+		t.Fatalf("no rr yardstick for the agent in %+v", s.KindYardsticks)
+		return KindYardstick{}
+	}
+	without, with := yardstick("crowd", "throughput-drop"), yardstick("crowd", "throughput-drop", "static")
+	if without.BestRule != "" || with.BestRule != "static" || !(with.BestRuleSLO > 0) {
+		t.Fatalf("best rule %q without static, %q (%v s) with it; want none, then static with SLO seconds > 0", without.BestRule, with.BestRule, with.BestRuleSLO)
+	}
+	if without.StrongestSLO != with.StrongestSLO || !(without.StrongestLo < without.StrongestHi) {
+		t.Fatalf("strongest SLO %v without static, %v with it, interval [%v, %v]; want the same SLO and a proper interval",
+			without.StrongestSLO, with.StrongestSLO, without.StrongestLo, without.StrongestHi)
+	}
+	if with.StrongestLo != without.StrongestLo || with.StrongestHi != without.StrongestHi {
+		t.Errorf("strongest ratio interval [%v, %v] without a best rule, [%v, %v] with one; want the same: it must not depend on another interval's draws",
+			without.StrongestLo, without.StrongestHi, with.StrongestLo, with.StrongestHi)
+	}
+}
