@@ -318,6 +318,17 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 // least two episodes; never all of them), the rest to train. Transitions keep
 // their order. frac must be in [0, 1).
 func (d *Dataset) Split(frac float64, rng *rand.Rand) (train, held *Dataset, err error) {
+	ti, hi, err := d.SplitIndices(frac, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.Subset(ti), d.Subset(hi), nil
+}
+
+// SplitIndices is Split returning the indices of each part's transitions,
+// in order, instead of the parts: with the same rng it divides the
+// episodes as Split does.
+func (d *Dataset) SplitIndices(frac float64, rng *rand.Rand) (train, held []int, err error) {
 	if !(frac >= 0 && frac < 1) {
 		return nil, nil, fmt.Errorf("training: split: held-out fraction %v, want 0 <= frac < 1", frac)
 	}
@@ -336,15 +347,14 @@ func (d *Dataset) Split(frac float64, rng *rand.Rand) (train, held *Dataset, err
 	for _, p := range perm[:nHeld] {
 		isHeld[eps[p]] = true
 	}
-	var ti, hi []int
 	for i, e := range d.Episode {
 		if isHeld[e] {
-			hi = append(hi, i)
+			held = append(held, i)
 		} else {
-			ti = append(ti, i)
+			train = append(train, i)
 		}
 	}
-	return d.Subset(ti), d.Subset(hi), nil
+	return train, held, nil
 }
 
 // Relabel recomputes every reward from the kept RewardInputs with c (Eq. 4).

@@ -151,6 +151,17 @@ func TestDatasetSplitByEpisode(t *testing.T) {
 	if diff := cmp.Diff(train, train2, datasetCmp); diff != "" {
 		t.Errorf("split not deterministic (-first +second):\n%s", diff)
 	}
+	// SplitIndices names the same transitions.
+	ti, hi, err := d.SplitIndices(0.3, rand.New(rand.NewPCG(7, 7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(train, d.Subset(ti), datasetCmp); diff != "" {
+		t.Errorf("SplitIndices' train part differs from Split's (-Split +SplitIndices):\n%s", diff)
+	}
+	if diff := cmp.Diff(held, d.Subset(hi), datasetCmp); diff != "" {
+		t.Errorf("SplitIndices' held-out part differs from Split's (-Split +SplitIndices):\n%s", diff)
+	}
 	// Edge cases: at least one, never all.
 	_, held, _ = d.Split(0.01, rand.New(rand.NewPCG(1, 1)))
 	if len(held.Episodes()) != 1 {

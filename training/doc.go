@@ -1279,7 +1279,10 @@
 //     the sized D families behind in one (6x3: -11) and two (16x3: -11,
 //     -57). Three times the states brought the student closer to the
 //     ensemble, not to it: one state in forty-four still gets another
-//     greedy action.
+//     greedy action. (Both held-out figures held out states, not
+//     episodes, as Distill then did: a held-out state's neighbours in its
+//     episode were fitted, so they flatter the student. Distill now holds
+//     out whole episodes.)
 //   - A lone neighbour's brief visits (strategy O_SOLO, session 18). What
 //     the N_ROLLING ensemble loses at other sizes are moves under one
 //     host's brief burst on the flow's switch that never touches the flow

@@ -35,8 +35,10 @@ type DistillConfig struct {
 	// Q(s,k*), what the gate reads, against the error of the Q-values
 	// themselves.
 	MarginWeight float64
-	// HeldOut is the share of each dataset's states kept out of the
-	// fit and used for the report.
+	// HeldOut is the share of each dataset's episodes kept out of the
+	// fit, whole, and used for the report: the states of one episode, a
+	// control interval apart and alike, are all fitted or all held out
+	// (training.Dataset.Split, which the Q-network's training uses too).
 	HeldOut float64
 	// Seed seeds the student's initialisation, the split and the order of
 	// the steps.
@@ -208,7 +210,7 @@ func Distill(ctx context.Context, cfg DistillConfig, teachers []*qnet.Model, dat
 
 // distillTargets encodes every state s_t of the datasets into candidate
 // rows, scores them with every teacher, keeps the mean per row, and splits
-// the states of each dataset into fitted and held-out ones.
+// the states of each dataset into fitted and held-out ones by episode.
 func distillTargets(teachers []*qnet.Model, datasets []*training.Dataset, heldOut float64, rng *rand.Rand) ([]*distillSet, error) {
 	in := datasets[0].Encoder.CandidateDim()
 	for i, t := range teachers {
@@ -248,14 +250,17 @@ func distillTargets(teachers []*qnet.Model, datasets []*training.Dataset, heldOu
 				return nil, fmt.Errorf("torchq: distill: dataset %d, state %d: %w", d+1, i, err)
 			}
 			s.cur[i] = cur
-			if rng.Float64() < heldOut {
-				s.held = append(s.held, i)
-			} else {
-				s.train = append(s.train, i)
-			}
+		}
+		var err error
+		if s.train, s.held, err = ds.SplitIndices(heldOut, rng); err != nil {
+			return nil, fmt.Errorf("torchq: distill: dataset %d: %w", d+1, err)
 		}
 		if len(s.train) == 0 || len(s.held) == 0 {
-			return nil, fmt.Errorf("torchq: distill: dataset %d has %d states, too few to split", d+1, n)
+			eps := fmt.Sprintf("%d episodes", len(ds.Episodes()))
+			if len(ds.Episodes()) == 1 {
+				eps = "1 episode"
+			}
+			return nil, fmt.Errorf("torchq: distill: dataset %d holds %s, want at least 2 to hold out whole episodes", d+1, eps)
 		}
 		sets = append(sets, s)
 	}

@@ -118,3 +118,47 @@ func TestDistillRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Distill holds out whole episodes, as the Q-network's training does
+// (training.Dataset.Split): the states of one episode, a few hundred
+// milliseconds apart and alike, are all fitted or all held out, so the
+// held-out figures measure the student on episodes it never saw. A
+// dataset of one episode cannot be split.
+func TestDistillHoldsOutEpisodes(t *testing.T) {
+	dss := twoFabrics(t, 20, 10)
+	in := dss[0].Encoder.CandidateDim()
+	teacher, err := qnet.New([]int{in, 8, 1}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := distillTargets([]*qnet.Model{teacher}, dss, 0.2, rand.New(rand.NewPCG(1, streamDistill)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, s := range sets {
+		part := map[int32]string{}
+		for name, idx := range map[string][]int{"fitted": s.train, "held out": s.held} {
+			for _, i := range idx {
+				e := dss[d].Episode[i]
+				if p, ok := part[e]; ok && p != name {
+					t.Errorf("dataset %d: episode %d has states both fitted and held out", d+1, e)
+				}
+				part[e] = name
+			}
+		}
+		var held int
+		for _, p := range part {
+			if p == "held out" {
+				held++
+			}
+		}
+		if n := len(s.train) + len(s.held); n != dss[d].Len() || held != 4 {
+			t.Errorf("dataset %d: %d states split, %d of 20 episodes held out; want all %d states and 4 episodes (20%%)", d+1, n, held, dss[d].Len())
+		}
+	}
+	one := []*training.Dataset{toyDatasetOf(t, sizedEncoder(4, 3), 1, 10, 21)}
+	if _, err := distillTargets([]*qnet.Model{teacher}, one, 0.2, rand.New(rand.NewPCG(1, 1))); err == nil ||
+		err.Error() != "torchq: distill: dataset 1 holds 1 episode, want at least 2 to hold out whole episodes" {
+		t.Errorf("distillTargets on one episode = %v, want it refused", err)
+	}
+}
