@@ -63,11 +63,18 @@ type Config struct {
 	// OnChange, when set, is called with the shards gained and lost each
 	// time Owned changes (lost before the member releases them at etcd).
 	OnChange func(gained, lost []int)
-	// Clock is the source of time (default proflow.SystemClock).
+	// Clock is the source of time (default proflow.SystemClock). The fence
+	// (Writable) also counts the host's uptime, suspended time included, so
+	// that a Clock slower than real time cannot keep it up: etcd counts a
+	// lease's TTL in real time.
 	Clock proflow.Clock
 	// Logger receives ownership changes at Info and failing requests at
 	// Warn (default: discard).
 	Logger *slog.Logger
+
+	// uptime reads how long the host has run, suspended time included
+	// (default hostUptime); tests replace it to suspend the host.
+	uptime func() time.Duration
 }
 
 // DefaultConfig returns the defaults for replica name replica.
@@ -98,6 +105,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.uptime == nil {
+		c.uptime = hostUptime
 	}
 	return c
 }

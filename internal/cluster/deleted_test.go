@@ -107,3 +107,74 @@ func TestStateDoesNotOutliveFlow(t *testing.T) {
 		t.Errorf("LoadFlow of the flow put again = found %v, %v; want nothing stored", found, err)
 	}
 }
+
+// A flow deleted from the shared set while its shard has no owner (every
+// replica gone, or the shard between owners) leaves its stored state, which
+// no owner saw to delete: the replica that takes the shard sweeps it, and
+// only it, leaving the states of the flows still in the set as they are.
+// Before the fix the state stayed forever, and the flow put again resumed
+// its stale placement.
+func TestTakeOverSweepsStatesOfDeletedFlows(t *testing.T) {
+	c := etcdOrSkip(t)
+	admin := adminClient(t, c)
+	const prefix = "/t/sweep/"
+	ctx := context.Background()
+	a := join(t, c, prefix, "a", nil)
+	waitFor(t, 20*time.Second, "a owns every shard", func() bool { return len(a.Owned()) == a.Shards() })
+	flows := testFlows(100)
+	if err := a.PutFlows(ctx, flows...); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.SaveFlows(ctx, wantedStates(a, flows)); err != nil || n != len(flows) {
+		t.Fatalf("SaveFlows = %d, %v; want %d", n, err, len(flows))
+	}
+	// a leaves: no shard has an owner. An operator deletes flows meanwhile.
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gone := flows[:10]
+	for _, f := range gone {
+		if _, err := admin.Delete(ctx, a.flowKey(f.ID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states := func() map[string]int64 {
+		t.Helper()
+		resp, err := admin.Get(ctx, prefix+"state/", clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string]int64)
+		for _, kv := range resp.Kvs {
+			out[string(kv.Key)] = kv.ModRevision
+		}
+		return out
+	}
+	before := states()
+	if len(before) != len(flows) {
+		t.Fatalf("%d states stored, want %d", len(before), len(flows))
+	}
+
+	b := join(t, c, prefix, "b", nil)
+	waitFor(t, 20*time.Second, "b owns every shard", func() bool { return len(b.Owned()) == b.Shards() })
+	waitFor(t, 5*time.Second, "b sweeps the states of the deleted flows", func() bool { return len(states()) == len(flows)-len(gone) })
+	after := states()
+	for _, f := range gone {
+		if _, ok := after[b.stateKey(b.Shard(f.ID), f.ID)]; ok {
+			t.Errorf("the state of deleted flow %v is still stored", f.ID)
+		}
+	}
+	for _, f := range flows[len(gone):] {
+		k := b.stateKey(b.Shard(f.ID), f.ID)
+		if rev, ok := after[k]; !ok || rev != before[k] {
+			t.Errorf("the state of live flow %v: stored %v at revision %d, want it untouched at %d", f.ID, ok, rev, before[k])
+		}
+	}
+	// The flow put again starts afresh.
+	if err := b.PutFlows(ctx, gone[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, found, err := b.LoadFlow(ctx, gone[0].ID); err != nil || found {
+		t.Errorf("LoadFlow of the flow put again = found %v, %v; want nothing stored", found, err)
+	}
+}

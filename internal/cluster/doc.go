@@ -87,6 +87,13 @@
 // lease expires. Callers check Writable (or Owns) right before every switch
 // write; OnChange reports the same loss within one KeepAliveInterval.
 //
+// The time since that keepalive is counted on Config.Clock and on the
+// host's uptime (CLOCK_BOOTTIME on Linux), whichever counts more: Go's
+// monotonic clock stops while the host is suspended and etcd's lease timer
+// does not, so a replica waking from a suspend is unwritable at once, until
+// a keepalive sent after the wake-up is acknowledged; and a Clock slower
+// than real time cannot keep the fence up.
+//
 // A voluntary hand-over (balance releasing a shard) keeps the same margin:
 // the member stops deciding for the shard (Owns, Epoch and OnChange say so
 // at once), waits StopWritingAfter, and only then deletes the owner key, so
@@ -101,6 +108,12 @@
 // ModRevision say when it last changed. A new owner calls LoadShard for each
 // shard it gains and resumes from the stored placements and baselines
 // instead of learning them again.
+//
+// A flow's state does not outlive the flow: DeleteFlow deletes both, the
+// owner deletes (DeleteState) the state of a flow deleted without it, and a
+// member that gains a shard deletes the shard's states whose flows are gone
+// (deleted while the shard had no owner), each delete on the shard's epoch
+// and the flow key's absence.
 //
 // # Concurrency
 //

@@ -89,3 +89,71 @@ func TestListFlowsSkipsUndecodable(t *testing.T) {
 		return strings.Contains(log.String(), prefix+"flows/junk2")
 	})
 }
+
+// One stored state that does not decode does not hide the rest of its
+// shard: LoadShard returns the others, logs the bad key, and deletes
+// nothing (the owner's next save of that flow writes over it). Before the
+// fix LoadShard failed as a whole, and a new owner resumed none of the
+// shard's flows, at every sync.
+func TestLoadShardSkipsUndecodable(t *testing.T) {
+	c := etcdOrSkip(t)
+	admin := adminClient(t, c)
+	const prefix = "/t/junkstate/"
+	var log syncbuf.Buffer
+	m := joinLogged(t, c, prefix, "a", &log)
+	waitFor(t, 20*time.Second, "a owns every shard", func() bool { return len(m.Owned()) == m.Shards() })
+	ctx := context.Background()
+	flows := testFlows(300)
+	if err := m.PutFlows(ctx, flows...); err != nil {
+		t.Fatal(err)
+	}
+	// Three flows of one shard: two stored, one with a value that is not
+	// a state.
+	byShard := make(map[int][]proflow.FlowID)
+	var shard int
+	for _, f := range flows {
+		s := m.Shard(f.ID)
+		byShard[s] = append(byShard[s], f.ID)
+		if len(byShard[s]) == 3 {
+			shard = s
+			break
+		}
+	}
+	good, bad := byShard[shard][:2], byShard[shard][2]
+	if len(good) != 2 {
+		t.Fatal("no shard with three of the flows")
+	}
+	if n, err := m.SaveFlows(ctx, []FlowState{wantedState(good[0]), wantedState(good[1])}); err != nil || n != 2 {
+		t.Fatalf("SaveFlows = %d, %v; want 2 stored", n, err)
+	}
+	badKey := m.stateKey(shard, bad)
+	if _, err := admin.Put(ctx, badKey, "{not json"); err != nil {
+		t.Fatal(err)
+	}
+
+	states, revs, err := m.LoadShard(ctx, shard)
+	if err != nil {
+		t.Fatalf("LoadShard with an undecodable state = %v, want the others", err)
+	}
+	if len(states) != 2 || len(revs) != 2 {
+		t.Fatalf("LoadShard = %d states, %d revisions; want the 2 stored", len(states), len(revs))
+	}
+	for i, st := range states {
+		if want := wantedState(good[i]); st.Flow != want.Flow || st.Switch != want.Switch || st.Baseline == nil || *st.Baseline != *want.Baseline {
+			t.Errorf("state %d = %+v, want %+v", i, st, want)
+		}
+		if revs[i] == 0 {
+			t.Errorf("state %d loaded with revision 0", i)
+		}
+	}
+	if !strings.Contains(log.String(), badKey) {
+		t.Errorf("the undecodable key %s is not logged; log:\n%s", badKey, log.String())
+	}
+	resp, err := admin.Get(ctx, badKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "{not json" {
+		t.Errorf("the undecodable value was changed or deleted: %v", resp.Kvs)
+	}
+}

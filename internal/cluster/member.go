@@ -24,18 +24,19 @@ import (
 type Member struct {
 	cfg   Config
 	cli   *clientv3.Client
-	start time.Time // origin of the monotonic instants below
+	start time.Time // origin of the Config.Clock instants below
 
 	lease     atomic.Int64 // clientv3.LeaseID
 	ttl       time.Duration
-	lastRenew atomic.Int64 // ns since start when the last acknowledged keepalive was sent
+	renewed   atomic.Pointer[instant] // when the last acknowledged keepalive was sent
 	leaseLost atomic.Bool
 	paused    atomic.Bool // keepalives stopped (tests: a replica cut from etcd)
 	closed    atomic.Bool
 
-	mu   sync.Mutex
-	held map[int]int64 // shard → epoch (owner key's create revision), confirmed at etcd
-	view map[int]int64 // what OnChange last announced; loop goroutine only
+	mu    sync.Mutex
+	held  map[int]int64 // shard → epoch (owner key's create revision), confirmed at etcd
+	view  map[int]int64 // what OnChange last announced; loop goroutine only
+	swept map[int]int64 // shard → epoch whose stale states sweep deleted; loop goroutine only
 
 	cacheMu sync.Mutex
 	cache   map[proflow.FlowID]cachedState
@@ -70,7 +71,7 @@ func Join(ctx context.Context, cfg Config) (*Member, error) {
 	}
 	m := &Member{
 		cfg: cfg, cli: cli, start: cfg.Clock.Now(),
-		held: make(map[int]int64), view: make(map[int]int64),
+		held: make(map[int]int64), view: make(map[int]int64), swept: make(map[int]int64),
 		cache: make(map[proflow.FlowID]cachedState),
 		nudge: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
@@ -115,7 +116,7 @@ func (m *Member) checkShards(ctx context.Context) error {
 
 // newLease grants a lease and registers the member under it.
 func (m *Member) newLease(ctx context.Context) error {
-	sent := m.elapsed()
+	sent := m.now()
 	lr, err := m.cli.Grant(ctx, int64((m.cfg.LeaseTTL+time.Second-1)/time.Second))
 	if err != nil {
 		return fmt.Errorf("cluster: grant lease: %w", err)
@@ -125,13 +126,28 @@ func (m *Member) newLease(ctx context.Context) error {
 	}
 	m.ttl = time.Duration(lr.TTL) * time.Second
 	m.lease.Store(int64(lr.ID))
-	m.lastRenew.Store(int64(sent))
+	m.renewed.Store(&sent)
 	m.leaseLost.Store(false)
 	m.cfg.Logger.Info("cluster: joined", "replica", m.cfg.Replica, "lease", fmt.Sprintf("%x", lr.ID), "ttl", m.ttl)
 	return nil
 }
 
-func (m *Member) elapsed() time.Duration { return m.cfg.Clock.Now().Sub(m.start) }
+// instant is a moment as the member's two clocks read it: Config.Clock
+// (since the member started) and the host's uptime.
+type instant struct{ clock, uptime time.Duration }
+
+func (m *Member) now() instant {
+	return instant{clock: m.cfg.Clock.Now().Sub(m.start), uptime: m.cfg.uptime()}
+}
+
+// since returns how long ago i was: the longer of the two clocks' counts,
+// so that neither a host suspend (Go's monotonic clock stops meanwhile,
+// etcd's lease timer does not) nor a Config.Clock slower than real time
+// makes a keepalive look more recent than it is.
+func (m *Member) since(i *instant) time.Duration {
+	n := m.now()
+	return max(n.clock-i.clock, n.uptime-i.uptime)
+}
 
 func (m *Member) memberKey() string { return m.cfg.Prefix + "members/" + m.cfg.Replica }
 
@@ -155,10 +171,11 @@ func ShardOf(flow proflow.FlowID, shards int) int {
 
 // Writable reports whether the member may write to switches now: it is
 // open, its lease exists, and the last keepalive etcd acknowledged was sent
-// less than StopWritingAfter ago.
+// less than StopWritingAfter ago, by Config.Clock and by the host's uptime
+// (which counts the time the host was suspended) alike.
 func (m *Member) Writable() bool {
 	return !m.closed.Load() && !m.leaseLost.Load() &&
-		m.elapsed()-time.Duration(m.lastRenew.Load()) < m.cfg.StopWritingAfter
+		m.since(m.renewed.Load()) < m.cfg.StopWritingAfter
 }
 
 // Epoch returns the epoch of the member's ownership of shard, and false
@@ -254,7 +271,7 @@ func (m *Member) keepAlive() {
 			continue
 		}
 		id := clientv3.LeaseID(m.lease.Load())
-		sent := m.elapsed()
+		sent := m.now()
 		ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(context.Background()), m.cfg.RequestTimeout)
 		resp, err := m.cli.KeepAliveOnce(ctx, id)
 		cancel()
@@ -266,12 +283,13 @@ func (m *Member) keepAlive() {
 		case err != nil:
 			m.cfg.Logger.Warn("cluster: keepalive", "replica", m.cfg.Replica, "err", err)
 		case resp.TTL > 0 && int64(id) == m.lease.Load():
-			m.lastRenew.Store(int64(sent))
+			m.renewed.Store(&sent)
 		}
 	}
 }
 
-// watch nudges the balancer whenever a member or owner key changes.
+// watch nudges the balancer whenever a member or owner key changes. When
+// etcd ends either watch, it watches both again after KeepAliveInterval.
 func (m *Member) watch() {
 	defer m.wg.Done()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -281,24 +299,39 @@ func (m *Member) watch() {
 		cancel()
 	}()
 	for ctx.Err() == nil {
-		mw := m.cli.Watch(ctx, m.cfg.Prefix+"members/", clientv3.WithPrefix())
-		ow := m.cli.Watch(ctx, m.cfg.Prefix+"owners/", clientv3.WithPrefix())
-	events:
-		for {
-			var ok bool
-			select {
-			case _, ok = <-mw:
-			case _, ok = <-ow:
-			}
-			if !ok {
-				break events
-			}
-			m.poke()
-		}
+		m.watchKeys(ctx)
 		select {
 		case <-ctx.Done():
 		case <-time.After(m.cfg.KeepAliveInterval):
 		}
+	}
+}
+
+// watchKeys watches the member and owner keys, nudging the balancer on
+// every change, until ctx ends or etcd ends either watch (a compacted
+// revision to resume from, say); it cancels both before it returns, so no
+// watch is left running unread.
+func (m *Member) watchKeys(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mw := m.cli.Watch(ctx, m.cfg.Prefix+"members/", clientv3.WithPrefix())
+	ow := m.cli.Watch(ctx, m.cfg.Prefix+"owners/", clientv3.WithPrefix())
+	for {
+		var resp clientv3.WatchResponse
+		var ok bool
+		select {
+		case resp, ok = <-mw:
+		case resp, ok = <-ow:
+		}
+		err := resp.Err()
+		if !ok || err != nil {
+			if ctx.Err() == nil {
+				m.cfg.Logger.Warn("cluster: watch of the member and owner keys ended; watching again", "replica", m.cfg.Replica, "err", err)
+			}
+			m.poke() // what changed since, the watch will not tell
+			return
+		}
+		m.poke()
 	}
 }
 
@@ -368,7 +401,7 @@ func (m *Member) announce() {
 
 // balance brings the member's shards to ceil(S / live members): it renews a
 // lost lease, forgets shards it no longer owns at etcd, releases the extra
-// ones and claims free ones.
+// ones, claims free ones and sweeps the shards it gained.
 func (m *Member) balance() {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
 	defer cancel()
@@ -426,6 +459,7 @@ func (m *Member) balance() {
 	}
 	live := len(count)
 	m.claim(ctx, (m.cfg.Shards+live-1)/live-len(mine), taken, lease)
+	m.sweep()
 }
 
 // surplus returns how many shards the member should release, given the
