@@ -62,6 +62,7 @@ type replica struct {
 	mu    sync.Mutex
 	all   map[proflow.FlowID]proflow.ProtectedFlow // the shared set
 	saved map[proflow.FlowID]cluster.FlowState     // what this replica last saved or resumed
+	epoch map[proflow.FlowID]uint64                // the shard's epoch each controller flow was resumed under
 
 	ownedShards prometheus.Gauge
 	shardEpoch  *prometheus.GaugeVec
@@ -78,15 +79,28 @@ func joinCluster(ctx context.Context, c *Config, reg prometheus.Registerer, base
 	cc := cluster.DefaultConfig(c.Cluster.Replica, c.Cluster.Endpoints...)
 	cc.Prefix, cc.LeaseTTL = c.Cluster.Prefix, c.Cluster.LeaseTTL
 	cc.Logger = base.With("component", "cluster")
-	r := &replica{log: log, dirty: make(chan struct{}, 1), all: map[proflow.FlowID]proflow.ProtectedFlow{}, saved: map[proflow.FlowID]cluster.FlowState{}}
+	r := newReplica(log)
 	r.register(reg)
-	cc.OnChange = r.onChange
+	// The member reports from its own goroutines, which Join starts before
+	// it returns: OnChange waits until r.m is set.
+	joined := make(chan struct{})
+	cc.OnChange = func(gained, lost []int) {
+		<-joined
+		r.onChange(gained, lost)
+	}
 	m, err := cluster.Join(ctx, cc)
 	if err != nil {
 		return nil, &FieldError{Path: "cluster", Problem: err.Error()}
 	}
 	r.m = m
+	close(joined)
 	return r, nil
+}
+
+// newReplica returns a replica that logs on log, without a member.
+func newReplica(log *slog.Logger) *replica {
+	return &replica{log: log, dirty: make(chan struct{}, 1), all: map[proflow.FlowID]proflow.ProtectedFlow{},
+		saved: map[proflow.FlowID]cluster.FlowState{}, epoch: map[proflow.FlowID]uint64{}}
 }
 
 func (r *replica) register(reg prometheus.Registerer) {
@@ -228,30 +242,46 @@ func (r *replica) dropState(ctx context.Context, flow proflow.FlowID) {
 }
 
 // sync makes the controller protect exactly the shared flows this replica
-// owns. A flow that is no longer owned is removed (and not released: see
-// the fenced enforcer). The flows a gained shard brings are read with one
-// LoadShard per shard and resume at their stored placement and baseline; a
-// flow with nothing stored starts where the southbound locates it.
+// owns, each under its shard's current epoch. A flow that is no longer
+// owned is removed (and not released: see the fenced enforcer), and so is
+// one resumed under an earlier epoch of its shard: the replica lost the
+// shard and owns it again, and the owner in between may have moved the
+// flow. The flows a gained shard brings are read with one LoadShard per
+// shard and resume at their stored placement and baseline; a flow with
+// nothing stored starts where the southbound locates it.
 func (r *replica) sync(ctx context.Context, s *Service) {
+	type owned struct {
+		epoch uint64
+		ok    bool
+	}
+	epochs := make(map[int]owned) // of the shards of the shared flows
 	r.mu.Lock()
 	want := make(map[proflow.FlowID]proflow.ProtectedFlow)
 	for id, f := range r.all {
-		if r.m.Owns(id) {
+		sh := r.m.Shard(id)
+		o, seen := epochs[sh]
+		if !seen {
+			o.epoch, o.ok = r.m.Epoch(sh)
+			epochs[sh] = o
+		}
+		if o.ok {
 			want[id] = f
 		}
 	}
+	resumedAt := maps.Clone(r.epoch)
 	r.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	added, removed := 0, 0
 	for id, pf := range s.flows {
-		if w, ok := want[id]; ok && w.Weight == pf.Weight {
+		if w, ok := want[id]; ok && w.Weight == pf.Weight && resumedAt[id] == epochs[r.m.Shard(id)].epoch {
 			continue
 		}
 		if err := s.ctrl.RemoveFlow(id); err == nil {
 			delete(s.flows, id)
 			r.mu.Lock()
 			delete(r.saved, id)
+			delete(r.epoch, id)
 			r.mu.Unlock()
 			removed++
 		}
@@ -282,7 +312,7 @@ func (r *replica) sync(ctx context.Context, s *Service) {
 			stored[st.Flow] = st
 		}
 		for _, f := range byShard[sh] {
-			if r.resume(ctx, s, f, stored) {
+			if r.resume(ctx, s, f, stored, epochs[sh].epoch) {
 				added++
 			}
 		}
@@ -293,11 +323,11 @@ func (r *replica) sync(ctx context.Context, s *Service) {
 	}
 }
 
-// resume adds f, owned now, at its stored placement and baseline if any
-// (s.mu held); a placement the switches report when the flow is adopted
-// (OpenFlow's Locate) wins over the stored one, and the next save stores
-// it.
-func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlow, stored map[proflow.FlowID]cluster.FlowState) bool {
+// resume adds f, owned now under epoch, at its stored placement and
+// baseline if any (s.mu held); a placement the switches report when the
+// flow is adopted (OpenFlow's Locate) wins over the stored one, and the
+// next save stores it.
+func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlow, stored map[proflow.FlowID]cluster.FlowState, epoch uint64) bool {
 	id := f.ID
 	st, found := stored[id]
 	if found && (st.Switch < 0 || st.Switch >= s.sb.topo.NumSwitches()) {
@@ -345,11 +375,12 @@ func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlo
 		r.log.Warn("cluster: add owned flow", "flow", id.String(), "error", err)
 		return false
 	}
+	r.mu.Lock()
 	if found {
-		r.mu.Lock()
 		r.saved[id] = st
-		r.mu.Unlock()
 	}
+	r.epoch[id] = epoch
+	r.mu.Unlock()
 	s.flows[id] = f
 	r.resumed.WithLabelValues(from).Inc()
 	return true

@@ -2,14 +2,17 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -138,7 +141,7 @@ func TestResumeAtLocatedSwitch(t *testing.T) {
 	if s.sb.topo.NumSwitches() < 2 {
 		t.Fatalf("the scenario has %d switches, want 2 or more", s.sb.topo.NumSwitches())
 	}
-	r := &replica{log: s.log, dirty: make(chan struct{}, 1), all: map[proflow.FlowID]proflow.ProtectedFlow{}, saved: map[proflow.FlowID]cluster.FlowState{}}
+	r := newReplica(s.log)
 	r.register(prometheus.NewRegistry())
 	f := s.ctrl.Flows()[0]
 	stored := cluster.FlowState{Flow: f.ID, Switch: 0}
@@ -160,7 +163,7 @@ func TestResumeAtLocatedSwitch(t *testing.T) {
 			}
 			delete(s.flows, f.ID)
 			s.sb.adopt = locateAdopt(tc.loc)
-			if !r.resume(ctx, s, f, map[proflow.FlowID]cluster.FlowState{f.ID: stored}) {
+			if !r.resume(ctx, s, f, map[proflow.FlowID]cluster.FlowState{f.ID: stored}, 1) {
 				t.Fatal("resume failed")
 			}
 			if cur, ok := s.ctrl.Current(f.ID); !ok || cur != tc.want {
@@ -170,5 +173,108 @@ func TestResumeAtLocatedSwitch(t *testing.T) {
 				t.Errorf("saved switch %d, want the stored %d (so that the next save stores the located one)", got.Switch, stored.Switch)
 			}
 		})
+	}
+}
+
+// The member reports ownership from its own goroutines as soon as Join
+// starts them, before joinCluster has stored the member: the replica's
+// OnChange waits for it, so the first change is in the metrics and reading
+// the member there is no data race. Before the fix OnChange read r.m while
+// joinCluster wrote it (go test -race failed this test).
+func TestJoinClusterOnChangeRaceFree(t *testing.T) {
+	etcd := startEtcd(t)
+	c := &Config{Cluster: &ClusterConfig{Endpoints: []string{etcd}, Prefix: "/t/", Replica: "a", LeaseTTL: 2 * time.Second}}
+	log := slog.New(slog.DiscardHandler)
+	r, err := joinCluster(context.Background(), c, prometheus.NewRegistry(), log, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close(context.Background())
+	select {
+	case <-r.dirty: // OnChange ran
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ownership change within 10 s of joining")
+	}
+	if n := testutil.ToFloat64(r.ownedShards); n == 0 {
+		t.Error("the shards gained first are not in proflow_serve_owned_shards")
+	}
+}
+
+// A shard this replica lost and owns again under a new epoch before a sync
+// saw it lost (a partition, a hand-over and back, all between two syncs) is
+// resumed afresh: another owner may have moved its flows meanwhile, so the
+// flows held under the old epoch are removed and resumed from what is
+// stored now. The other shards' flows are left alone. Before the fix sync
+// kept every owned flow as it was, and the replica went on deciding (and
+// writing, under the new epoch) from the old epoch's placements.
+func TestSyncResumesShardOwnedAgainUnderNewEpoch(t *testing.T) {
+	etcd := startEtcd(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := simConfig(t, fmt.Sprintf("cluster: {endpoints: [%q], prefix: /t/, replica: a, lease_ttl: 2s}\n", etcd))
+	s, err := New(ctx, c, Options{LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.closeAll()
+	r := s.rep
+	waitFor(t, func() bool { return len(r.m.Owned()) == r.m.Shards() })
+	// What run does, a sync at a time.
+	flows, _, err := r.m.ListFlows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	for _, f := range flows {
+		r.all[f.ID] = f
+	}
+	r.mu.Unlock()
+	r.sync(ctx, s)
+	if n := len(s.Flows()); n != len(flows) || n == 0 {
+		t.Fatalf("%d flows protected after the first sync, want the %d shared", n, len(flows))
+	}
+	flow := flows[0].ID
+	shard := r.m.Shard(flow)
+	inShard := 0
+	for _, f := range flows {
+		if r.m.Shard(f.ID) == shard {
+			inShard++
+		}
+	}
+	ep, _ := r.m.Epoch(shard)
+	cur, _ := s.ctrl.Current(flow)
+	moved := (cur + 1) % s.sb.topo.NumSwitches()
+
+	// Another owner had the shard meanwhile and moved the flow; the shard
+	// is this replica's again under a new epoch before any sync.
+	b, err := json.Marshal(cluster.FlowState{Flow: flow, Switch: moved, Updated: time.Now(), Replica: "b", Epoch: ep + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, fmt.Sprintf("/t/state/%04d/%s", shard, flow), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Delete(ctx, fmt.Sprintf("/t/owners/%04d", shard)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { e, ok := r.m.Epoch(shard); return ok && e != ep })
+	resumed := func() float64 {
+		return testutil.ToFloat64(r.resumed.WithLabelValues("stored")) + testutil.ToFloat64(r.resumed.WithLabelValues("located"))
+	}
+	before := resumed()
+	r.sync(ctx, s)
+	if got, ok := s.ctrl.Current(flow); !ok || got != moved {
+		t.Errorf("after owning its shard again the flow is at switch %d (protected %v), want %d where the other owner moved it (was %d)", got, ok, moved, cur)
+	}
+	if n := resumed() - before; n != float64(inShard) {
+		t.Errorf("the sync resumed %v flows, want the %d of the shard owned again", n, inShard)
+	}
+	if n := len(s.Flows()); n != len(flows) {
+		t.Errorf("%d flows protected after the sync, want %d", n, len(flows))
 	}
 }
