@@ -24,8 +24,9 @@ import (
 // of a shard it gains from their stored placements and baselines (one
 // LoadShard range read per shard, then MultiController.AddFlowResumed), saves
 // placements and baselines when they change, and its enforcer refuses to
-// write for a flow it does not own or while the member is not writable (the
-// lease's keepalives are late).
+// write for a flow it does not own, or holds under an earlier epoch of its
+// shard than the current one (replica.current), or while the member is not
+// writable (the lease's keepalives are late).
 //
 // # Fencing at the switches
 //
@@ -40,13 +41,13 @@ import (
 // that is one client session per owned shard and leaf — 64 shards over 2
 // leaves is 128 streams per replica, re-arbitrated on every hand-over. The
 // service does not do that: it runs one client (the configured role and
-// election id) and fences in the replica, with Owns checked right before
-// every write (the fenced enforcer) and the etcd writes conditional on the
-// shard's epoch (cluster.SaveFlows). A replica cut from etcd stops writing
-// once its keepalives are TTL/2 late, before its lease can expire, so no two
-// replicas write for one flow; what the switch-side roles would add is
-// protection against a replica whose clock or process stalls between the
-// check and the write.
+// election id) and fences in the replica, with ownership and the epoch
+// checked right before every write (the fenced enforcer) and the etcd
+// writes conditional on the shard's epoch (cluster.SaveFlows). A replica
+// cut from etcd stops writing once its keepalives are TTL/2 late, before
+// its lease can expire, so no two replicas write for one flow; what the
+// switch-side roles would add is protection against a replica whose clock
+// or process stalls between the check and the write.
 //
 // # Release
 //
@@ -178,19 +179,12 @@ func (r *replica) seed(ctx context.Context, prev, next []FlowConfig) error {
 // ends, adding and removing flows on s's controller.
 func (r *replica) run(ctx context.Context, s *Service) {
 	for ctx.Err() == nil {
-		flows, rev, err := r.m.ListFlows(ctx)
+		rev, err := r.list(ctx, s)
 		if err != nil {
 			r.log.Warn("cluster: list flows", "error", err)
 			sleep(ctx, time.Second)
 			continue
 		}
-		r.mu.Lock()
-		clear(r.all)
-		for _, f := range flows {
-			r.all[f.ID] = f
-		}
-		r.mu.Unlock()
-		r.sync(ctx, s)
 		events := r.m.WatchFlows(ctx, rev)
 		tick := time.NewTicker(time.Second) // ownership is also re-read now and then
 	watch:
@@ -225,6 +219,35 @@ func (r *replica) run(ctx context.Context, s *Service) {
 		}
 		tick.Stop()
 	}
+}
+
+// list reads the shared flow set (when run starts, and again after the
+// flow watch ended), syncs the controller to it and returns the revision
+// it was read at, to watch from. A flow in the set before and not now was
+// deleted while no watch was running (a compaction, a network cut ended
+// it): it is handled as a watched deletion, removed from the controller
+// by the sync and its stored state dropped when this replica owns it.
+func (r *replica) list(ctx context.Context, s *Service) (int64, error) {
+	flows, rev, err := r.m.ListFlows(ctx)
+	if err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	gone := maps.Clone(r.all)
+	clear(r.all)
+	for _, f := range flows {
+		r.all[f.ID] = f
+		delete(gone, f.ID)
+	}
+	r.mu.Unlock()
+	r.sync(ctx, s)
+	for id := range gone {
+		if ctx.Err() != nil {
+			break
+		}
+		r.dropState(ctx, id)
+	}
+	return rev, nil
 }
 
 // dropState deletes the stored state of flow, deleted from the shared set,
@@ -366,6 +389,11 @@ func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlo
 			}
 		}
 	}
+	// The epoch is recorded before the controller holds the flow, so that
+	// no write for it passes the fence under another one.
+	r.mu.Lock()
+	r.epoch[id] = epoch
+	r.mu.Unlock()
 	err := s.ctrl.AddFlowResumed(f, cur, b)
 	if err != nil && b != nil {
 		r.log.Warn("cluster: stored baseline refused; the flow learns it again", "flow", id.String(), "error", err)
@@ -373,13 +401,15 @@ func (r *replica) resume(ctx context.Context, s *Service, f proflow.ProtectedFlo
 	}
 	if err != nil {
 		r.log.Warn("cluster: add owned flow", "flow", id.String(), "error", err)
+		r.mu.Lock()
+		delete(r.epoch, id)
+		r.mu.Unlock()
 		return false
 	}
 	r.mu.Lock()
 	if found {
 		r.saved[id] = st
 	}
-	r.epoch[id] = epoch
 	r.mu.Unlock()
 	s.flows[id] = f
 	r.resumed.WithLabelValues(from).Inc()
@@ -392,6 +422,12 @@ func (r *replica) save(ctx context.Context, s *Service, ds []proflow.Decision) {
 	r.mu.Lock()
 	for i := range ds {
 		d := &ds[i]
+		if r.staleLocked(d.Flow) {
+			// Decided from the state before the replica lost the
+			// shard: not stored over what the owner in between
+			// stored, from which the next sync resumes the flow.
+			continue
+		}
 		sw := d.Current
 		if d.Rerouted {
 			sw = d.Target
@@ -424,6 +460,44 @@ func (r *replica) save(ctx context.Context, s *Service, ds []proflow.Decision) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// enforcer returns the fenced enforcer over enf that the service's
+// controller writes through: it writes for a flow only while current
+// reports true.
+func (r *replica) enforcer(enf proflow.Enforcer) proflow.Enforcer {
+	return newEnforcer(enf, r.current, r.inSet, r.fenced)
+}
+
+// current reports whether the replica may write for flow now: it owns the
+// flow's shard (and is writable), and the controller holds the flow, if it
+// does, under the shard's current epoch. A flow held under an earlier
+// epoch (the replica lost the shard and owns it again, and no sync has
+// resumed the flow since) is decided from the state before the loss, while
+// the owner in between may have moved it: its writes are refused until the
+// next sync resumes it from what is stored now. A flow the controller no
+// longer holds (removed, its release pending) needs only the shard.
+func (r *replica) current(flow proflow.FlowID) bool {
+	ep, owned := r.m.Epoch(r.m.Shard(flow))
+	if !owned {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, held := r.epoch[flow]
+	return !held || at == ep
+}
+
+// staleLocked reports whether the controller holds flow under an earlier
+// epoch of its shard than the one the replica owns the shard under now
+// (r.mu held).
+func (r *replica) staleLocked(flow proflow.FlowID) bool {
+	at, held := r.epoch[flow]
+	if !held {
+		return false
+	}
+	ep, owned := r.m.Epoch(r.m.Shard(flow))
+	return owned && at != ep
 }
 
 func (r *replica) close(ctx context.Context) error {

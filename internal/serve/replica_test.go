@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -276,5 +277,210 @@ func TestSyncResumesShardOwnedAgainUnderNewEpoch(t *testing.T) {
 	}
 	if n := len(s.Flows()); n != len(flows) {
 		t.Errorf("%d flows protected after the sync, want %d", n, len(flows))
+	}
+}
+
+// startReplica starts an etcd, runs prepare on a client of it (when not
+// nil), builds a service in cluster mode on it (replica a, prefix /t/)
+// without running it, and waits until its replica owns every shard. The
+// test drives the replica itself: list and sync, as run would, and no
+// step runs unless the test calls one.
+func startReplica(ctx context.Context, t *testing.T, prepare func(*clientv3.Client)) (*Service, *clientv3.Client) {
+	t.Helper()
+	etcd := startEtcd(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	if prepare != nil {
+		prepare(cli)
+	}
+	c := simConfig(t, fmt.Sprintf("cluster: {endpoints: [%q], prefix: /t/, replica: a, lease_ttl: 2s}\n", etcd))
+	s, err := New(ctx, c, Options{LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.closeAll)
+	waitFor(t, func() bool { return len(s.rep.m.Owned()) == s.rep.m.Shards() })
+	return s, cli
+}
+
+// regain makes the replica lose shard and own it again under a new epoch,
+// with no sync in between, after another owner ("b") stored state for
+// flow meanwhile; it returns the epoch before.
+func regain(ctx context.Context, t *testing.T, r *replica, cli *clientv3.Client, shard int, state cluster.FlowState) uint64 {
+	t.Helper()
+	ep, ok := r.m.Epoch(shard)
+	if !ok {
+		t.Fatalf("shard %d not owned", shard)
+	}
+	state.Updated, state.Replica, state.Epoch = time.Now(), "b", ep+1
+	b, err := json.Marshal(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, fmt.Sprintf("/t/state/%04d/%s", shard, state.Flow), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Delete(ctx, fmt.Sprintf("/t/owners/%04d", shard)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { e, ok := r.m.Epoch(shard); return ok && e != ep })
+	return ep
+}
+
+// Between owning a shard again under a new epoch and the sync that resumes
+// its flows afresh, the control loop still holds them as decided before
+// the shard was lost: the fenced enforcer the service writes through
+// refuses their switch writes, and save does not store their placements,
+// so neither overwrites what the owner in between placed and stored; the
+// sync then resumes them from that, and their writes pass again. The other
+// shards' flows are written throughout. Before the fix the enforcer asked
+// only whether the replica owned the shard (Member.Owns), and save stored
+// the pre-loss placement under the new epoch, which the sync then resumed.
+func TestFenceRefusesFlowHeldUnderEarlierEpoch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, cli := startReplica(ctx, t, nil)
+	r := s.rep
+	if _, err := r.list(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	fs := s.Flows()
+	if len(fs) < 2 {
+		t.Fatalf("%d flows protected, want 2 or more", len(fs))
+	}
+	flow, shard := fs[0].ID, r.m.Shard(fs[0].ID)
+	other := -1
+	for i, f := range fs {
+		if r.m.Shard(f.ID) != shard {
+			other = i
+			break
+		}
+	}
+	if other < 0 {
+		t.Fatal("every flow is in one shard; want one of another shard")
+	}
+	otherFlow := fs[other].ID
+	rec := &recorder{}
+	enf := r.enforcer(rec)
+	if err := enf.Place(ctx, flow, 0); err != nil {
+		t.Fatalf("Place of an owned flow = %v", err)
+	}
+	cur, _ := s.ctrl.Current(flow)
+	moved := (cur + 1) % s.sb.topo.NumSwitches()
+	regain(ctx, t, r, cli, shard, cluster.FlowState{Flow: flow, Switch: moved})
+
+	rec.placed = nil
+	refusedBefore := testutil.ToFloat64(r.fenced)
+	if err := enf.Place(ctx, flow, cur); !errors.Is(err, cluster.ErrNotOwner) {
+		t.Errorf("Place of a flow held under the shard's earlier epoch = %v, want ErrNotOwner", err)
+	}
+	errs := make([]error, 2)
+	if err := enf.(proflow.BatchEnforcer).PlaceBatch(ctx, []proflow.Placement{{Flow: flow, Switch: cur}, {Flow: otherFlow, Switch: 0}}, errs); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(errs[0], cluster.ErrNotOwner) || errs[1] != nil {
+		t.Errorf("PlaceBatch errors = %v, want ErrNotOwner for the flow held under the earlier epoch and nil for the other shard's", errs)
+	}
+	if diff := cmp.Diff([]string{otherFlow.String()}, rec.placed); diff != "" {
+		t.Errorf("placed after the shard was owned again (-want +got):\n%s", diff)
+	}
+	if n := testutil.ToFloat64(r.fenced) - refusedBefore; n != 2 {
+		t.Errorf("refused writes counted %v, want 2", n)
+	}
+
+	// The step's decision, from the pre-loss state, is not stored.
+	r.save(ctx, s, []proflow.Decision{{Flow: flow, Current: cur, Best: -1}})
+	st, _, found, err := r.m.LoadFlow(ctx, flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found || st.Switch != moved || st.Replica != "b" {
+		t.Errorf("stored state after a save of the flow held under the earlier epoch = %+v (found %v), want the other owner's at switch %d", st, found, moved)
+	}
+
+	r.sync(ctx, s)
+	if got, ok := s.ctrl.Current(flow); !ok || got != moved {
+		t.Errorf("after the sync the flow is at switch %d (protected %v), want %d where the other owner moved it", got, ok, moved)
+	}
+	rec.placed = nil
+	if err := enf.Place(ctx, flow, cur); err != nil {
+		t.Errorf("Place of the flow resumed under the new epoch = %v", err)
+	}
+	if diff := cmp.Diff([]string{flow.String()}, rec.placed); diff != "" {
+		t.Errorf("placed after the sync (-want +got):\n%s", diff)
+	}
+}
+
+// A flow deleted from etcd directly while the flow watch is down (a
+// compaction, a network cut) is seen gone when run lists the set again:
+// it is removed from the controller and, as for a watched deletion, its
+// stored state is deleted. Before the fix the state stayed (the sweep
+// runs only when a shard changes owner), and the flow put again later
+// resumed it.
+func TestRelistDropsStateOfFlowDeletedUnwatched(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A state without its flow in every shard: the member's sweep of the
+	// shards it gains deletes them, and once they are gone that sweep
+	// (which reads the states once) cannot delete a state stored later.
+	prepare := func(cli *clientv3.Client) {
+		const shards = 64 // cluster.Config's default
+		covered := map[int]bool{}
+		for port := 40000; len(covered) < shards; port++ {
+			id := mustFlow(t, fmt.Sprintf("tcp 10.9.9.9:%d->10.9.9.8:80", port))
+			sh := cluster.ShardOf(id, shards)
+			if covered[sh] {
+				continue
+			}
+			covered[sh] = true
+			if _, err := cli.Put(ctx, fmt.Sprintf("/t/state/%04d/%s", sh, id), `{"flow":"`+id.String()+`","switch":0}`); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, cli := startReplica(ctx, t, prepare)
+	if s.rep.m.Shards() != 64 {
+		t.Fatalf("%d shards, want the default 64 the sentinels cover", s.rep.m.Shards())
+	}
+	states := func() int64 {
+		resp, err := cli.Get(ctx, "/t/state/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Count
+	}
+	waitFor(t, func() bool { return states() == 0 })
+
+	r := s.rep
+	if _, err := r.list(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	fs := s.Flows()
+	if len(fs) < 2 {
+		t.Fatalf("%d flows protected, want 2 or more", len(fs))
+	}
+	flow := fs[0].ID
+	cur, _ := s.ctrl.Current(flow)
+	if n, err := r.m.SaveFlows(ctx, []cluster.FlowState{{Flow: flow, Switch: cur}}); n != 1 || err != nil {
+		t.Fatalf("SaveFlows = %d, %v, want 1, nil", n, err)
+	}
+	if n := states(); n != 1 {
+		t.Fatalf("%d states stored, want 1", n)
+	}
+	if _, err := cli.Delete(ctx, "/t/flows/"+flow.String()); err != nil {
+		t.Fatal(err)
+	}
+	// No watch saw it: the replica lists the set again.
+	if _, err := r.list(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(s.Flows()); len(got) != len(fs)-1 || slices.Contains(got, flow.String()) {
+		t.Errorf("protected after listing again: %v, want the %d flows but %v", got, len(fs)-1, flow)
+	}
+	if n := states(); n != 0 {
+		t.Errorf("%d states stored after listing again, want the deleted flow's gone", n)
 	}
 }

@@ -198,7 +198,7 @@ func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service
 	}
 	enf := s.sb.enf
 	if s.rep != nil {
-		enf = newEnforcer(enf, s.rep.m.Owns, s.rep.inSet, s.rep.fenced)
+		enf = s.rep.enforcer(enf)
 		switch s.sb.kind {
 		case "sim":
 			// Each replica runs its own copy of the simulated fabric: a
