@@ -107,7 +107,9 @@ var agentSim = strings.Replace(validSim, "policy: {kind: crowd}", "policy: {kind
 func TestValidateNamesBuildTimeKeys(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"lease timeout", strings.Replace(validOF, `openflow: {listen: "127.0.0.1:6653"}`, `openflow: {listen: "127.0.0.1:6653", lease_timeout: 500ms}`, 1),
-			"southbound.openflow.lease_timeout: 500ms, want 1s…65535s"},
+			"southbound.openflow.lease_timeout: 500ms, want 6s…65535s"},
+		{"lease timeout under three request timeouts", strings.Replace(validOF, `openflow: {listen: "127.0.0.1:6653"}`, `openflow: {listen: "127.0.0.1:6653", lease_timeout: 5s}`, 1),
+			"southbound.openflow.lease_timeout: 5s, want 6s…65535s"},
 		{"drain without a horizon", agentSim + "gate: {drain: {depth: 5}}\n", "gate.drain: "},
 		{"reserve with a window", agentSim + "gate: {window: 2s, reserve: true}\n", "gate.reserve: true with gate.window 2s"},
 		{"tcstat with sim", validSim + "telemetry:\n  tcstat: {switches: [{agent: \"http://127.0.0.1:1\", interfaces: [a]}, {agent: \"http://127.0.0.1:1\", interfaces: [a]}, {agent: \"http://127.0.0.1:1\", interfaces: [a]}, {agent: \"http://127.0.0.1:1\", interfaces: [a]}]}\n",

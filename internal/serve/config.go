@@ -19,7 +19,13 @@ import (
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/policy"
+	"github.com/proflow-sdn/proflow/southbound/openflow"
 )
+
+// minLeaseTimeout is the shortest OpenFlow lease the service accepts:
+// three times the southbound's request timeout, which bounds one leaf's
+// lease refresh, run every third of the lease (openflow.Config).
+func minLeaseTimeout() time.Duration { return 3 * openflow.DefaultConfig().RequestTimeout }
 
 // Config is the service's configuration, read from YAML (Load, Parse). Its
 // YAML keys are the snake_case names in the field tags; unknown keys are
@@ -792,8 +798,8 @@ func (c *Config) checkSouthbound(p *problems) string {
 		if o.TLS != nil {
 			c.checkTLS(p, "southbound.openflow.tls", o.TLS, true)
 		}
-		if v := o.LeaseTimeout; v > 0 && (v < time.Second || v > 65535*time.Second) {
-			p.add("southbound.openflow.lease_timeout", "%v, want 1s…65535s (OpenFlow hard timeouts are whole seconds), negative for permanent rules, or absent for 10s", v)
+		if v, least := o.LeaseTimeout, minLeaseTimeout(); v > 0 && (v < least || v > 65535*time.Second) {
+			p.add("southbound.openflow.lease_timeout", "%v, want %v…65535s (OpenFlow hard timeouts are whole seconds, refreshed every third of the lease, each leaf within the southbound's %v request timeout), negative for permanent rules, or absent for 10s", v, least, least/3)
 		}
 	case "p4runtime":
 		c.checkP4Runtime(p, s.P4Runtime)

@@ -153,10 +153,18 @@ type Config struct {
 	// HandshakeTimeout bounds hello and features (default 5 s).
 	HandshakeTimeout time.Duration
 	// RequestTimeout bounds a statistics poll or a barrier (default 2 s).
+	// It also bounds one leaf's lease refresh, so with leases
+	// (LeaseTimeout > 0) it must be at most LeaseTimeout/3, the refresh
+	// period: Validate refuses a longer one.
 	RequestTimeout time.Duration
 	// LeaseTimeout is the hard timeout of the override rules (Place): a
 	// dead controller's overrides expire and the flow falls back to base
-	// forwarding. The server refreshes live leases every LeaseTimeout/3.
+	// forwarding. The server refreshes live leases every LeaseTimeout/3,
+	// every leaf at once, each leaf within RequestTimeout (see Server), so
+	// it must be at least 3×RequestTimeout (6 s with the default request
+	// timeout): then a round ends before the next is due, and a leaf whose
+	// refresh fails is refreshed again at the next round, a third of the
+	// lease before its rules would lapse.
 	// Zero means the default, 10 s; negative makes overrides permanent.
 	// Either way, override rules whose delete a switch did not confirm are
 	// deleted again on every refresh round (every LeaseTimeout/3, or every
@@ -271,6 +279,11 @@ func (c Config) Validate() error {
 	}
 	if c.LeaseTimeout > 0 && (c.LeaseTimeout < time.Second || c.LeaseTimeout > 65535*time.Second) {
 		errs = append(errs, fmt.Errorf("lease timeout %v, want 1 s..65535 s (OpenFlow hard timeouts are whole seconds)", c.LeaseTimeout))
+	}
+	if c.LeaseTimeout > 0 && c.RequestTimeout > c.LeaseTimeout/3 {
+		errs = append(errs, fmt.Errorf("request timeout %v with lease timeout %v: the lease refresh runs every %v (a third of the lease) and one leaf's refresh may take the request timeout, "+
+			"so a slow leaf would delay the next round and let leases lapse; want request timeout ≤ %v, or lease timeout ≥ %v",
+			c.RequestTimeout, c.LeaseTimeout, c.LeaseTimeout/3, c.LeaseTimeout/3, 3*c.RequestTimeout))
 	}
 	if int(c.OverridePriority)+priorityGenerations > 0xffff || c.OverridePriority <= 200 {
 		errs = append(errs, fmt.Errorf("override priority %d, want 201..%d", c.OverridePriority, 0xffff-priorityGenerations))

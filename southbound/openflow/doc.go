@@ -34,7 +34,9 @@
 // the old ones are deleted; on failure the old rules still carry the flow.
 // Overrides are leases: their hard timeout (Config.LeaseTimeout) is
 // refreshed by Serve every third of the lease (one batch and one barrier per
-// leaf), so if the controller dies the flow falls back to base forwarding.
+// leaf, every leaf at once, each within Config.RequestTimeout, which must
+// be at most a third of the lease; see Server), so if the controller dies
+// the flow falls back to base forwarding.
 // Override rules whose delete a switch did not confirm are deleted again on
 // every refresh round and when their leaf reconnects, so they do not linger
 // even when overrides are permanent. Locate reads the overrides back by

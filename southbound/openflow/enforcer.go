@@ -409,18 +409,17 @@ func (s *Server) dropLeftovers(done map[leftover]*placement) {
 	}
 }
 
-// maxRefreshLeaves bounds the leaves one refresh round talks to at once.
-const maxRefreshLeaves = 8
-
 // maintain runs refresh rounds until ctx ends: every LeaseTimeout/3 when
 // overrides are leases, every 3×RequestTimeout when they are permanent (then
 // a round only retries leftover deletes). The ticker comes from
-// Config.Clock.
+// Config.Clock. A round lasts about one leaf's refresh (RequestTimeout at
+// most, which Config.Validate keeps within the period); one that takes
+// longer than the period, timed on Config.Clock, is logged and counted
+// (proflow_openflow_refresh_overruns_total). Ticks missed meanwhile are
+// dropped; the system clock's ticker keeps one, so the next round then
+// starts at once.
 func (s *Server) maintain(ctx context.Context) {
-	period := s.cfg.LeaseTimeout / 3
-	if s.cfg.LeaseTimeout < 0 {
-		period = 3 * s.cfg.RequestTimeout
-	}
+	period := s.refreshPeriod()
 	t := s.cfg.Clock.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -429,8 +428,24 @@ func (s *Server) maintain(ctx context.Context) {
 			return
 		case <-t.C():
 		}
+		start := s.cfg.Clock.Now()
 		s.refresh(ctx)
+		if took := s.cfg.Clock.Now().Sub(start); took > period && ctx.Err() == nil {
+			if s.m != nil {
+				s.m.refreshOverruns.Inc()
+			}
+			s.cfg.Logger.Warn("openflow: lease refresh round took longer than its period; the next round starts late, and leases lapse if rounds keep overrunning",
+				"took", took, "period", period, "lease", s.cfg.LeaseTimeout, "request_timeout", s.cfg.RequestTimeout)
+		}
 	}
+}
+
+// refreshPeriod is the time between two refresh rounds (see maintain).
+func (s *Server) refreshPeriod() time.Duration {
+	if s.cfg.LeaseTimeout < 0 {
+		return 3 * s.cfg.RequestTimeout
+	}
+	return s.cfg.LeaseTimeout / 3
 }
 
 // refreshBatch is one leaf's part of a refresh round.
@@ -443,12 +458,16 @@ type refreshBatch struct {
 
 // refresh re-adds every override (which restarts its hard timeout and keeps
 // its counters) and retries leftover deletes: one batch of flow-mods and one
-// barrier per leaf, at most maxRefreshLeaves leaves at a time, each within
-// Config.RequestTimeout. The placements are copied under emu and the leaves
+// barrier per leaf, every leaf at once, each within Config.RequestTimeout,
+// so the round lasts one leaf's refresh however many leaves there are (in
+// waves of a few leaves at a time, a round of many slow leaves would
+// outlast the lease). The placements are copied under emu and the leaves
 // are written without it; a Place or Release of a flow on a leaf whose batch
 // is running waits for that batch (lockLeaves), and everything else goes on.
-// A disconnected leaf is skipped: setup does the same work when it
-// reconnects.
+// A batch that fails (no barrier reply in time, a flow-mod refused) is
+// logged; nothing is remembered of it, so the next round, built afresh from
+// the placements, sends the leaf its whole batch again. A disconnected leaf
+// is skipped: setup does the same work when it reconnects.
 func (s *Server) refresh(ctx context.Context) {
 	batches := make([]*refreshBatch, len(s.cfg.Fabric.Leaves))
 	batch := func(l int) *refreshBatch {
@@ -485,38 +504,37 @@ func (s *Server) refresh(ctx context.Context) {
 	}
 	s.emu.Unlock()
 
-	sem := make(chan struct{}, maxRefreshLeaves)
 	var wg sync.WaitGroup
 	for _, b := range batches {
 		if b == nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			st := s.leafState(b.leaf)
-			sess, err := st.session()
-			if err == nil {
-				rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-				err = sess.apply(rctx, b.mods)
-				cancel()
-			}
-			s.emu.Lock()
-			if err == nil {
-				s.dropLeftovers(b.left)
-			}
-			s.leafBusy[b.leaf] = nil
-			close(b.done)
-			s.emu.Unlock()
-			if err != nil && !errors.Is(err, ErrDisconnected) && ctx.Err() == nil {
-				s.cfg.Logger.Warn("openflow: lease refresh or leftover delete failed; retrying next round", "switch", st.name,
-					"overrides", len(b.mods)-len(b.left), "leftovers", len(b.left), "error", err)
-			}
-		}()
+		wg.Go(func() { s.refreshLeaf(ctx, b) })
 	}
 	wg.Wait()
+}
+
+// refreshLeaf sends one leaf its refresh batch and waits for the barrier,
+// within Config.RequestTimeout, then marks the leaf free (leafBusy).
+func (s *Server) refreshLeaf(ctx context.Context, b *refreshBatch) {
+	st := s.leafState(b.leaf)
+	sess, err := st.session()
+	if err == nil {
+		rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		err = sess.apply(rctx, b.mods)
+		cancel()
+	}
+	s.emu.Lock()
+	if err == nil {
+		s.dropLeftovers(b.left)
+	}
+	s.leafBusy[b.leaf] = nil
+	close(b.done)
+	s.emu.Unlock()
+	if err != nil && !errors.Is(err, ErrDisconnected) && ctx.Err() == nil {
+		s.cfg.Logger.Warn("openflow: lease refresh or leftover delete failed; retrying next round", "switch", st.name,
+			"overrides", len(b.mods)-len(b.left), "leftovers", len(b.left), "error", err)
+	}
 }
 
 // Locate reads the flow's override rules back from its source leaf (by

@@ -24,6 +24,7 @@ type metrics struct {
 
 	acceptErrors      prometheus.Counter // proflow_openflow_accept_errors_total
 	handshakeFailures prometheus.Counter // proflow_openflow_handshake_failures_total
+	refreshOverruns   prometheus.Counter // proflow_openflow_refresh_overruns_total
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -53,6 +54,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Temporary errors accepting a connection (descriptors exhausted, connection aborted), each retried after a back-off."}),
 		handshakeFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "handshake_failures_total",
 			Help: "Connections dropped because the OpenFlow handshake failed (not OpenFlow 1.3, timed out, closed)."}),
+		refreshOverruns: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "refresh_overruns_total",
+			Help: "Lease refresh rounds that took longer than their period (a third of the lease; three request timeouts with permanent overrides), so the next round started late."}),
 	}
 	for t := range ofwire.NumErrorTypes {
 		m.ofErrors.WithLabelValues(strconv.Itoa(t))
@@ -64,7 +67,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, r := range []string{"ok", "error"} {
 		m.reroutes.WithLabelValues(r)
 	}
-	if err := promreg.RegisterAll(reg, m.connected, m.disconnects, m.ofErrors, m.flowMods, m.polls, m.pollLatency, m.reroutes, m.placeLat, m.acceptErrors, m.handshakeFailures); err != nil {
+	if err := promreg.RegisterAll(reg, m.connected, m.disconnects, m.ofErrors, m.flowMods, m.polls, m.pollLatency, m.reroutes, m.placeLat, m.acceptErrors, m.handshakeFailures, m.refreshOverruns); err != nil {
 		return nil, err
 	}
 	return m, nil

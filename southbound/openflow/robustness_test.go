@@ -317,7 +317,9 @@ func TestFailedDeleteRetried(t *testing.T) {
 func TestRefreshDoesNotBlockPlace(t *testing.T) {
 	clock := newTickClock()
 	tb := newTestbed(t, func(c *openflow.Config) {
-		c.Clock, c.LeaseTimeout, c.RequestTimeout = clock, 3*time.Second, time.Minute
+		// A refresh period (lease/3) of a minute fits a minute's
+		// RequestTimeout, as Config.Validate requires.
+		c.Clock, c.LeaseTimeout, c.RequestTimeout = clock, 3*time.Minute, time.Minute
 	})
 	tb.ready()
 	ctx := ctxT(t, 10*time.Second)
@@ -342,7 +344,7 @@ func TestRefreshDoesNotBlockPlace(t *testing.T) {
 		return n
 	}
 	before := barriers()
-	clock.ticker(t, ctx, time.Second).tick(t, ctx)
+	clock.ticker(t, ctx, time.Minute).tick(t, ctx)
 	if err := slow.Await(ctx, func() bool { return barriers() > before }); err != nil {
 		t.Fatalf("the refresh round sent no barrier to leaf3: %v", err)
 	}

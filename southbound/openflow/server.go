@@ -71,6 +71,21 @@ func (e *ProtocolError) Is(target error) bool {
 // proflow.Enforcer, proflow.BatchEnforcer, proflow.Locator, proflow.Releaser
 // and proflow.FlowValidator.
 //
+// Override rules are leases (Config.LeaseTimeout): while Serve runs, a
+// refresh round every third of the lease re-adds every override, one batch
+// of flow-mods and one barrier per leaf, every leaf at once, each leaf
+// within Config.RequestTimeout. A round therefore lasts about one leaf's
+// refresh however many leaves there are, and Config.Validate keeps that
+// within the period (RequestTimeout ≤ LeaseTimeout/3), so a slow leaf
+// cannot delay the next round. A leaf whose refresh fails (no barrier reply
+// in time, a flow-mod refused) is logged and gets its whole batch again at
+// the next round, a third of the lease before its rules would lapse; a
+// disconnected leaf gets its rules when it reconnects. A round that takes
+// longer than its period all the same (one waiting for a Place that holds
+// the placement lock across its own requests) is logged and counted in
+// proflow_openflow_refresh_overruns_total; the next round starts at once
+// (the system clock's ticker keeps one missed tick).
+//
 // A Server is safe for concurrent use. Telemetry assumes one consumer: rates
 // are computed between the two latest polls of each switch.
 type Server struct {
