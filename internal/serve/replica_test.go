@@ -77,11 +77,7 @@ func TestReplicasShareFlows(t *testing.T) {
 // (before the fix the state stayed, and the flow put again resumed it).
 func TestReplicaJunkFlowKeyAndDeletedFlowState(t *testing.T) {
 	etcd := startEtcd(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, etcd)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := cli.Put(ctx, "/t/flows/junk", "{not json"); err != nil {
@@ -210,11 +206,7 @@ func TestJoinClusterOnChangeRaceFree(t *testing.T) {
 // writing, under the new epoch) from the old epoch's placements.
 func TestSyncResumesShardOwnedAgainUnderNewEpoch(t *testing.T) {
 	etcd := startEtcd(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, etcd)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := simConfig(t, fmt.Sprintf("cluster: {endpoints: [%q], prefix: /t/, replica: a, lease_ttl: 2s}\n", etcd))
@@ -288,11 +280,7 @@ func TestSyncResumesShardOwnedAgainUnderNewEpoch(t *testing.T) {
 func startReplica(ctx context.Context, t *testing.T, prepare func(*clientv3.Client)) (*Service, *clientv3.Client) {
 	t.Helper()
 	etcd := startEtcd(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := etcdClient(t, etcd)
 	if prepare != nil {
 		prepare(cli)
 	}
@@ -483,4 +471,16 @@ func TestRelistDropsStateOfFlowDeletedUnwatched(t *testing.T) {
 	if n := states(); n != 0 {
 		t.Errorf("%d states stored after listing again, want the deleted flow's gone", n)
 	}
+}
+
+// etcdClient returns a client of the etcd at endpoint, closed when the
+// test ends.
+func etcdClient(t *testing.T, endpoint string) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
 }
