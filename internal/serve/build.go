@@ -353,7 +353,7 @@ func withTCStat(c *Config, tel proflow.Telemetry) (proflow.Telemetry, error) {
 }
 
 func serverTLS(c *Config, t *TLSConfig) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.Path(t.CertFile), c.Path(t.KeyFile))
+	cert, err := loadKeyPair(c.Path(t.CertFile), c.Path(t.KeyFile))
 	if err != nil {
 		return nil, &FieldError{Path: "southbound.openflow.tls", Problem: fmt.Sprintf("cert_file/key_file: %v", err)}
 	}
@@ -371,7 +371,7 @@ func serverTLS(c *Config, t *TLSConfig) (*tls.Config, error) {
 func clientTLS(c *Config, t *TLSConfig) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.Path(t.CertFile), c.Path(t.KeyFile))
+		cert, err := loadKeyPair(c.Path(t.CertFile), c.Path(t.KeyFile))
 		if err != nil {
 			return nil, &FieldError{Path: "southbound.p4runtime.tls", Problem: fmt.Sprintf("cert_file/key_file: %v", err)}
 		}
@@ -385,6 +385,22 @@ func clientTLS(c *Config, t *TLSConfig) (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	return cfg, nil
+}
+
+// loadKeyPair reads a PEM certificate and its key as tls.LoadX509KeyPair
+// does, but each from a regular file of at most maxSmallFileBytes (the
+// configuration's check already refused others; a file replaced since is
+// refused here too, not read without bound).
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	cert, err := fileutil.ReadFile(certFile, maxSmallFileBytes)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	key, err := fileutil.ReadFile(keyFile, maxSmallFileBytes)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(cert, key)
 }
 
 func loadPool(path string) (*x509.CertPool, error) {
