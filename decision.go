@@ -26,6 +26,11 @@ const (
 	// current switch's reserve lasts longer than the gate's drain horizon
 	// (policy.GateConfig.Drain), so the move waits.
 	ReasonReserve Reason = "reserve"
+	// ReasonGap: the gate admits the move, but the flow is sending in a
+	// burst no longer than its previous one, so the move waits for its
+	// next idle gap, when it has nothing in flight to lose
+	// (policy.GateConfig.Gap).
+	ReasonGap Reason = "gap"
 	// ReasonBaseline: the controller is still learning the episode baseline.
 	ReasonBaseline Reason = "baseline"
 	// ReasonTelemetry: telemetry failed; the placement is held.
@@ -59,7 +64,8 @@ const (
 // placement step of a MultiController held a move the gate admitted
 // (ReasonJoint), or because it runs in shadow mode (ReasonShadow). The
 // gate's own reasons to stay (ReasonStay, ReasonMargin, ReasonVotes,
-// ReasonCooldown, ReasonReserve) and ReasonBaseline are not holds.
+// ReasonCooldown, ReasonReserve, ReasonGap) and ReasonBaseline are not
+// holds.
 func (r Reason) Held() bool {
 	return r == ReasonJoint || r == ReasonShadow || r.Failed()
 }

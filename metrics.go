@@ -39,7 +39,7 @@ func (r *registration) unregister() {
 
 // reasons are every Reason a Controller's Decision can carry, the label
 // values of proflow_decisions_total.
-var reasons = []Reason{ReasonRerouted, ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown, ReasonReserve, ReasonBaseline,
+var reasons = []Reason{ReasonRerouted, ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown, ReasonReserve, ReasonGap, ReasonBaseline,
 	ReasonTelemetry, ReasonInvalid, ReasonStale, ReasonEncoder, ReasonPolicy, ReasonEnforcer, ReasonShadow}
 
 // multiReasons are every Reason a Decision can carry, the label values of

@@ -85,6 +85,22 @@ type GateConfig struct {
 	// flow, and a move made then costs its reroute for nothing. A move
 	// that distress admits is never held. Off is the paper's gate.
 	Drain DrainConfig `json:"drain,omitzero"`
+	// Gap, when set, times a move the gate admits (by its votes or by
+	// distress) to the flow's own idle gaps: while the flow is sending in
+	// a burst no longer than its previous one, the move waits, and the
+	// first idle sample lets it through, when the connection has nothing
+	// in flight and a move costs it nothing (a move made in a burst costs
+	// that burst its window; under the testbed profile's H-move a
+	// retransmission timeout). A sample is idle when the flow delivered
+	// nothing (Decision.Throughput 0) while application-limited
+	// (Decision.AppLimited at least half the interval); a burst is a run
+	// of samples that are not idle, and the previous one counts only if
+	// idle samples bound it on both sides. A flow never idle (bulk, a
+	// constant-bitrate stream, busy request/response) is never held, and
+	// a burst longer than the previous one no longer holds the move. It
+	// reads only the flow's own samples and holds no threshold of its
+	// own. Off is the paper's gate.
+	Gap bool `json:"gap,omitempty"`
 }
 
 // DrainConfig says how long the current switch's reserve lasts. The gate
@@ -295,7 +311,8 @@ func (c GateConfig) Validate() error {
 // while the current switch's reserve lasts longer than Drain.Horizon
 // (DrainConfig); the candidate's votes keep counting meanwhile. With
 // Drain.Waive, a reserve within Drain.Horizon of empty waives condition 2
-// as distress does.
+// as distress does. With Gap, an admitted move also waits while the flow
+// sends in a burst no longer than its previous one (GateConfig.Gap).
 // The gate learns the flow's healthy level from the decisions it sees
 // and forgets it on Reset; a decision whose Throughput is negative or not
 // finite holds the placement with ReasonPolicy and Err set and restarts
@@ -308,7 +325,7 @@ func (c GateConfig) Validate() error {
 // Admit fills Best, Margin (ΔQ), Votes (the candidate's streak), Cooldown
 // (time left, 0 when none), Target (k_best when admitted, −1 otherwise) and
 // Reason: ReasonStay, ReasonMargin, ReasonVotes, ReasonCooldown or
-// ReasonReserve when it holds, and ReasonRerouted when it admits (the
+// ReasonReserve or ReasonGap when it holds, and ReasonRerouted when it admits (the
 // controller then moves the flow and keeps that reason, or replaces it
 // with ReasonEnforcer). A Current that does not index Scores, or a NaN or
 // infinite score, holds the placement with ReasonPolicy and Err set, and
@@ -325,6 +342,7 @@ func (c GateConfig) Validate() error {
 //	Window     count votes over a time window     default off (in a row)
 //	Reserve    count votes while the reserve is drained  default off (in a row)
 //	Drain      hold moves while the reserve lasts  default off
+//	Gap        time moves to the flow's idle gaps  default off
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -342,6 +360,9 @@ type Gate struct {
 	deficit   float64   // D of the bucket of switch deficitOf, seconds of C (Drain)
 	deficitOf int       // the switch deficit is kept for, -1 before the first (Drain)
 	deficitAt time.Time // the decision time deficit was last advanced to (Drain)
+	burst     int       // samples in the flow's current burst, 0 after an idle sample (Gap)
+	bounded   bool      // the current burst began after an idle sample (Gap)
+	lastBurst int       // samples in the last burst idle samples bounded, 0 for none (Gap)
 }
 
 // vote is one step's candidate and its decision time (GateConfig.Window).
@@ -379,6 +400,7 @@ func (g *Gate) Reset() {
 	g.resetStreak()
 	g.healthy = 0
 	g.deficit, g.deficitOf, g.deficitAt = 0, -1, time.Time{}
+	g.burst, g.bounded, g.lastBurst = 0, false, 0
 }
 
 // resetStreak forgets the vote streak and the run of low samples, as a
@@ -449,7 +471,7 @@ func (g *Gate) windowVotes(t time.Time, k int) int {
 // application-limited share outside [0, 1], and (with its forecast) a bad
 // forecast; with Reserve or Drain, a bad load.
 func (g *Gate) checkInputs(d *proflow.Decision) error {
-	if c := g.cfg.Distress; c.enabled() {
+	if c := g.cfg.Distress; c.enabled() || g.cfg.Gap {
 		if phi := d.Throughput; !(phi >= 0) || math.IsInf(phi, 0) {
 			return fmt.Errorf("policy: gate: flow throughput %v, want a finite rate >= 0", phi)
 		}
@@ -550,6 +572,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		return
 	}
 	distressed := g.distress(d)
+	inBurst := g.gap(d) // Gap: the flow sends in a burst no longer than its last
 	g.reserve(d, len(d.Scores))
 	g.advanceDeficit(d)
 	lasts := g.lasts(d.Load) // Drain: the reserve outlasts the horizon
@@ -596,10 +619,31 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		d.Reason = proflow.ReasonCooldown
 	case !distressed && lasts:
 		d.Reason = proflow.ReasonReserve
+	case inBurst:
+		d.Reason = proflow.ReasonGap
 	default:
 		d.Target = best
 		d.Reason = proflow.ReasonRerouted
 	}
+}
+
+// gap follows the flow's bursts and idle gaps (GateConfig.Gap) from d,
+// whose inputs checkInputs accepted, and reports whether a move should
+// wait for the next idle sample: the flow is sending in a burst no longer
+// than the last burst bounded by idle samples.
+func (g *Gate) gap(d *proflow.Decision) bool {
+	if !g.cfg.Gap {
+		return false
+	}
+	if d.Throughput == 0 && d.AppLimited >= appLimitedShare {
+		if g.burst > 0 && g.bounded {
+			g.lastBurst = g.burst
+		}
+		g.burst, g.bounded = 0, true
+		return false
+	}
+	g.burst++
+	return g.lastBurst > 0 && g.burst <= g.lastBurst
 }
 
 // advanceDeficit advances the current switch's bucket deficit to d.Time
