@@ -908,6 +908,7 @@ proflow_decisions_total{reason="baseline"} 0
 proflow_decisions_total{reason="cooldown"} 0
 proflow_decisions_total{reason="encoder-error"} 0
 proflow_decisions_total{reason="enforcer-error"} 0
+proflow_decisions_total{reason="gap"} 0
 proflow_decisions_total{reason="invalid-observation"} 0
 proflow_decisions_total{reason="margin"} 0
 proflow_decisions_total{reason="policy-error"} 0

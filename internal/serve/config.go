@@ -319,6 +319,7 @@ type GateConfig struct {
 	Window    time.Duration  `yaml:"window"`
 	Reserve   bool           `yaml:"reserve"`
 	Drain     DrainConfig    `yaml:"drain"`
+	Gap       bool           `yaml:"gap"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -354,7 +355,7 @@ func (d DrainConfig) Policy() policy.DrainConfig {
 
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy()}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy(), Gap: g.Gap}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -370,8 +371,9 @@ const (
 	gateWindow
 	gateReserve
 	gateDrain
+	gateGap
 
-	allGateKeys = gateDrain<<1 - 1 // every key: a section left out
+	allGateKeys = gateGap<<1 - 1 // every key: a section left out
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -385,6 +387,7 @@ type gateYAML struct {
 	Window    *time.Duration  `yaml:"window,omitempty"`
 	Reserve   *bool           `yaml:"reserve,omitempty"`
 	Drain     *DrainConfig    `yaml:"drain,omitempty"`
+	Gap       *bool           `yaml:"gap,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -439,6 +442,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateDrain
 	}
+	if y.Gap != nil {
+		g.Gap = *y.Gap
+	} else {
+		g.omitted |= gateGap
+	}
 	return nil
 }
 
@@ -482,6 +490,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Drain = new(DrainConfig)
 		*y.Drain = g.Drain
 	}
+	if !g.has(gateGap) {
+		y.Gap = new(bool)
+		*y.Gap = g.Gap
+	}
 	return y, nil
 }
 
@@ -495,7 +507,7 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
 		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve,
-		Drain: DrainConfig(base.Drain)}
+		Drain: DrainConfig(base.Drain), Gap: base.Gap}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -522,6 +534,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateDrain) {
 		out.Drain = g.Drain
+	}
+	if !g.has(gateGap) {
+		out.Gap = g.Gap
 	}
 	return out
 }
