@@ -3115,6 +3115,22 @@
 //     together. If adopted, recorded in the committed model (proflow gate;
 //     same weights) and the held-out families run at base seed 10100,
 //     unused.
+//     Measured (mk/judge.sh behind the committed model, build/j31-gap-m31s1):
+//     the same development count, 8 (D7 at both base seeds, D6x3-11,
+//     -44, D16x3-13; on/off built-ins O5, O8, O11 worse than their
+//     strongest rule), the on/off built-ins 37.3 s against 39.2, J1–J64's
+//     on/off flows at base seed 1 worse than their strongest rule in none
+//     (J13, J59 before), rr and rate as before. Not lower than 8: not
+//     adopted; the four fits were not judged and base seed 10100 is
+//     unused. Why it did not end O8's loss (its trace behind the gate,
+//     base seed 1): the move is held through each burst (reason gap) as
+//     meant, but at the idle samples that follow, the model's margin for
+//     the destination falls to 0.1–0.3 (the flow sends nothing there, and
+//     the state reads a switch it barely loads) and the votes restart, so
+//     the move the burst admitted is never made in a gap, and the flow
+//     stays on its congested switch. A gate that carries the move it held
+//     into the next idle sample (made there while the destination still
+//     scores at least the current switch) is the next rule to judge.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
