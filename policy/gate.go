@@ -89,7 +89,11 @@ type GateConfig struct {
 	// distress) to the flow's own idle gaps: while the flow is sending in
 	// a burst no longer than its previous one, the move waits, and the
 	// first idle sample lets it through, when the connection has nothing
-	// in flight and a move costs it nothing (a move made in a burst costs
+	// in flight and a move costs it nothing: the move held is made there,
+	// to the destination held, if that still scores at least the current
+	// switch and no cooldown runs, whatever the votes of the idle sample
+	// (a flow that sends nothing reads a destination as barely better),
+	// and is dropped otherwise (a move made in a burst costs
 	// that burst its window; under the testbed profile's H-move a
 	// retransmission timeout). A sample is idle when the flow delivered
 	// nothing (Decision.Throughput 0) while application-limited
@@ -363,6 +367,7 @@ type Gate struct {
 	burst     int       // samples in the flow's current burst, 0 after an idle sample (Gap)
 	bounded   bool      // the current burst began after an idle sample (Gap)
 	lastBurst int       // samples in the last burst idle samples bounded, 0 for none (Gap)
+	pending   int       // the destination of a move held in a burst, made at the next idle sample; -1 for none (Gap)
 }
 
 // vote is one step's candidate and its decision time (GateConfig.Window).
@@ -381,14 +386,14 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Gate{cfg: cfg, candidate: -1, current: -1, deficitOf: -1}, nil
+	return &Gate{cfg: cfg, candidate: -1, current: -1, deficitOf: -1, pending: -1}, nil
 }
 
 // Immediate returns a gate that admits every strictly better switch at once:
 // δ = 0, W = 1, no cooldown. Use it with the reference policies (Static,
 // Reactive, Crowd), which debounce and cool down by themselves.
 func Immediate() *Gate {
-	return &Gate{cfg: GateConfig{Margin: 0, Votes: 1}, candidate: -1, current: -1, deficitOf: -1}
+	return &Gate{cfg: GateConfig{Margin: 0, Votes: 1}, candidate: -1, current: -1, deficitOf: -1, pending: -1}
 }
 
 // Config returns the gate's settings.
@@ -407,6 +412,7 @@ func (g *Gate) Reset() {
 // step that holds on bad input does; the healthy level stays.
 func (g *Gate) resetStreak() {
 	g.candidate, g.streak, g.current, g.low, g.lowAhead = -1, 0, -1, 0, 0
+	g.pending = -1
 	g.votes = g.votes[:0]
 	g.forgetHeld()
 	g.last = time.Time{}
@@ -572,7 +578,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		return
 	}
 	distressed := g.distress(d)
-	inBurst := g.gap(d) // Gap: the flow sends in a burst no longer than its last
+	inBurst, idle := g.gap(d) // Gap: the flow sends in a burst no longer than its last, or is idle
 	g.reserve(d, len(d.Scores))
 	g.advanceDeficit(d)
 	lasts := g.lasts(d.Load) // Drain: the reserve outlasts the horizon
@@ -583,8 +589,17 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		g.candidate, g.streak = -1, 0
 		g.votes = g.votes[:0]
 		g.forgetHeld()
+		g.pending = -1
 	}
 	g.current = cur
+	if p := g.pending; idle && p >= 0 {
+		g.pending = -1 // an idle sample makes the held move or drops it
+		if p != cur && p < len(d.Scores) && d.Cooldown <= 0 && d.Scores[p] >= d.Scores[cur] {
+			g.candidate, g.streak = -1, 0
+			d.Best, d.Margin, d.Target, d.Reason = p, d.Scores[p]-d.Scores[cur], p, proflow.ReasonRerouted
+			return
+		}
+	}
 	if c := g.candidate; g.cfg.Tolerance > 0 && best != cur && c >= 0 && c < len(d.Scores) && c != cur &&
 		d.Scores[best]-d.Scores[c] <= g.cfg.Tolerance && d.Scores[c]-d.Scores[cur] > g.cfg.Margin {
 		best = c // a near-tie keeps the previous candidate while it still clears the margin
@@ -621,6 +636,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		d.Reason = proflow.ReasonReserve
 	case inBurst:
 		d.Reason = proflow.ReasonGap
+		g.pending = best // made at the next idle sample (Gap)
 	default:
 		d.Target = best
 		d.Reason = proflow.ReasonRerouted
@@ -629,21 +645,22 @@ func (g *Gate) Admit(d *proflow.Decision) {
 
 // gap follows the flow's bursts and idle gaps (GateConfig.Gap) from d,
 // whose inputs checkInputs accepted, and reports whether a move should
-// wait for the next idle sample: the flow is sending in a burst no longer
-// than the last burst bounded by idle samples.
-func (g *Gate) gap(d *proflow.Decision) bool {
+// wait for the next idle sample (hold: the flow is sending in a burst no
+// longer than the last burst bounded by idle samples) and whether this
+// sample is idle.
+func (g *Gate) gap(d *proflow.Decision) (hold, idle bool) {
 	if !g.cfg.Gap {
-		return false
+		return false, false
 	}
 	if d.Throughput == 0 && d.AppLimited >= appLimitedShare {
 		if g.burst > 0 && g.bounded {
 			g.lastBurst = g.burst
 		}
 		g.burst, g.bounded = 0, true
-		return false
+		return false, true
 	}
 	g.burst++
-	return g.lastBurst > 0 && g.burst <= g.lastBurst
+	return g.lastBurst > 0 && g.burst <= g.lastBurst, false
 }
 
 // advanceDeficit advances the current switch's bucket deficit to d.Time

@@ -15,11 +15,12 @@ import (
 func TestGateGap(t *testing.T) {
 	type step struct {
 		thr, app float64 // the flow's sample
-		move     bool    // switch 1 outscores the current switch 0
+		move     bool    // switch 1 outscores the current switch 0 by more than the margin
 		want     proflow.Reason
+		scores   []float64 // instead of move's, when set
 	}
-	idle := func(move bool, want proflow.Reason) step { return step{0, 1, move, want} }
-	busy := func(move bool, want proflow.Reason) step { return step{1e6, 0, move, want} }
+	idle := func(move bool, want proflow.Reason) step { return step{0, 1, move, want, nil} }
+	busy := func(move bool, want proflow.Reason) step { return step{1e6, 0, move, want, nil} }
 	stay := proflow.ReasonStay
 	run := func(t *testing.T, g *Gate, from int, steps []step) {
 		t.Helper()
@@ -27,6 +28,9 @@ func TestGateGap(t *testing.T) {
 			scores := []float64{1, 0, 0, 0}
 			if s.move {
 				scores = []float64{0, 1, 0, 0}
+			}
+			if s.scores != nil {
+				scores = s.scores
 			}
 			d := proflow.Decision{Time: at(float64(from + i)), Current: 0, Scores: scores, Throughput: s.thr, AppLimited: s.app, Best: -1, Target: -1}
 			g.Admit(&d)
@@ -45,6 +49,14 @@ func TestGateGap(t *testing.T) {
 		run(t, mustGate(t, cfg), 0, append(onoff,
 			busy(true, proflow.ReasonGap), busy(true, proflow.ReasonGap), idle(true, proflow.ReasonRerouted)))
 	})
+	t.Run("the held move is made in the gap while the destination scores at least the current switch", func(t *testing.T) {
+		barely := step{0, 1, false, proflow.ReasonRerouted, []float64{0.5, 0.6, 0, 0}} // ΔQ 0.1, under the margin
+		run(t, mustGate(t, cfg), 0, append(onoff, busy(true, proflow.ReasonGap), barely))
+	})
+	t.Run("the held move is dropped in a gap where the destination scores below the current switch", func(t *testing.T) {
+		worse := step{0, 1, false, proflow.ReasonStay, []float64{0.6, 0.5, 0, 0}}
+		run(t, mustGate(t, cfg), 0, append(onoff, busy(true, proflow.ReasonGap), worse, idle(false, stay)))
+	})
 	t.Run("a burst longer than the last is not held", func(t *testing.T) {
 		run(t, mustGate(t, cfg), 0, append(onoff,
 			busy(true, proflow.ReasonGap), busy(true, proflow.ReasonGap), busy(true, proflow.ReasonRerouted)))
@@ -53,7 +65,7 @@ func TestGateGap(t *testing.T) {
 		run(t, mustGate(t, cfg), 0, []step{busy(false, stay), busy(false, stay), busy(true, proflow.ReasonRerouted)})
 	})
 	t.Run("a flow that delivers while application-limited is not idle", func(t *testing.T) {
-		limited := func(move bool, want proflow.Reason) step { return step{1e6, 1, move, want} }
+		limited := func(move bool, want proflow.Reason) step { return step{1e6, 1, move, want, nil} }
 		run(t, mustGate(t, cfg), 0, []step{limited(false, stay), busy(false, stay), limited(false, stay), busy(true, proflow.ReasonRerouted)})
 	})
 	t.Run("the first burst, not bounded before, sets no hold", func(t *testing.T) {

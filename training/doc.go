@@ -3131,6 +3131,19 @@
 //     stays on its congested switch. A gate that carries the move it held
 //     into the next idle sample (made there while the destination still
 //     scores at least the current switch) is the next rule to judge.
+//   - The held move made in the next gap (GateConfig.Gap as changed in
+//     session 31; written before any judged run of it). Gap now keeps the
+//     destination of the move it holds in a burst and makes that move at
+//     the first idle sample after it, if the destination still scores at
+//     least the current switch and no cooldown runs, whatever that
+//     sample's votes and margin; otherwise the move is dropped. Looked at
+//     before this rule: O8's trace above, nothing else. The rule:
+//     models/gate-testbed.json with "gap": true, judged and adopted by the
+//     clauses and counts of the entry above (behind the committed model a
+//     development count lower than 8 with every clause, then the four
+//     retrained fits together fewer than 70); if adopted, recorded in the
+//     committed model and the held-out families run at base seed 10100,
+//     unused.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
