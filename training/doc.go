@@ -3144,6 +3144,21 @@
 //     retrained fits together fewer than 70); if adopted, recorded in the
 //     committed model and the held-out families run at base seed 10100,
 //     unused.
+//     Measured (mk/judge.sh behind the committed model,
+//     build/j31-gap2-m31s1): the same summary as the hold without it,
+//     count 8 (the on/off built-ins 37.3 s, O5, O8, O11 worse than their
+//     strongest rule). Not adopted; base seed 10100 is unused. O8's trace
+//     behind it: the held move is now made in the gap (at 19 s), but the
+//     flow has been collapsed on its switch since 13 s, when the crowd
+//     emptied the bucket, and the timeouts of the collapse, not the move,
+//     left it the small window it keeps on the empty switch (1–2 MB/s of
+//     each 12.5 MB/s burst: every idle gap restarts the window, and CUBIC
+//     at 50 ms regrows little of it within a 3 s burst). Throughput-drop
+//     moves at 4 s, in the first gap after the crowd arrives, before any
+//     collapse, and the flow keeps its full bursts. For an on/off flow a
+//     move after the collapse is worth far less than for a bulk flow,
+//     which regrows its window in 9–13 s; the 20 votes (10 s) of the
+//     adopted gate, chosen on bulk flows, are what lose O5, O8 and O11.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
