@@ -1,10 +1,10 @@
 package policy
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
@@ -34,9 +34,10 @@ func marshalWithCooldown(plain any, cooldown time.Duration) ([]byte, error) {
 // unknown fields; its "cooldown" field, a Go duration string or a number
 // of nanoseconds, goes to *cooldown. Fields left out keep their values.
 func unmarshalWithCooldown(data []byte, plain any, cooldown *time.Duration) error {
+	typ := reflect.TypeOf(plain).Elem()
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
-		return err
+		return fieldError("", typ, err)
 	}
 	var raw json.RawMessage // "cooldown" in any case, as encoding/json matches the other fields
 	for k, v := range fields {
@@ -52,9 +53,7 @@ func unmarshalWithCooldown(data []byte, plain any, cooldown *time.Duration) erro
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(rest))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(plain); err != nil {
+	if err := decodeFields(rest, plain, "", typ); err != nil {
 		return err
 	}
 	return setDuration(cooldown, "cooldown", raw)

@@ -249,8 +249,8 @@ func TestLatencyThresholdConfigJSON(t *testing.T) {
 		`{"ratio": 1.5} {}`:                    "trailing data",
 		`{"ratio": 1.5}]`:                      "trailing data",
 		`{"cooldown": "1s", "Cooldown": "2s"}`: "two cooldown fields",
-		`{"consecutive": "two"}`:               "cannot unmarshal string",
-		`[1.5]`:                                "cannot unmarshal array",
+		`{"consecutive": "two"}`:               "consecutive: a string, want a whole number",
+		`[1.5]`:                                "an array, want a JSON object",
 		`{"completion_ratio": -2}`:             "completion_ratio -2, want a finite number > 1",
 		`{"consecutive": 0, "x": 1}`:           `unknown field "x"`,
 	} {

@@ -1,12 +1,12 @@
 package policy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/proflow-sdn/proflow"
@@ -93,9 +93,7 @@ func (c *ThroughputDropConfig) UnmarshalJSON(data []byte) error {
 		*plain
 		Cooldown json.RawMessage `json:"cooldown"`
 	}{plain: (*plain)(c)}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
+	if err := decodeFields(data, &v, "", reflect.TypeFor[ThroughputDropConfig]()); err != nil {
 		return err
 	}
 	return setDuration(&c.Cooldown, "cooldown", v.Cooldown)
