@@ -109,11 +109,14 @@
 // shard it gains and resumes from the stored placements and baselines
 // instead of learning them again.
 //
-// A flow's state does not outlive the flow: DeleteFlow deletes both, the
-// owner deletes (DeleteState) the state of a flow deleted without it, and a
-// member that gains a shard deletes the shard's states whose flows are gone
-// (deleted while the shard had no owner), each delete on the shard's epoch
-// and the flow key's absence.
+// A flow's state does not outlive the flow while its shard has an owner:
+// DeleteFlow deletes both, and the owner deletes (DeleteState) the state of
+// a flow deleted without it. A state stored with no flow key is otherwise
+// kept: a cluster started again from the states a previous one stored
+// puts its flows after it joins (the replicas seed them from their
+// configuration), and those states are what it resumes. So a flow deleted
+// while its shard has no owner leaves its state, which the flow, put again,
+// resumes.
 //
 // # Concurrency
 //

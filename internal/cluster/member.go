@@ -33,10 +33,9 @@ type Member struct {
 	paused    atomic.Bool // keepalives stopped (tests: a replica cut from etcd)
 	closed    atomic.Bool
 
-	mu    sync.Mutex
-	held  map[int]int64 // shard → epoch (owner key's create revision), confirmed at etcd
-	view  map[int]int64 // what OnChange last announced; loop goroutine only
-	swept map[int]int64 // shard → epoch whose stale states sweep deleted; loop goroutine only
+	mu   sync.Mutex
+	held map[int]int64 // shard → epoch (owner key's create revision), confirmed at etcd
+	view map[int]int64 // what OnChange last announced; loop goroutine only
 
 	cacheMu sync.Mutex
 	cache   map[proflow.FlowID]cachedState
@@ -71,7 +70,7 @@ func Join(ctx context.Context, cfg Config) (*Member, error) {
 	}
 	m := &Member{
 		cfg: cfg, cli: cli, start: cfg.Clock.Now(),
-		held: make(map[int]int64), view: make(map[int]int64), swept: make(map[int]int64),
+		held: make(map[int]int64), view: make(map[int]int64),
 		cache: make(map[proflow.FlowID]cachedState),
 		nudge: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
@@ -401,7 +400,7 @@ func (m *Member) announce() {
 
 // balance brings the member's shards to ceil(S / live members): it renews a
 // lost lease, forgets shards it no longer owns at etcd, releases the extra
-// ones, claims free ones and sweeps the shards it gained.
+// ones and claims free ones.
 func (m *Member) balance() {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
 	defer cancel()
@@ -459,7 +458,6 @@ func (m *Member) balance() {
 	}
 	live := len(count)
 	m.claim(ctx, (m.cfg.Shards+live-1)/live-len(mine), taken, lease)
-	m.sweep()
 }
 
 // surplus returns how many shards the member should release, given the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -301,77 +300,6 @@ func (m *Member) DeleteState(ctx context.Context, flow proflow.FlowID) error {
 	delete(m.cache, flow)
 	m.cacheMu.Unlock()
 	return nil
-}
-
-// sweep deletes the stored states of flows no longer in the shared set from
-// each shard the member holds under an epoch it has not swept yet: a flow
-// deleted while its shard had no owner (no replica alive, or the shard
-// between owners) leaves its state, which no owner saw to delete, and a
-// flow put again must not resume it. Each delete commits only while the
-// flow's key is absent and the shard's epoch is the member's; a shard whose
-// sweep fails at etcd is swept at the next balance. Loop goroutine only.
-func (m *Member) sweep() {
-	m.mu.Lock()
-	todo := make(map[int]int64)
-	for s, ep := range m.held {
-		if m.swept[s] != ep {
-			todo[s] = ep
-		}
-	}
-	m.mu.Unlock()
-	if len(todo) == 0 || !m.Writable() {
-		return
-	}
-	ctx, cancel := m.requestContext(clientv3.WithRequireLeader(context.Background()))
-	defer cancel()
-	flows, states := m.cfg.Prefix+"flows/", m.cfg.Prefix+"state/"
-	// One read of both, at one revision.
-	resp, err := m.cli.Txn(ctx).Then(
-		clientv3.OpGet(flows, clientv3.WithPrefix(), clientv3.WithKeysOnly()),
-		clientv3.OpGet(states, clientv3.WithPrefix(), clientv3.WithKeysOnly()),
-	).Commit()
-	if err != nil {
-		m.cfg.Logger.Warn("cluster: read flows and states to sweep", "replica", m.cfg.Replica, "shards", len(todo), "err", err)
-		return
-	}
-	live := make(map[string]bool)
-	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
-		live[string(kv.Key[len(flows):])] = true
-	}
-	failed := make(map[int]bool)
-	n := 0
-	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
-		sh, flow, ok := strings.Cut(string(kv.Key[len(states):]), "/") // SSSS/FLOW
-		s, err := strconv.Atoi(sh)
-		ep, held := todo[s]
-		if !ok || err != nil || !held || failed[s] || live[flow] {
-			continue
-		}
-		r, err := m.cli.Txn(ctx).If(
-			clientv3.Compare(clientv3.CreateRevision(m.ownerKey(s)), "=", ep),
-			clientv3.Compare(clientv3.CreateRevision(flows+flow), "=", 0),
-		).Then(clientv3.OpDelete(string(kv.Key))).Commit()
-		switch {
-		case err != nil:
-			m.cfg.Logger.Warn("cluster: sweep a state without its flow", "replica", m.cfg.Replica, "key", string(kv.Key), "err", err)
-			failed[s] = true
-		case r.Succeeded:
-			n++
-			if id, err := proflow.ParseFlowID(flow); err == nil {
-				m.cacheMu.Lock()
-				delete(m.cache, id)
-				m.cacheMu.Unlock()
-			}
-		}
-	}
-	for s, ep := range todo {
-		if !failed[s] {
-			m.swept[s] = ep
-		}
-	}
-	if n > 0 {
-		m.cfg.Logger.Info("cluster: deleted the stored states of flows deleted while their shards had no owner", "replica", m.cfg.Replica, "states", n, "shards", len(todo))
-	}
 }
 
 // LoadFlow reads flow's stored state and the revision it was last written
