@@ -215,8 +215,8 @@ func TestBootstrapRatioZeroBaseline(t *testing.T) {
 	if !(lo > 0 && lo < 1) || !math.IsInf(hi, 1) {
 		t.Errorf("CI [%v, %v], want a finite lower end below the ratio of means 1 and +Inf above", lo, hi)
 	}
-	if got := ciStr(lo, hi); !strings.HasSuffix(got, ", ∞]") {
-		t.Errorf("ciStr = %q, want the upper end written ∞", got)
+	if got := RatioCIString(lo, hi); !strings.HasSuffix(got, ", ∞]") {
+		t.Errorf("RatioCIString = %q, want the upper end written ∞", got)
 	}
 	// Both zero in every resample: no ratio at all.
 	if lo, hi, _ := bootstrapRatioCI([]float64{0, 0}, []float64{0, 0}, 0.95, 100, rand.New(rand.NewPCG(1, 2))); !math.IsNaN(lo) || !math.IsNaN(hi) {

@@ -255,7 +255,7 @@ func (s *Summary) writeKindYardsticks(b *strings.Builder) {
 	for _, y := range s.KindYardsticks {
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d / %d | %d | %s | %d | %s |\n",
 			y.Kind, y.Candidate, len(y.Scenarios), num(y.CandidateSLO, 1), orDash(y.BestRule), num(y.BestRuleSLO, 1),
-			ratioStr(y.Ratio), ciStr(y.RatioLo, y.RatioHi), num(y.StrongestSLO, 1), ratioStr(y.StrongestRatio), ciStr(y.StrongestLo, y.StrongestHi),
+			RatioString(y.Ratio), RatioCIString(y.RatioLo, y.RatioHi), num(y.StrongestSLO, 1), RatioString(y.StrongestRatio), RatioCIString(y.StrongestLo, y.StrongestHi),
 			num(y.OracleSLO, 1), num(1e3*y.CandidateP99, 1), num(1e3*y.BestRuleP99, 1), num(y.CandidateGoodput/1e6, 2), num(y.BestRuleGoodput/1e6, 2),
 			y.Better, y.Ties, y.Worse, len(y.Traps), num(y.TrapMoves, 2), len(y.Quiet), num(y.QuietMoves, 2))
 	}
@@ -269,9 +269,10 @@ func orDash(s string) string {
 	return s
 }
 
-// ratioStr prints a ratio: – when undefined (0/0), ∞ when only the
-// baseline is 0.
-func ratioStr(r float64) string {
+// RatioString prints a ratio of SLO seconds as the reports do: "–" when
+// it is undefined (neither missed its objective), "∞" when only the
+// baseline never missed it, else two decimals and ×.
+func RatioString(r float64) string {
 	switch {
 	case math.IsNaN(r):
 		return "–"
@@ -281,16 +282,9 @@ func ratioStr(r float64) string {
 	return fmt.Sprintf("%.2f×", r)
 }
 
-// RatioString prints a ratio of SLO seconds as the reports do: "–" when
-// it is undefined (neither missed its objective), "∞" when only the
-// baseline never missed it, else two decimals and ×.
-func RatioString(r float64) string { return ratioStr(r) }
-
 // RatioCIString prints a ratio's interval as the reports do: "–" when it
 // is undefined, an unbounded end as "∞".
-func RatioCIString(lo, hi float64) string { return ciStr(lo, hi) }
-
-func ciStr(lo, hi float64) string {
+func RatioCIString(lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return "–"
 	}

@@ -431,6 +431,9 @@ func (e *engine) move(s *stream, sw int) {
 	}
 }
 
+// queued returns the bytes of s queued on every hop of its path.
+func (s *stream) queued() float64 { return s.bUp + s.bPace + s.bPre + s.bAgg + s.bDown }
+
 // idle reports whether a protected flow's application has left its
 // connection with nothing in flight: no packet queued on any hop, and its
 // last bytes sent a round trip or more ago, so acknowledged. An always
@@ -439,7 +442,7 @@ func (e *engine) idle(s *stream) bool {
 	if s.app == nil || !s.app.started || (s.ph != phSS && s.ph != phCA) {
 		return false
 	}
-	if s.bUp+s.bPace+s.bPre+s.bAgg+s.bDown >= e.pkt {
+	if s.queued() >= e.pkt {
 		return false
 	}
 	return e.now()-s.app.lastSend >= e.dt+s.rtt

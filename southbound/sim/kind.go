@@ -444,7 +444,7 @@ func (e *engine) appSend(s *stream, t float64) {
 			return
 		}
 	}
-	if idle := t - a.lastSend; idle > e.rto(s) && s.bUp+s.bPace+s.bPre+s.bAgg+s.bDown < e.pkt {
+	if idle := t - a.lastSend; idle > e.rto(s) && s.queued() < e.pkt {
 		e.restartAfterIdle(s, idle)
 		s.send = min(s.send, s.cwnd*e.pkt/s.rtt*e.dt)
 	}

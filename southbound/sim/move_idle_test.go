@@ -66,7 +66,7 @@ func TestMoveIdleConnectionCostsNothing(t *testing.T) {
 			}
 			s = at(burst)
 			if e := f.e; e.idle(s) {
-				t.Fatalf("idle 2 s into a burst (queued %.0f B, last sent %.2f s ago)", s.bUp+s.bPace+s.bPre+s.bAgg+s.bDown, e.now()-s.app.lastSend)
+				t.Fatalf("idle 2 s into a burst (queued %.0f B, last sent %.2f s ago)", s.queued(), e.now()-s.app.lastSend)
 			}
 			cwnd = s.cwnd
 			place(s)
