@@ -331,15 +331,8 @@ func regain(ctx context.Context, t *testing.T, r *replica, cli *clientv3.Client,
 func TestFenceRefusesFlowHeldUnderEarlierEpoch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, cli := startReplica(ctx, t, nil)
+	s, cli, fs := listedReplica(ctx, t)
 	r := s.rep
-	if _, err := r.list(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	fs := s.Flows()
-	if len(fs) < 2 {
-		t.Fatalf("%d flows protected, want 2 or more", len(fs))
-	}
 	flow, shard := fs[0].ID, r.m.Shard(fs[0].ID)
 	other := -1
 	for i, f := range fs {
@@ -411,15 +404,8 @@ func TestFenceRefusesFlowHeldUnderEarlierEpoch(t *testing.T) {
 func TestRelistDropsStateOfFlowDeletedUnwatched(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, cli := startReplica(ctx, t, nil)
+	s, cli, fs := listedReplica(ctx, t)
 	r := s.rep
-	if _, err := r.list(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	fs := s.Flows()
-	if len(fs) < 2 {
-		t.Fatalf("%d flows protected, want 2 or more", len(fs))
-	}
 	flow := fs[0].ID
 	// stored reports whether flow's state is stored, in whichever shard.
 	stored := func() bool {
@@ -466,4 +452,19 @@ func etcdClient(t *testing.T, endpoint string) *clientv3.Client {
 	}
 	t.Cleanup(func() { cli.Close() })
 	return cli
+}
+
+// listedReplica starts a replica (startReplica), has it list the shared
+// set and returns the flows it protects then, two or more.
+func listedReplica(ctx context.Context, t *testing.T) (*Service, *clientv3.Client, []proflow.ProtectedFlow) {
+	t.Helper()
+	s, cli := startReplica(ctx, t, nil)
+	if _, err := s.rep.list(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	fs := s.Flows()
+	if len(fs) < 2 {
+		t.Fatalf("%d flows protected, want 2 or more", len(fs))
+	}
+	return s, cli, fs
 }
