@@ -3151,7 +3151,7 @@
 //     behind it: the held move is now made in the gap (at 19 s), but the
 //     flow has been collapsed on its switch since 13 s, when the crowd
 //     emptied the bucket, and the timeouts of the collapse, not the move,
-//     left it the small window it keeps on the empty switch (1–2 MB/s of
+//     left it the small window it keeps on the empty switch (1–2.3 MB/s of
 //     each 12.5 MB/s burst: every idle gap restarts the window, and CUBIC
 //     at 50 ms regrows little of it within a 3 s burst). Throughput-drop
 //     moves at 4 s, in the first gap after the crowd arrives, before any
