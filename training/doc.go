@@ -3159,6 +3159,29 @@
 //     move after the collapse is worth far less than for a bulk flow,
 //     which regrows its window in 9–13 s; the 20 votes (10 s) of the
 //     adopted gate, chosen on bulk flows, are what lose O5, O8 and O11.
+//   - The votes waived at an idle sample (GateConfig.Idle, session 32;
+//     written before any judged run of it). Looked at before this rule:
+//     O8's trace behind the committed model (base seed 1, one repeat),
+//     nothing else: the crowd arrives at 20.5 s, and at the idle samples
+//     of the gap at 23.5–25 s the model already prefers an empty switch
+//     by 0.6–1.2 (far above δ = 0.2), but the burst that follows opens
+//     with a sample where it does not, and the count of 20 starts again
+//     in every burst, so the agent never moves before the collapse;
+//     throughput-drop moves at 24 s, in that gap. A move made while the
+//     connection has nothing in flight costs it nothing (the idle move
+//     corrected above), which is what the vote count guards against; a
+//     destination that is wrong still costs, and the margin and the
+//     cooldown still guard against that. Idle waives the Votes at an idle
+//     sample (the flow delivered nothing while application-limited for
+//     at least half the interval, the definition Gap uses); a flow that is
+//     never idle (bulk, constant-bitrate, busy request/response) decides
+//     as without it. The rule: models/gate-testbed.json with "idle": true,
+//     nothing else changed, judged by mk/judge.sh behind the committed
+//     model and adopted by the clauses and counts of the two entries
+//     above (a development count lower than 8 with every clause, then
+//     the four retrained fits build/m31s1…s4 together fewer than 70); if
+//     adopted, recorded in the committed model (proflow gate; same
+//     weights) and the held-out families run at base seed 10100, unused.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
