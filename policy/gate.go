@@ -105,6 +105,18 @@ type GateConfig struct {
 	// reads only the flow's own samples and holds no threshold of its
 	// own. Off is the paper's gate.
 	Gap bool `json:"gap,omitempty"`
+	// Idle, when set, waives the Votes at an idle sample of the flow (it
+	// delivered nothing, Decision.Throughput 0, while application-limited
+	// for at least half the interval, Decision.AppLimited, as Gap reads
+	// it): the connection has nothing in flight, so a move made then costs
+	// it nothing, and the vote count, which keeps noise from costing a
+	// move, would only delay it. The margin and the cooldown still hold: a
+	// destination that does not beat the current switch by more than
+	// Margin is not taken. A flow that is never idle (bulk, a
+	// constant-bitrate stream, busy request/response) decides as without
+	// it. It reads only the flow's own sample and holds no threshold of
+	// its own. Off is the paper's gate.
+	Idle bool `json:"idle,omitempty"`
 }
 
 // DrainConfig says how long the current switch's reserve lasts. The gate
@@ -316,7 +328,9 @@ func (c GateConfig) Validate() error {
 // (DrainConfig); the candidate's votes keep counting meanwhile. With
 // Drain.Waive, a reserve within Drain.Horizon of empty waives condition 2
 // as distress does. With Gap, an admitted move also waits while the flow
-// sends in a burst no longer than its previous one (GateConfig.Gap).
+// sends in a burst no longer than its previous one (GateConfig.Gap). With
+// Idle, condition 2 is waived at an idle sample of the flow
+// (GateConfig.Idle).
 // The gate learns the flow's healthy level from the decisions it sees
 // and forgets it on Reset; a decision whose Throughput is negative or not
 // finite holds the placement with ReasonPolicy and Err set and restarts
@@ -347,6 +361,7 @@ func (c GateConfig) Validate() error {
 //	Reserve    count votes while the reserve is drained  default off (in a row)
 //	Drain      hold moves while the reserve lasts  default off
 //	Gap        time moves to the flow's idle gaps  default off
+//	Idle       waive Votes at an idle sample       default off
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -477,7 +492,7 @@ func (g *Gate) windowVotes(t time.Time, k int) int {
 // application-limited share outside [0, 1], and (with its forecast) a bad
 // forecast; with Reserve or Drain, a bad load.
 func (g *Gate) checkInputs(d *proflow.Decision) error {
-	if c := g.cfg.Distress; c.enabled() || g.cfg.Gap {
+	if c := g.cfg.Distress; c.enabled() || g.cfg.Gap || g.cfg.Idle {
 		if phi := d.Throughput; !(phi >= 0) || math.IsInf(phi, 0) {
 			return fmt.Errorf("policy: gate: flow throughput %v, want a finite rate >= 0", phi)
 		}
@@ -585,6 +600,9 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if g.cfg.Drain.Waive && !lasts {
 		distressed = true // the bucket is within the horizon of empty
 	}
+	if g.cfg.Idle && idleSample(d) {
+		distressed = true // nothing in flight: the move costs the flow nothing
+	}
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
 		g.votes = g.votes[:0]
@@ -652,7 +670,7 @@ func (g *Gate) gap(d *proflow.Decision) (hold, idle bool) {
 	if !g.cfg.Gap {
 		return false, false
 	}
-	if d.Throughput == 0 && d.AppLimited >= appLimitedShare {
+	if idleSample(d) {
 		if g.burst > 0 && g.bounded {
 			g.lastBurst = g.burst
 		}
@@ -661,6 +679,13 @@ func (g *Gate) gap(d *proflow.Decision) (hold, idle bool) {
 	}
 	g.burst++
 	return g.lastBurst > 0 && g.burst <= g.lastBurst, false
+}
+
+// idleSample reports whether d is an idle sample of the flow: it
+// delivered nothing while application-limited for at least half the
+// interval (GateConfig.Gap, GateConfig.Idle).
+func idleSample(d *proflow.Decision) bool {
+	return d.Throughput == 0 && d.AppLimited >= appLimitedShare
 }
 
 // advanceDeficit advances the current switch's bucket deficit to d.Time

@@ -320,6 +320,7 @@ type GateConfig struct {
 	Reserve   bool           `yaml:"reserve"`
 	Drain     DrainConfig    `yaml:"drain"`
 	Gap       bool           `yaml:"gap"`
+	Idle      bool           `yaml:"idle"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -355,7 +356,7 @@ func (d DrainConfig) Policy() policy.DrainConfig {
 
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy(), Gap: g.Gap}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy(), Gap: g.Gap, Idle: g.Idle}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -372,8 +373,9 @@ const (
 	gateReserve
 	gateDrain
 	gateGap
+	gateIdle
 
-	allGateKeys = gateGap<<1 - 1 // every key: a section left out
+	allGateKeys = gateIdle<<1 - 1 // every key: a section left out
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -388,6 +390,7 @@ type gateYAML struct {
 	Reserve   *bool           `yaml:"reserve,omitempty"`
 	Drain     *DrainConfig    `yaml:"drain,omitempty"`
 	Gap       *bool           `yaml:"gap,omitempty"`
+	Idle      *bool           `yaml:"idle,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -447,6 +450,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateGap
 	}
+	if y.Idle != nil {
+		g.Idle = *y.Idle
+	} else {
+		g.omitted |= gateIdle
+	}
 	return nil
 }
 
@@ -494,6 +502,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Gap = new(bool)
 		*y.Gap = g.Gap
 	}
+	if !g.has(gateIdle) {
+		y.Idle = new(bool)
+		*y.Idle = g.Idle
+	}
 	return y, nil
 }
 
@@ -507,7 +519,7 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
 		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve,
-		Drain: DrainConfig(base.Drain), Gap: base.Gap}
+		Drain: DrainConfig(base.Drain), Gap: base.Gap, Idle: base.Idle}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -537,6 +549,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateGap) {
 		out.Gap = g.Gap
+	}
+	if !g.has(gateIdle) {
+		out.Idle = g.Idle
 	}
 	return out
 }
