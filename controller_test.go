@@ -246,6 +246,7 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 		Throughput: 2e7,                                // the flow's sample, for the gate
 		Load:       0.8,                                // agg1 sends 20 of the bucket's 25 MB/s
 		Dominated:  []bool{false, false, false, false}, // the test fabric's idle switches tie
+		Relieves:   []bool{false, false, false, false}, // and every switch reads as the flow's
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
 		t.Fatalf("first step (-want +got):\n%s", diff)
@@ -257,6 +258,7 @@ func TestControllerReroutesToBestSwitch(t *testing.T) {
 		Seq: 2, Time: epoch.Add(time.Second), Flow: testFlow, Current: 0,
 		Scores: []float64{0, 0, 3, 1}, Best: 2, Margin: 3, Votes: 1, Target: 2,
 		Rerouted: true, Reason: proflow.ReasonRerouted, Throughput: 2e7, Load: 0.8, Dominated: []bool{false, false, false, false},
+		Relieves: []bool{false, false, false, false},
 	}
 	if diff := cmp.Diff(want, d, decisionOpts); diff != "" {
 		t.Fatalf("rerouting step (-want +got):\n%s", diff)
@@ -1546,6 +1548,9 @@ func TestControllerParetoWithCordon(t *testing.T) {
 	d := r.step()
 	if want := []bool{false, false, true, false}; !slices.Equal(d.Dominated, want) {
 		t.Errorf("dominated %v, want %v (agg3 beaten by agg4; agg2 cordoned beats none)", d.Dominated, want)
+	}
+	if len(d.Relieves) != 4 || d.Relieves[1] || d.Relieves[0] {
+		t.Errorf("relieves %v, want 4 marks, the cordoned agg2 (empty) and the current agg1 not among them", d.Relieves)
 	}
 	if !d.Rerouted || d.Target != 3 {
 		t.Errorf("reason %q, target %d; want rerouted to agg4, the best switch neither cordoned nor dominated", d.Reason, d.Target)

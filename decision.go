@@ -136,6 +136,14 @@ type Decision struct {
 	// DominatedSwitches). The current switch is never marked. Empty when the step ended before a sample was read; a
 	// Gate may read it (policy.GateConfig.Pareto).
 	Dominated []bool `json:"dominated,omitempty"`
+	// Relieves marks, per switch, a destination that reads less loaded
+	// than the current switch on the step's sample: TxRate, OverflowRate,
+	// FlowCount, ElephantRate and QueueBytes each at most the current
+	// switch's and one of them lower; a cordoned switch is never marked,
+	// nor is the current one (see RelievingSwitches). Empty when the step
+	// ended before a sample was read; a Gate may read it
+	// (policy.GateConfig.Idle).
+	Relieves []bool `json:"relieves,omitempty"`
 	// LastReroute is when the flow was last moved, zero if never; in
 	// shadow mode, when the gate last admitted a move (ReasonShadow).
 	LastReroute time.Time `json:"last_reroute"`
@@ -188,19 +196,23 @@ func (d *Decision) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Clone returns a copy of d that does not share Scores or Dominated.
+// Clone returns a copy of d that does not share Scores, Dominated or
+// Relieves.
 func (d Decision) Clone() Decision {
 	d.Scores = append([]float64(nil), d.Scores...)
 	if d.Dominated != nil {
 		d.Dominated = append([]bool(nil), d.Dominated...)
+	}
+	if d.Relieves != nil {
+		d.Relieves = append([]bool(nil), d.Relieves...)
 	}
 	return d
 }
 
 // reset prepares d for a new step, keeping the Scores storage.
 func (d *Decision) reset() {
-	scores, dominated := d.Scores[:0], d.Dominated[:0]
-	*d = Decision{Scores: scores, Dominated: dominated, Best: -1, Target: -1}
+	scores, dominated, relieves := d.Scores[:0], d.Dominated[:0], d.Relieves[:0]
+	*d = Decision{Scores: scores, Dominated: dominated, Relieves: relieves, Best: -1, Target: -1}
 }
 
 // DominatedSwitches writes into dst[k], for every switch k of sw, whether
@@ -227,6 +239,26 @@ func DominatedSwitches(dst []bool, sw []SwitchSample, current int, exclude []boo
 				break
 			}
 		}
+	}
+	return dst
+}
+
+// RelievingSwitches writes into dst[k], for every switch k of sw, whether
+// destination k relieves the current switch: it has each of TxRate,
+// OverflowRate, FlowCount, ElephantRate and QueueBytes at most the current
+// switch's and at least one of them lower. exclude (nil: none) marks the
+// switches no flow may be moved to, such as cordoned ones, which are never
+// marked; nor is dst[current]. It returns dst resized to len(sw) (grown
+// when its capacity is short) and does not allocate otherwise; a current
+// outside sw marks no switch.
+func RelievingSwitches(dst []bool, sw []SwitchSample, current int, exclude []bool) []bool {
+	if cap(dst) < len(sw) {
+		dst = make([]bool, len(sw))
+	}
+	dst = dst[:len(sw)]
+	for k := range sw {
+		dst[k] = current >= 0 && current < len(sw) && k != current &&
+			!(k < len(exclude) && exclude[k]) && dominates(&sw[k], &sw[current])
 	}
 	return dst
 }

@@ -1,6 +1,7 @@
 package proflow_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,5 +44,37 @@ func TestDominatedSwitches(t *testing.T) {
 	buf := make([]bool, 0, len(sw))
 	if n := testing.AllocsPerRun(100, func() { buf = proflow.DominatedSwitches(buf, sw, 0, nil) }); n != 0 {
 		t.Errorf("DominatedSwitches allocates %v times with room in dst, want 0", n)
+	}
+}
+
+func TestRelievingSwitches(t *testing.T) {
+	sw := []proflow.SwitchSample{
+		{TxRate: 4e7, FlowCount: 6, ElephantRate: 3e7, QueueBytes: 1e4}, // 0: the flow's, under a crowd
+		{},                          // 1: empty: relieves 0
+		{TxRate: 5e7, FlowCount: 2}, // 2: more traffic than 0: does not
+		{TxRate: 4e7, FlowCount: 6, ElephantRate: 3e7, QueueBytes: 1e4}, // 3: reads as 0: does not
+		{TxRate: 1e6, FlowCount: 1},                                     // 4: less on every measure: relieves 0
+		{TxRate: 1e6, FlowCount: 7},                                     // 5: one more flow: does not
+	}
+	got := proflow.RelievingSwitches(nil, sw, 0, nil)
+	if diff := cmp.Diff([]bool{false, true, false, false, true, false}, got); diff != "" {
+		t.Errorf("relieving switch 0 (-want +got):\n%s", diff)
+	}
+	// An empty fabric: no switch reads less than another.
+	if got := proflow.RelievingSwitches(nil, make([]proflow.SwitchSample, 4), 1, nil); got[0] || got[1] || got[2] || got[3] {
+		t.Errorf("empty fabric: relieving %v, want none", got)
+	}
+	// A cordoned switch is never marked, and the current one is not either.
+	cordoned := []bool{false, true, false, false, false, false}
+	if diff := cmp.Diff([]bool{false, false, false, false, true, false}, proflow.RelievingSwitches(got[:0], sw, 0, cordoned)); diff != "" {
+		t.Errorf("1 cordoned (-want +got):\n%s", diff)
+	}
+	// A current outside the fabric marks none.
+	if got := proflow.RelievingSwitches(nil, sw, 9, nil); slices.Contains(got, true) {
+		t.Errorf("current 9 of 6: relieving %v, want none", got)
+	}
+	buf := make([]bool, 0, len(sw))
+	if n := testing.AllocsPerRun(100, func() { buf = proflow.RelievingSwitches(buf, sw, 0, nil) }); n != 0 {
+		t.Errorf("RelievingSwitches allocates %v times with room in dst, want 0", n)
 	}
 }

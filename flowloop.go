@@ -126,6 +126,7 @@ func (fl *flowLoop) prepare(state State, obs *Observation, d *Decision) bool {
 		d.Load = obs.Switches[d.Current].TxRate / fl.topo.BucketRate
 	}
 	d.Dominated = DominatedSwitches(d.Dominated, obs.Switches, d.Current, fl.marks)
+	d.Relieves = RelievingSwitches(d.Relieves, obs.Switches, d.Current, fl.marks)
 	if err := call("StateEncoder", "Encode", fl.enc, func() error { return fl.enc.Encode(state, obs, d.Current) }); err != nil {
 		d.Reason, d.Err = ReasonEncoder, fmt.Errorf("proflow: encode state: %w", err)
 		return false

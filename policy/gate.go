@@ -108,14 +108,20 @@ type GateConfig struct {
 	// Idle, when set, waives the Votes at an idle sample of the flow (it
 	// delivered nothing, Decision.Throughput 0, while application-limited
 	// for at least half the interval, Decision.AppLimited, as Gap reads
-	// it): the connection has nothing in flight, so a move made then costs
-	// it nothing, and the vote count, which keeps noise from costing a
-	// move, would only delay it. The margin and the cooldown still hold: a
-	// destination that does not beat the current switch by more than
-	// Margin is not taken. A flow that is never idle (bulk, a
-	// constant-bitrate stream, busy request/response) decides as without
-	// it. It reads only the flow's own sample and holds no threshold of
-	// its own. Off is the paper's gate.
+	// it) for a candidate that reads less loaded than the current switch
+	// (Decision.Relieves): the connection has nothing in flight, so a
+	// move made then costs it nothing, and the vote count, which keeps
+	// noise from costing a move, would only delay it; and with the flow
+	// idle, what its switch reads is its neighbours' load, so a
+	// destination that reads less of it on every measure is a reason to
+	// move that noise in the scores is not (on an empty fabric no switch
+	// relieves another, and a candidate there still needs its votes). The
+	// margin and the cooldown still hold. A flow that is never idle (bulk,
+	// a constant-bitrate stream, busy request/response) decides as without
+	// it. It compares the flow's own sample and the switches' and holds no
+	// threshold of its own (measured in training/doc.go, "The idle waiver
+	// only towards a switch that reads less loaded"). Off is the paper's
+	// gate.
 	Idle bool `json:"idle,omitempty"`
 }
 
@@ -329,7 +335,8 @@ func (c GateConfig) Validate() error {
 // Drain.Waive, a reserve within Drain.Horizon of empty waives condition 2
 // as distress does. With Gap, an admitted move also waits while the flow
 // sends in a burst no longer than its previous one (GateConfig.Gap). With
-// Idle, condition 2 is waived at an idle sample of the flow
+// Idle, condition 2 is waived at an idle sample of the flow for a
+// candidate that reads less loaded than the current switch
 // (GateConfig.Idle).
 // The gate learns the flow's healthy level from the decisions it sees
 // and forgets it on Reset; a decision whose Throughput is negative or not
@@ -600,9 +607,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	if g.cfg.Drain.Waive && !lasts {
 		distressed = true // the bucket is within the horizon of empty
 	}
-	if g.cfg.Idle && idleSample(d) {
-		distressed = true // nothing in flight: the move costs the flow nothing
-	}
+	waive := g.cfg.Idle && idleSample(d) // Idle: nothing in flight, a move costs the flow nothing
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
 		g.votes = g.votes[:0]
@@ -646,7 +651,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 	d.Votes = g.streak
 	switch {
-	case g.streak < g.cfg.Votes && !distressed:
+	case g.streak < g.cfg.Votes && !distressed && !(waive && relieves(d, best)):
 		d.Reason = proflow.ReasonVotes
 	case d.Cooldown > 0:
 		d.Reason = proflow.ReasonCooldown
@@ -679,6 +684,13 @@ func (g *Gate) gap(d *proflow.Decision) (hold, idle bool) {
 	}
 	g.burst++
 	return g.lastBurst > 0 && g.burst <= g.lastBurst, false
+}
+
+// relieves reports whether d marks switch k as reading less loaded than
+// the current switch (Decision.Relieves); a decision without the marks
+// marks none.
+func relieves(d *proflow.Decision, k int) bool {
+	return len(d.Relieves) == len(d.Scores) && d.Relieves[k]
 }
 
 // idleSample reports whether d is an idle sample of the flow: it
