@@ -3217,6 +3217,15 @@
 //     retrained fits build/m31s1…s4 together fewer than 70); if adopted,
 //     recorded in the committed model (proflow gate; same weights) and the
 //     held-out families run at base seed 10100, unused.
+//     Measured (mk/judge.sh behind the committed model,
+//     build/j32-idle2): development count 5 (D7 at both base seeds,
+//     D6x3-11, -44, D16x3-13, as before; no on/off built-in worse than its
+//     strongest rule), every clause holding: the bulk built-ins and S6's
+//     variants behind nowhere, no quiet trap with a move (0.00 on the
+//     built-ins and on J1–J64 at both base seeds), J1–J64 rr 0.14× and
+//     0.11×, rate 0.43× and 0.41×; the on/off built-ins 13.9 s against
+//     throughput-drop's 15.4 (0.91× [0.74×, 1.00×]; 37.3 s, 2.43×, before),
+//     J1–J64 on/off 0.96× and 0.97×. Lower than 8: on to the four fits.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
