@@ -3226,6 +3226,14 @@
 //     0.11×, rate 0.43× and 0.41×; the on/off built-ins 13.9 s against
 //     throughput-drop's 15.4 (0.91× [0.74×, 1.00×]; 37.3 s, 2.43×, before),
 //     J1–J64 on/off 0.96× and 0.97×. Lower than 8: on to the four fits.
+//     The four fits behind it (build/j32-idle2, build/j32-idle2-m31s2…s4):
+//     5 + 19 + 3 + 24 = 51 against 70 (each fit's bulk scenarios behind
+//     as before; no on/off built-in worse than its strongest rule in any,
+//     5 + 6 + 5 + 5 before; no quiet-trap move in any; J1–J64 rate 0.37×–
+//     0.46×). Adopted: models/gate-testbed.json gains "idle": true and the
+//     committed model records it (proflow gate; the weights unchanged).
+//     The held-out families at base seed 10100 are in docs/reproduction.md
+//     ("Moves in the flow's idle gaps (session 32)").
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
