@@ -123,17 +123,6 @@ type GateConfig struct {
 	// only towards a switch that reads less loaded"). Off is the paper's
 	// gate.
 	Idle bool `json:"idle,omitempty"`
-	// Limited, when set, waives the Votes as Idle does, for a candidate
-	// that reads less loaded than the current switch, at every sample
-	// in which the flow was application-limited for at least half the
-	// interval (Decision.AppLimited), idle or not: its demand, not the
-	// network, set its rate, and a constant-bitrate flow's move costs it
-	// less the sooner it is made (its recovery grows with the queue a
-	// crowd builds on its path). Bulk flows are never
-	// application-limited and decide as without it (measured in
-	// training/doc.go, "The waiver extended to application-limited
-	// samples"). Off is the paper's gate.
-	Limited bool `json:"limited,omitempty"`
 }
 
 // DrainConfig says how long the current switch's reserve lasts. The gate
@@ -380,7 +369,6 @@ func (c GateConfig) Validate() error {
 //	Drain      hold moves while the reserve lasts  default off
 //	Gap        time moves to the flow's idle gaps  default off
 //	Idle       waive Votes at an idle sample       default off
-//	Limited    waive Votes at an app-limited sample default off
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -511,7 +499,7 @@ func (g *Gate) windowVotes(t time.Time, k int) int {
 // application-limited share outside [0, 1], and (with its forecast) a bad
 // forecast; with Reserve or Drain, a bad load.
 func (g *Gate) checkInputs(d *proflow.Decision) error {
-	if c := g.cfg.Distress; c.enabled() || g.cfg.Gap || g.cfg.Idle || g.cfg.Limited {
+	if c := g.cfg.Distress; c.enabled() || g.cfg.Gap || g.cfg.Idle {
 		if phi := d.Throughput; !(phi >= 0) || math.IsInf(phi, 0) {
 			return fmt.Errorf("policy: gate: flow throughput %v, want a finite rate >= 0", phi)
 		}
@@ -620,7 +608,6 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		distressed = true // the bucket is within the horizon of empty
 	}
 	waive := g.cfg.Idle && idleSample(d) // Idle: nothing in flight, a move costs the flow nothing
-	waive = waive || (g.cfg.Limited && d.AppLimited >= appLimitedShare)
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
 		g.votes = g.votes[:0]

@@ -69,13 +69,6 @@ func TestGateIdle(t *testing.T) {
 	t.Run("a decision without the marks relieves nothing", func(t *testing.T) {
 		run(t, cfg, []step{{0, 1, better, proflow.ReasonVotes, 0, []bool{}}})
 	})
-	t.Run("Limited waives them at an application-limited sample that delivers", func(t *testing.T) {
-		lim := cfg
-		lim.Idle, lim.Limited = false, true
-		run(t, lim, []step{{1e6, 0, better, proflow.ReasonVotes, 0, nil}, {1e6, 0.5, better, proflow.ReasonRerouted, 0, nil}})
-		run(t, lim, []step{{1e6, 0.9, better, proflow.ReasonVotes, 0, []bool{false, false, true, true}}})
-		run(t, lim, []step{{1e6, 0.9, barely, proflow.ReasonMargin, 0, nil}})
-	})
 	t.Run("off, the paper's gate counts votes at an idle sample", func(t *testing.T) {
 		off := cfg
 		off.Idle = false

@@ -3259,6 +3259,16 @@
 //     if the four fits together count no more than 51; if adopted,
 //     recorded in the committed model and the held-out kinds family run
 //     at base seed 10200, unused.
+//     Measured (mk/judge.sh behind the committed model, build/j32-limited):
+//     the development count 17 (the same five bulk scenarios, and now
+//     every on/off built-in, O1–O12, worse than its strongest rule: 65.3 s
+//     against throughput-drop's 15.4; an on/off flow is
+//     application-limited within its bursts too, and the waiver moved it
+//     there, where a move costs the burst its window), a move in the rr
+//     quiet trap (1.00 a repeat), and the J1–J64 rate ratios up, not down
+//     (0.48× and 0.47× against 0.43× and 0.41×: early moves of flows
+//     whose crowd leaves, J40, J44, J51). Not adopted, and the option
+//     (GateConfig.Limited) removed again; base seed 10200 is unused.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

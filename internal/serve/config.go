@@ -321,7 +321,6 @@ type GateConfig struct {
 	Drain     DrainConfig    `yaml:"drain"`
 	Gap       bool           `yaml:"gap"`
 	Idle      bool           `yaml:"idle"`
-	Limited   bool           `yaml:"limited"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -357,7 +356,7 @@ func (d DrainConfig) Policy() policy.DrainConfig {
 
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy(), Gap: g.Gap, Idle: g.Idle, Limited: g.Limited}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy(), Gap: g.Gap, Idle: g.Idle}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -375,9 +374,8 @@ const (
 	gateDrain
 	gateGap
 	gateIdle
-	gateLimited
 
-	allGateKeys = gateLimited<<1 - 1 // every key: a section left out
+	allGateKeys = gateIdle<<1 - 1 // every key: a section left out
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -393,7 +391,6 @@ type gateYAML struct {
 	Drain     *DrainConfig    `yaml:"drain,omitempty"`
 	Gap       *bool           `yaml:"gap,omitempty"`
 	Idle      *bool           `yaml:"idle,omitempty"`
-	Limited   *bool           `yaml:"limited,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -458,11 +455,6 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateIdle
 	}
-	if y.Limited != nil {
-		g.Limited = *y.Limited
-	} else {
-		g.omitted |= gateLimited
-	}
 	return nil
 }
 
@@ -514,10 +506,6 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Idle = new(bool)
 		*y.Idle = g.Idle
 	}
-	if !g.has(gateLimited) {
-		y.Limited = new(bool)
-		*y.Limited = g.Limited
-	}
 	return y, nil
 }
 
@@ -531,7 +519,7 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
 		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve,
-		Drain: DrainConfig(base.Drain), Gap: base.Gap, Idle: base.Idle, Limited: base.Limited}
+		Drain: DrainConfig(base.Drain), Gap: base.Gap, Idle: base.Idle}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -564,9 +552,6 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateIdle) {
 		out.Idle = g.Idle
-	}
-	if !g.has(gateLimited) {
-		out.Limited = g.Limited
 	}
 	return out
 }
