@@ -226,7 +226,13 @@ func (r *replica) run(ctx context.Context, s *Service) {
 // it was read at, to watch from. A flow in the set before and not now was
 // deleted while no watch was running (a compaction, a network cut ended
 // it): it is handled as a watched deletion, removed from the controller
-// by the sync and its stored state dropped when this replica owns it.
+// by the sync and its stored state dropped when this replica owns it. A
+// flow deleted and put again while no watch ran reads as one that stayed:
+// the controller keeps it at its placement, with its baseline and gate
+// state. That placement is the one in force at the switches (the owner,
+// which saw no deletion, released none of its rules), so the flow is where
+// the controller believes; only what the controller learnt of the earlier
+// connection carries over to the new one with the same five-tuple.
 func (r *replica) list(ctx context.Context, s *Service) (int64, error) {
 	flows, rev, err := r.m.ListFlows(ctx)
 	if err != nil {
