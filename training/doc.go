@@ -3269,6 +3269,33 @@
 //     (0.48× and 0.47× against 0.43× and 0.41×: early moves of flows
 //     whose crowd leaves, J40, J44, J51). Not adopted, and the option
 //     (GateConfig.Limited) removed again; base seed 10200 is unused.
+//   - A step within the margin holds the streak (GateConfig.Hold, session
+//     32; written before any judged run of it). Looked at before this
+//     rule: the second development draws at 6 and 16 switches behind the
+//     adopted gate (`evaluate -profile testbed-6x3 -scenarios dev2`, and
+//     16x3, base seed 1, 2 repeats, build/e32-6x3 and build/e32-16x3:
+//     E6x3-1 and E6x3-10 4.5–4.8% behind crowd, E16x3-15 2.4% behind
+//     crowd, E16x3-26 3.3% behind static), and E6x3-1's trace (one repeat):
+//     a full crowd on the flow's switch from 0 s, the candidate winning
+//     17 steps in a row by 0.21–1.06, then one step at ΔQ 0.20 (not above
+//     δ) resets the count; the flow collapses at 11.5 s with 6 new votes,
+//     where crowd moved at 10.5 s. δ filters the jitter of the learned
+//     margins; a step whose candidate still beats the current switch, but
+//     by no more than δ, is within that jitter: it neither confirms the
+//     move nor contradicts it. Hold keeps the streak through such a step
+//     without adding a vote (the previous candidate still scoring above
+//     the current switch); a step where the current switch scores at
+//     least as high as every destination still resets it. It holds no
+//     threshold of its own. The rule: models/gate-testbed.json with "hold":
+//     true, nothing else changed, judged by mk/judge.sh behind the
+//     committed model and adopted if the development count is lower than
+//     5 with every clause of the entries above (no quiet-trap move, J1–J64
+//     rr and rate ratios at or under 0.5× at both base seeds, no on/off
+//     built-in worse than its strongest rule) and E6x3/E16x3 at base seed 1
+//     have no more than the 4 scenarios behind they have now; then if the
+//     four fits together count fewer than 51. If adopted, recorded in the
+//     committed model and the held-out families run at base seed 10200,
+//     unused.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
