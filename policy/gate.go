@@ -123,6 +123,16 @@ type GateConfig struct {
 	// only towards a switch that reads less loaded"). Off is the paper's
 	// gate.
 	Idle bool `json:"idle,omitempty"`
+	// Hold, when set, keeps the vote streak through a step at which the
+	// candidate counted still scores above the current switch, but by no
+	// more than Margin: such a step is within the jitter Margin filters
+	// and neither confirms the move nor contradicts it, so it adds no
+	// vote and takes none away. A step at which the current switch scores
+	// at least as high as the candidate still resets the streak, as
+	// without it. It holds no threshold of its own (measured in
+	// training/doc.go, "A step within the margin holds the streak"). Off
+	// is the paper's gate: every step without a candidate resets it.
+	Hold bool `json:"hold,omitempty"`
 }
 
 // DrainConfig says how long the current switch's reserve lasts. The gate
@@ -369,6 +379,7 @@ func (c GateConfig) Validate() error {
 //	Drain      hold moves while the reserve lasts  default off
 //	Gap        time moves to the flow's idle gaps  default off
 //	Idle       waive Votes at an idle sample       default off
+//	Hold       keep the streak through a step within the margin  default off
 //
 // A Gate is not safe for concurrent use.
 type Gate struct {
@@ -636,6 +647,11 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		d.Reason = proflow.ReasonStay
 		return
 	case !(d.Margin > g.cfg.Margin):
+		if c := g.candidate; g.cfg.Hold && c >= 0 && c < len(d.Scores) && c != cur && d.Scores[c] > d.Scores[cur] {
+			d.Votes = g.streak // within the margin's jitter: held, not counted
+			d.Reason = proflow.ReasonMargin
+			return
+		}
 		g.noCandidate()
 		d.Reason = proflow.ReasonMargin
 		return

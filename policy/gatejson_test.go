@@ -17,7 +17,7 @@ import (
 func TestModelGateErrorNamesField(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	const prefix = "policy: model metadata gate_config: decode: "
-	const fields = "margin, votes, cooldown, tolerance, distress, pareto, window, reserve, drain, gap, idle"
+	const fields = "margin, votes, cooldown, tolerance, distress, pareto, window, reserve, drain, gap, idle, hold"
 	const duration = `, want a Go duration such as "15s" or a number of nanoseconds`
 	clipped := `"` + long[:64] + `"… (236 more bytes)`
 	for _, c := range []struct{ name, in, want string }{

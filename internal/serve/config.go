@@ -321,6 +321,7 @@ type GateConfig struct {
 	Drain     DrainConfig    `yaml:"drain"`
 	Gap       bool           `yaml:"gap"`
 	Idle      bool           `yaml:"idle"`
+	Hold      bool           `yaml:"hold"`
 
 	// omitted records the keys the YAML left out; zero (a gate written
 	// in Go, or one completed by over) means every field is given.
@@ -356,7 +357,7 @@ func (d DrainConfig) Policy() policy.DrainConfig {
 
 // Policy returns the gate as policy.GateConfig.
 func (g GateConfig) Policy() policy.GateConfig {
-	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy(), Gap: g.Gap, Idle: g.Idle}
+	return policy.GateConfig{Margin: g.Margin, Votes: g.Votes, Cooldown: g.Cooldown, Tolerance: g.Tolerance, Distress: g.Distress.Policy(), Pareto: g.Pareto, Window: g.Window, Reserve: g.Reserve, Drain: g.Drain.Policy(), Gap: g.Gap, Idle: g.Idle, Hold: g.Hold}
 }
 
 // gateKeys is a set of GateConfig's keys.
@@ -374,8 +375,9 @@ const (
 	gateDrain
 	gateGap
 	gateIdle
+	gateHold
 
-	allGateKeys = gateIdle<<1 - 1 // every key: a section left out
+	allGateKeys = gateHold<<1 - 1 // every key: a section left out
 )
 
 // gateYAML is GateConfig as YAML sees it: a nil field is a key left out.
@@ -391,6 +393,7 @@ type gateYAML struct {
 	Drain     *DrainConfig    `yaml:"drain,omitempty"`
 	Gap       *bool           `yaml:"gap,omitempty"`
 	Idle      *bool           `yaml:"idle,omitempty"`
+	Hold      *bool           `yaml:"hold,omitempty"`
 }
 
 // UnmarshalYAML decodes the keys given and records those left out.
@@ -455,6 +458,11 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 	} else {
 		g.omitted |= gateIdle
 	}
+	if y.Hold != nil {
+		g.Hold = *y.Hold
+	} else {
+		g.omitted |= gateHold
+	}
 	return nil
 }
 
@@ -506,6 +514,10 @@ func (g GateConfig) MarshalYAML() (any, error) {
 		y.Idle = new(bool)
 		*y.Idle = g.Idle
 	}
+	if !g.has(gateHold) {
+		y.Hold = new(bool)
+		*y.Hold = g.Hold
+	}
 	return y, nil
 }
 
@@ -519,7 +531,7 @@ func (g GateConfig) Partial() bool { return g.omitted != 0 }
 func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
 		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve,
-		Drain: DrainConfig(base.Drain), Gap: base.Gap, Idle: base.Idle}
+		Drain: DrainConfig(base.Drain), Gap: base.Gap, Idle: base.Idle, Hold: base.Hold}
 	if !g.has(gateMargin) {
 		out.Margin = g.Margin
 	}
@@ -552,6 +564,9 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	}
 	if !g.has(gateIdle) {
 		out.Idle = g.Idle
+	}
+	if !g.has(gateHold) {
+		out.Hold = g.Hold
 	}
 	return out
 }
