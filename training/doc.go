@@ -3296,6 +3296,13 @@
 //     four fits together count fewer than 51. If adopted, recorded in the
 //     committed model and the held-out families run at base seed 10200,
 //     unused.
+//     Measured (behind the committed model, build/j32-hold): development
+//     count 4 (D7 at both base seeds, D6x3-11, -44; D16x3-13 no longer
+//     behind), every clause holding (no quiet-trap move, J1–J64 rr 0.14×
+//     and 0.11×, rate 0.43× and 0.41×, no on/off built-in worse than its
+//     strongest rule; the kinds rows as behind the gate without Hold), and
+//     E6x3/E16x3 at base seed 1 behind in 2 (E6x3-10, E16x3-26; E6x3-1
+//     and E16x3-15 no longer). Lower than 5: on to the four fits.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
