@@ -3303,6 +3303,13 @@
 //     strongest rule; the kinds rows as behind the gate without Hold), and
 //     E6x3/E16x3 at base seed 1 behind in 2 (E6x3-10, E16x3-26; E6x3-1
 //     and E16x3-15 no longer). Lower than 5: on to the four fits.
+//     The four fits behind it (build/j32-hold, build/j32-hold-m31s2…s4):
+//     4 + 23 + 3 + 21 = 51, not fewer than the 51 behind the adopted gate
+//     (5 + 19 + 3 + 24): the seed-2 fit gains E4, C1 at both base seeds
+//     and C2 (capped crowds that never drain the bucket, whose ambiguous
+//     steps the hold no longer lets reset the count), the seed-4 fit
+//     loses D37, E39 and D6x3-4 from its list. Not adopted; GateConfig.Hold
+//     stays, off in every committed gate; base seed 10200 is unused.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
