@@ -14,6 +14,8 @@
 #   - the built-in kind scenarios (-scenarios kinds) at base seed 1,
 #   - the development kinds family J1–J64 at base seeds 1 and 1000,
 #   - the development families of 6 and 16 switches at base seed 1,
+#   - the second development families of 6 and 16 switches (E6x3-…,
+#     E16x3-…) at base seed 1 (since session 32),
 #   - the 24 S6 variants of docs/scenarios/s6-rolling at base seeds 1
 #     and 1000,
 # and writes DIR/summary.md: per check the agent's mean and the scenarios
@@ -51,6 +53,8 @@ run kinds -scenarios kinds -seed 1
 for s in 1 1000; do run "devkinds-$s" -scenarios dev-kinds -seed "$s"; done
 run dev6x3 -profile testbed-6x3 -scenarios dev -seed 1
 run dev16x3 -profile testbed-16x3 -scenarios dev -seed 1
+run dev26x3 -profile testbed-6x3 -scenarios dev2 -seed 1
+run dev216x3 -profile testbed-16x3 -scenarios dev2 -seed 1
 
 mean() { # the agent's mean throughput (MB/s) in a report's strongest-rule table
   grep -m1 '^| agent ' "$1/report.md" | cut -d'|' -f4 | tr -d ' '
@@ -79,6 +83,8 @@ behind() { # scenarios more than 2% behind the per-scenario best rule; $2 filter
   for s in 1 1000; do echo "| S6's 24 variants, base seed $s | $(mean "$D/s6-$s") | $(behind "$D/s6-$s") |"; done
   echo "| D6x3-1…64 (testbed-6x3), base seed 1 | $(mean "$D/dev6x3") | $(behind "$D/dev6x3") |"
   echo "| D16x3-1…64 (testbed-16x3), base seed 1 | $(mean "$D/dev16x3") | $(behind "$D/dev16x3") |"
+  echo "| E6x3-1…64 (testbed-6x3), base seed 1 | $(mean "$D/dev26x3") | $(behind "$D/dev26x3") |"
+  echo "| E16x3-1…64 (testbed-16x3), base seed 1 | $(mean "$D/dev216x3") | $(behind "$D/dev216x3") |"
   echo
   echo "Kind built-ins, base seed 1 (SLO seconds against the best single rule; onoff also counted per scenario against its strongest rule):"
   echo

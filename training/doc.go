@@ -3310,6 +3310,16 @@
 //     steps the hold no longer lets reset the count), the seed-4 fit
 //     loses D37, E39 and D6x3-4 from its list. Not adopted; GateConfig.Hold
 //     stays, off in every committed gate; base seed 10200 is unused.
+//   - The second sized development draws join the judge (session 32).
+//     mk/judge.sh now also runs E6x3-1…64 and E16x3-1…64 (`-scenarios
+//     dev2` at 6 and 16 switches, base seed 1): the first sized families
+//     hardly show the loss of the held-out ones at those sizes (a full
+//     crowd the crowd rule leaves at once and the agent only at the
+//     collapse), the second draws do (E6x3-1, E6x3-10, E16x3-15). A
+//     development count from here on includes their rows: the committed
+//     model's, behind the adopted gate, is 5 + 4 = 9 (E6x3-1, -10,
+//     E16x3-15, -26; build/e32-6x3, build/e32-16x3); the four fits'
+//     rows there were not measured.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
