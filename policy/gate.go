@@ -506,7 +506,7 @@ func (g *Gate) windowVotes(t time.Time, k int) int {
 
 // checkInputs refuses, before the gate changes any of its state, the
 // inputs of d that its settings read and that no decision can have: with
-// distress, a throughput that is negative or not finite, an
+// distress, Gap or Idle, a throughput that is negative or not finite, an
 // application-limited share outside [0, 1], and (with its forecast) a bad
 // forecast; with Reserve or Drain, a bad load.
 func (g *Gate) checkInputs(d *proflow.Decision) error {
@@ -611,14 +611,15 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		return
 	}
 	distressed := g.distress(d)
-	inBurst, idle := g.gap(d) // Gap: the flow sends in a burst no longer than its last, or is idle
+	idle := (g.cfg.Gap || g.cfg.Idle) && idleSample(d) // nothing in flight: a move costs the flow nothing
+	inBurst := g.gap(idle)                             // Gap: the flow sends in a burst no longer than its last
 	g.reserve(d, len(d.Scores))
 	g.advanceDeficit(d)
 	lasts := g.lasts(d.Load) // Drain: the reserve outlasts the horizon
 	if g.cfg.Drain.Waive && !lasts {
 		distressed = true // the bucket is within the horizon of empty
 	}
-	waive := g.cfg.Idle && idleSample(d) // Idle: nothing in flight, a move costs the flow nothing
+	waive := g.cfg.Idle && idle // Idle: the votes are waived towards a switch that relieves this one
 	if cur != g.current {
 		g.candidate, g.streak = -1, 0
 		g.votes = g.votes[:0]
@@ -682,24 +683,23 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	}
 }
 
-// gap follows the flow's bursts and idle gaps (GateConfig.Gap) from d,
-// whose inputs checkInputs accepted, and reports whether a move should
-// wait for the next idle sample (hold: the flow is sending in a burst no
-// longer than the last burst bounded by idle samples) and whether this
-// sample is idle.
-func (g *Gate) gap(d *proflow.Decision) (hold, idle bool) {
+// gap follows the flow's bursts and idle gaps (GateConfig.Gap), given
+// whether this step's sample is idle, and reports whether a move should
+// wait for the next idle sample: the flow is sending in a burst no longer
+// than the last burst bounded by idle samples.
+func (g *Gate) gap(idle bool) (hold bool) {
 	if !g.cfg.Gap {
-		return false, false
+		return false
 	}
-	if idleSample(d) {
+	if idle {
 		if g.burst > 0 && g.bounded {
 			g.lastBurst = g.burst
 		}
 		g.burst, g.bounded = 0, true
-		return false, true
+		return false
 	}
 	g.burst++
-	return g.lastBurst > 0 && g.burst <= g.lastBurst, false
+	return g.lastBurst > 0 && g.burst <= g.lastBurst
 }
 
 // relieves reports whether d marks switch k as reading less loaded than
