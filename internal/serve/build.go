@@ -387,20 +387,12 @@ func clientTLS(c *Config, t *TLSConfig) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// loadKeyPair reads a PEM certificate and its key as tls.LoadX509KeyPair
-// does, but each from a regular file of at most maxSmallFileBytes (the
-// configuration's check already refused others; a file replaced since is
-// refused here too, not read without bound).
+// loadKeyPair reads a PEM certificate and its key, each from a regular
+// file of at most maxSmallFileBytes (fileutil.ReadKeyPair): the
+// configuration's check already refused others, and a file replaced since
+// is refused here too, not read without bound.
 func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
-	cert, err := fileutil.ReadFile(certFile, maxSmallFileBytes)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	key, err := fileutil.ReadFile(keyFile, maxSmallFileBytes)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.X509KeyPair(cert, key)
+	return fileutil.ReadKeyPair(certFile, keyFile, maxSmallFileBytes)
 }
 
 func loadPool(path string) (*x509.CertPool, error) {

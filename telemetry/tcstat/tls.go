@@ -20,17 +20,9 @@ const maxPEMBytes = 1 << 20
 // Each file must be a regular file of at most 1 MiB: anything else (a
 // FIFO, a device, a directory) is refused without being read.
 func ServerTLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
-	certPEM, err := fileutil.ReadFile(certFile, maxPEMBytes)
+	cert, err := fileutil.ReadKeyPair(certFile, keyFile, maxPEMBytes)
 	if err != nil {
-		return nil, fmt.Errorf("tcstat: TLS certificate: %w", err)
-	}
-	keyPEM, err := fileutil.ReadFile(keyFile, maxPEMBytes)
-	if err != nil {
-		return nil, fmt.Errorf("tcstat: TLS key: %w", err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("tcstat: TLS certificate %s with key %s: %w", certFile, keyFile, err)
+		return nil, fmt.Errorf("tcstat: TLS %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if clientCAFile == "" {
