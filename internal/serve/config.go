@@ -403,66 +403,18 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	*g = GateConfig{}
-	if y.Margin != nil {
-		g.Margin = *y.Margin
-	} else {
-		g.omitted |= gateMargin
-	}
-	if y.Votes != nil {
-		g.Votes = *y.Votes
-	} else {
-		g.omitted |= gateVotes
-	}
-	if y.Cooldown != nil {
-		g.Cooldown = *y.Cooldown
-	} else {
-		g.omitted |= gateCooldown
-	}
-	if y.Tolerance != nil {
-		g.Tolerance = *y.Tolerance
-	} else {
-		g.omitted |= gateTolerance
-	}
-	if y.Distress != nil {
-		g.Distress = *y.Distress
-	} else {
-		g.omitted |= gateDistress
-	}
-	if y.Pareto != nil {
-		g.Pareto = *y.Pareto
-	} else {
-		g.omitted |= gatePareto
-	}
-	if y.Window != nil {
-		g.Window = *y.Window
-	} else {
-		g.omitted |= gateWindow
-	}
-	if y.Reserve != nil {
-		g.Reserve = *y.Reserve
-	} else {
-		g.omitted |= gateReserve
-	}
-	if y.Drain != nil {
-		g.Drain = *y.Drain
-	} else {
-		g.omitted |= gateDrain
-	}
-	if y.Gap != nil {
-		g.Gap = *y.Gap
-	} else {
-		g.omitted |= gateGap
-	}
-	if y.Idle != nil {
-		g.Idle = *y.Idle
-	} else {
-		g.omitted |= gateIdle
-	}
-	if y.Hold != nil {
-		g.Hold = *y.Hold
-	} else {
-		g.omitted |= gateHold
-	}
+	takeKey(&g.Margin, y.Margin, &g.omitted, gateMargin)
+	takeKey(&g.Votes, y.Votes, &g.omitted, gateVotes)
+	takeKey(&g.Cooldown, y.Cooldown, &g.omitted, gateCooldown)
+	takeKey(&g.Tolerance, y.Tolerance, &g.omitted, gateTolerance)
+	takeKey(&g.Distress, y.Distress, &g.omitted, gateDistress)
+	takeKey(&g.Pareto, y.Pareto, &g.omitted, gatePareto)
+	takeKey(&g.Window, y.Window, &g.omitted, gateWindow)
+	takeKey(&g.Reserve, y.Reserve, &g.omitted, gateReserve)
+	takeKey(&g.Drain, y.Drain, &g.omitted, gateDrain)
+	takeKey(&g.Gap, y.Gap, &g.omitted, gateGap)
+	takeKey(&g.Idle, y.Idle, &g.omitted, gateIdle)
+	takeKey(&g.Hold, y.Hold, &g.omitted, gateHold)
 	return nil
 }
 
@@ -470,54 +422,18 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 // partial.
 func (g GateConfig) MarshalYAML() (any, error) {
 	var y gateYAML
-	if !g.has(gateMargin) {
-		y.Margin = new(float64)
-		*y.Margin = g.Margin
-	}
-	if !g.has(gateVotes) {
-		y.Votes = new(int)
-		*y.Votes = g.Votes
-	}
-	if !g.has(gateCooldown) {
-		y.Cooldown = new(time.Duration)
-		*y.Cooldown = g.Cooldown
-	}
-	if !g.has(gateTolerance) {
-		y.Tolerance = new(float64)
-		*y.Tolerance = g.Tolerance
-	}
-	if !g.has(gateDistress) {
-		y.Distress = new(DistressConfig)
-		*y.Distress = g.Distress
-	}
-	if !g.has(gatePareto) {
-		y.Pareto = new(bool)
-		*y.Pareto = g.Pareto
-	}
-	if !g.has(gateWindow) {
-		y.Window = new(time.Duration)
-		*y.Window = g.Window
-	}
-	if !g.has(gateReserve) {
-		y.Reserve = new(bool)
-		*y.Reserve = g.Reserve
-	}
-	if !g.has(gateDrain) {
-		y.Drain = new(DrainConfig)
-		*y.Drain = g.Drain
-	}
-	if !g.has(gateGap) {
-		y.Gap = new(bool)
-		*y.Gap = g.Gap
-	}
-	if !g.has(gateIdle) {
-		y.Idle = new(bool)
-		*y.Idle = g.Idle
-	}
-	if !g.has(gateHold) {
-		y.Hold = new(bool)
-		*y.Hold = g.Hold
-	}
+	giveKey(&y.Margin, g.Margin, !g.has(gateMargin))
+	giveKey(&y.Votes, g.Votes, !g.has(gateVotes))
+	giveKey(&y.Cooldown, g.Cooldown, !g.has(gateCooldown))
+	giveKey(&y.Tolerance, g.Tolerance, !g.has(gateTolerance))
+	giveKey(&y.Distress, g.Distress, !g.has(gateDistress))
+	giveKey(&y.Pareto, g.Pareto, !g.has(gatePareto))
+	giveKey(&y.Window, g.Window, !g.has(gateWindow))
+	giveKey(&y.Reserve, g.Reserve, !g.has(gateReserve))
+	giveKey(&y.Drain, g.Drain, !g.has(gateDrain))
+	giveKey(&y.Gap, g.Gap, !g.has(gateGap))
+	giveKey(&y.Idle, g.Idle, !g.has(gateIdle))
+	giveKey(&y.Hold, g.Hold, !g.has(gateHold))
 	return y, nil
 }
 
@@ -532,43 +448,44 @@ func (g GateConfig) over(base policy.GateConfig) GateConfig {
 	out := GateConfig{Margin: base.Margin, Votes: base.Votes, Cooldown: base.Cooldown, Tolerance: base.Tolerance,
 		Distress: DistressConfig(base.Distress), Pareto: base.Pareto, Window: base.Window, Reserve: base.Reserve,
 		Drain: DrainConfig(base.Drain), Gap: base.Gap, Idle: base.Idle, Hold: base.Hold}
-	if !g.has(gateMargin) {
-		out.Margin = g.Margin
-	}
-	if !g.has(gateVotes) {
-		out.Votes = g.Votes
-	}
-	if !g.has(gateCooldown) {
-		out.Cooldown = g.Cooldown
-	}
-	if !g.has(gateTolerance) {
-		out.Tolerance = g.Tolerance
-	}
-	if !g.has(gateDistress) {
-		out.Distress = g.Distress
-	}
-	if !g.has(gatePareto) {
-		out.Pareto = g.Pareto
-	}
-	if !g.has(gateWindow) {
-		out.Window = g.Window
-	}
-	if !g.has(gateReserve) {
-		out.Reserve = g.Reserve
-	}
-	if !g.has(gateDrain) {
-		out.Drain = g.Drain
-	}
-	if !g.has(gateGap) {
-		out.Gap = g.Gap
-	}
-	if !g.has(gateIdle) {
-		out.Idle = g.Idle
-	}
-	if !g.has(gateHold) {
-		out.Hold = g.Hold
-	}
+	giveOver(&out.Margin, g.Margin, !g.has(gateMargin))
+	giveOver(&out.Votes, g.Votes, !g.has(gateVotes))
+	giveOver(&out.Cooldown, g.Cooldown, !g.has(gateCooldown))
+	giveOver(&out.Tolerance, g.Tolerance, !g.has(gateTolerance))
+	giveOver(&out.Distress, g.Distress, !g.has(gateDistress))
+	giveOver(&out.Pareto, g.Pareto, !g.has(gatePareto))
+	giveOver(&out.Window, g.Window, !g.has(gateWindow))
+	giveOver(&out.Reserve, g.Reserve, !g.has(gateReserve))
+	giveOver(&out.Drain, g.Drain, !g.has(gateDrain))
+	giveOver(&out.Gap, g.Gap, !g.has(gateGap))
+	giveOver(&out.Idle, g.Idle, !g.has(gateIdle))
+	giveOver(&out.Hold, g.Hold, !g.has(gateHold))
 	return out
+}
+
+// takeKey sets *dst to *src when the YAML gave the key (src not nil) and
+// records key k as left out otherwise (GateConfig.UnmarshalYAML).
+func takeKey[T any](dst *T, src *T, omitted *gateKeys, k gateKeys) {
+	if src != nil {
+		*dst = *src
+	} else {
+		*omitted |= k
+	}
+}
+
+// giveKey sets *dst to a pointer to v when the key is given, leaving it
+// nil (the key left out) otherwise (GateConfig.MarshalYAML).
+func giveKey[T any](dst **T, v T, given bool) {
+	if given {
+		*dst = &v
+	}
+}
+
+// giveOver sets *dst to v when the key is given (GateConfig.over).
+func giveOver[T any](dst *T, v T, given bool) {
+	if given {
+		*dst = v
+	}
 }
 
 // BaselineConfig shapes each flow's baseline phase (defaults 4 and 10
