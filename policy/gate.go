@@ -83,7 +83,9 @@ type GateConfig struct {
 	// than Drain.Horizon (see DrainConfig): a crowd the reserve can carry
 	// for longer than the horizon may still leave before it hurts the
 	// flow, and a move made then costs its reroute for nothing. A move
-	// that distress admits is never held. Off is the paper's gate.
+	// that distress admits is never held, nor one the Idle waiver admits
+	// (with nothing in flight it costs the flow nothing). Off is the
+	// paper's gate.
 	Drain DrainConfig `json:"drain,omitzero"`
 	// Gap, when set, times a move the gate admits (by its votes or by
 	// distress) to the flow's own idle gaps: while the flow is sending in
@@ -667,12 +669,13 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		g.candidate, g.streak = best, 1
 	}
 	d.Votes = g.streak
+	waived := waive && relieves(d, best) // Idle: a move that costs the flow nothing
 	switch {
-	case g.streak < g.cfg.Votes && !distressed && !(waive && relieves(d, best)):
+	case g.streak < g.cfg.Votes && !distressed && !waived:
 		d.Reason = proflow.ReasonVotes
 	case d.Cooldown > 0:
 		d.Reason = proflow.ReasonCooldown
-	case !distressed && lasts:
+	case !distressed && !waived && lasts:
 		d.Reason = proflow.ReasonReserve
 	case inBurst:
 		d.Reason = proflow.ReasonGap

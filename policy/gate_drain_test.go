@@ -212,3 +212,28 @@ func TestGateDrainKeepsEstimate(t *testing.T) {
 		t.Errorf("after Reset: reason %s, want %s (a full bucket: D = 2, 4 s left)", d.Reason, proflow.ReasonReserve)
 	}
 }
+
+// With Drain beside Idle, a move the idle waiver admits is not held while
+// the reserve lasts (with nothing in flight it costs the flow nothing),
+// while one its votes admit on a busy sample still is.
+func TestGateDrainIdle(t *testing.T) {
+	cfg := GateConfig{Margin: 0.5, Votes: 1, Idle: true, Drain: DrainConfig{Depth: 50, Horizon: 2 * time.Second}}
+	for _, tc := range []struct {
+		name     string
+		thr, app float64
+		want     proflow.Reason
+	}{
+		{"busy: held while the reserve lasts", 1e6, 0, proflow.ReasonReserve},
+		{"idle: moved", 0, 1, proflow.ReasonRerouted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := mustGate(t, cfg)
+			d := proflow.Decision{Time: at(0), Current: 0, Scores: []float64{0, 1, 0, 0}, Load: 2,
+				Throughput: tc.thr, AppLimited: tc.app, Relieves: []bool{false, true, true, true}, Best: -1, Target: -1}
+			g.Admit(&d)
+			if d.Err != nil || d.Reason != tc.want {
+				t.Fatalf("reason %q, err %v; want %q", d.Reason, d.Err, tc.want)
+			}
+		})
+	}
+}
