@@ -3387,6 +3387,15 @@
 //     as written. The seed-3 fit loses E10 at both base seeds and the
 //     sized losses move from scenario to scenario as they did behind every
 //     timing rule before ("The reserve's end waives the votes" above).
+//     Held out, after the adoption (base seed 10200, never used before;
+//     docs/reproduction.md, "Remembered votes and the reserve's hold"):
+//     K1–K64 rate 0.36× [0.29×, 0.42×], rr 0.16× [0.05×, 0.29×] (p99 247
+//     against 893 ms), on/off 0.93× (alone 0.92×), no quiet-trap move;
+//     H1–H64 behind in H34 (4.2%); at 6 and 16 switches behind in
+//     H6x3-25 alone over the four sized families. The gate before it, run
+//     beside at the same seed: rate 0.51× [0.32×, 0.93×], rr 0.10×, H34
+//     (2.3%), and seven sized scenarios behind. Base seed 10200 is now
+//     used; 10300 and above are not.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

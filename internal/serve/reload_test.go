@@ -288,7 +288,9 @@ func TestGateKeepsModelPareto(t *testing.T) {
 }
 
 // A gate section's window reaches the built gate, and a partial section
-// keeps the model's (none in the committed model).
+// keeps the model's (none in the committed model). The committed model
+// remembers votes by its reserve, so a window alone is refused by name and
+// one given with the reserve off is taken.
 func TestGateWindowKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml string
@@ -296,7 +298,7 @@ func TestGateWindowKey(t *testing.T) {
 	}{
 		{"no gate section", "", 0},
 		{"partial gate", "gate: {votes: 7}\n", 0},
-		{"window given", "gate: {window: 1m}\n", time.Minute},
+		{"window given, reserve off", "gate: {window: 1m, reserve: false}\n", time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, built := gateOf(t, tc.yaml); built.Window != tc.want {
@@ -304,15 +306,30 @@ func TestGateWindowKey(t *testing.T) {
 			}
 		})
 	}
+	t.Run("window beside the model's reserve", func(t *testing.T) {
+		_, err := Check(context.Background(), agentConfig(t, "gate: {window: 1m}\n"))
+		if err == nil || !strings.Contains(err.Error(), "reserve with window 1m0s") {
+			t.Errorf("a window beside the model's reserve: error %v, want one naming both", err)
+		}
+	})
 }
 
-// A gate section's drain reaches the built gate, and a drain without a
-// horizon is refused by name. (That a partial section keeps the model's
-// drain is TestGateMirrorsPolicyGate's: the committed model records none.)
+// A gate section's drain reaches the built gate, a section without one
+// keeps the model's (the committed model's is the testbed's bucket), and
+// a drain without a horizon is refused by name.
 func TestGateDrainKey(t *testing.T) {
 	want := policy.DrainConfig{Depth: 53.3, Horizon: 2 * time.Second, Waive: true}
 	if _, built := gateOf(t, "gate: {drain: {depth: 53.3, horizon: 2s, waive: true}}\n"); built.Drain != want {
 		t.Errorf("the built gate's drain %+v, want %+v", built.Drain, want)
+	}
+	model := policy.DrainConfig{Depth: 53.3, Horizon: 2 * time.Second}
+	for _, y := range []string{"", "gate: {votes: 7}\n"} {
+		if _, built := gateOf(t, y); built.Drain != model {
+			t.Errorf("gate section %q: the built gate's drain %+v, want the model's %+v", y, built.Drain, model)
+		}
+	}
+	if _, built := gateOf(t, "gate: {drain: {}}\n"); built.Drain != (policy.DrainConfig{}) {
+		t.Errorf("gate: {drain: {}}: the built gate's drain %+v, want it off", built.Drain)
 	}
 	_, err := Check(context.Background(), agentConfig(t, "gate: {drain: {depth: 53.3}}\n"))
 	if err == nil || !strings.Contains(err.Error(), "drain horizon 0s, want > 0") {
