@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy/qnet"
@@ -41,7 +42,10 @@ func BenchmarkDecisionUniversal(b *testing.B) {
 // BenchmarkDecisionUniversal/4x3 does, plus the dynamics model's forecast
 // of the flow's next sample that the committed gate counts (a random
 // dynamics network of the default shape, state and switch one-hot →
-// 256 → 256 → state change, Agent.Forecast) and a gate that counts it.
+// 256 → 256 → state change, Agent.Forecast), behind the committed gate's
+// settings (models/gate-testbed.json: the forecast's distress, Pareto,
+// the idle waiver, remembered votes and the reserve's hold), decision
+// time advancing by the interval.
 func BenchmarkDecisionForecast(b *testing.B) {
 	m, meta := universalModel(b, 128, 128)
 	benchmarkDecision(b, m, meta, fabricEncoder(4, 3, proflow.PaperTopology().BucketRate), true)
@@ -69,7 +73,12 @@ func benchmarkDecision(b *testing.B, m *qnet.Model, meta qnet.Metadata, encCfg t
 		if err := agent.SetForecast(f); err != nil {
 			b.Fatal(err)
 		}
-		gateCfg.Distress = DistressConfig{Fraction: 0.9, Consecutive: 2, Smoothing: 0.1, Forecast: true}
+		if gateCfg, err = LoadGateConfig("../models/gate-testbed.json"); err != nil {
+			b.Fatal(err)
+		}
+		if !gateCfg.Distress.Forecast {
+			b.Fatal("models/gate-testbed.json counts no forecast; this benchmark measures a gate that does")
+		}
 	}
 	enc, err := telemetry.NewEncoder(agent.EncoderConfig())
 	if err != nil {
@@ -98,8 +107,10 @@ func benchmarkDecision(b *testing.B, m *qnet.Model, meta qnet.Metadata, encCfg t
 	d := proflow.Decision{Scores: make([]float64, encCfg.NumSwitches)}
 	in := proflow.Input{Obs: obs, State: state}
 	b.ReportAllocs()
+	now := obs.Time
 	for b.Loop() {
-		d.Time, d.Current = obs.Time, 0
+		now = now.Add(500 * time.Millisecond)
+		d.Time, d.Current, d.Load = now, 0, 1.2
 		if err := enc.Encode(state, obs, d.Current); err != nil {
 			b.Fatal(err)
 		}
