@@ -322,7 +322,14 @@ func TestGateDrainKey(t *testing.T) {
 	if _, built := gateOf(t, "gate: {drain: {depth: 53.3, horizon: 2s, waive: true}}\n"); built.Drain != want {
 		t.Errorf("the built gate's drain %+v, want %+v", built.Drain, want)
 	}
-	model := policy.DrainConfig{Depth: 53.3, Horizon: 2 * time.Second}
+	committed, err := policy.LoadGateConfig("../../models/gate-testbed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := committed.Drain
+	if model == (policy.DrainConfig{}) {
+		t.Fatal("models/gate-testbed.json holds no drain; this test needs one")
+	}
 	for _, y := range []string{"", "gate: {votes: 7}\n"} {
 		if _, built := gateOf(t, y); built.Drain != model {
 			t.Errorf("gate section %q: the built gate's drain %+v, want the model's %+v", y, built.Drain, model)
@@ -331,7 +338,7 @@ func TestGateDrainKey(t *testing.T) {
 	if _, built := gateOf(t, "gate: {drain: {}}\n"); built.Drain != (policy.DrainConfig{}) {
 		t.Errorf("gate: {drain: {}}: the built gate's drain %+v, want it off", built.Drain)
 	}
-	_, err := Check(context.Background(), agentConfig(t, "gate: {drain: {depth: 53.3}}\n"))
+	_, err = Check(context.Background(), agentConfig(t, "gate: {drain: {depth: 53.3}}\n"))
 	if err == nil || !strings.Contains(err.Error(), "drain horizon 0s, want > 0") {
 		t.Errorf("a drain without a horizon: error %v, want one naming the horizon", err)
 	}
