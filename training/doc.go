@@ -3433,12 +3433,13 @@
 //     built-ins' rate 0.58×); 0.5 s counts 112 (every S6 file family, the
 //     sized families in dozens; rate 1.06× the best rule). Neither is
 //     eligible; the horizon stays 2 s and base seed 10300 is unused. What
-//     it shows: where the crowd stays, a move held until the estimate
-//     gives the bucket 1 s lands after the flow has begun to collapse (the
-//     estimate reads the counted bucket; the flow collapses when the
-//     uncounted reserve runs out, and the load rises within a step), so
-//     the 2 s margin is what moves made on the estimate need, and a 10 s
-//     burst that leaves within that margin costs the flow a needless move.
+//     it shows: where the crowd stays (S5, S7), a move held until the
+//     estimate gives the bucket 1 s comes too late for the flow, so the
+//     2 s margin is what moves made on the estimate need, and a 10 s burst
+//     that leaves within that margin costs the flow a needless move. Why
+//     1 s is too little was not traced (one candidate: the estimate reads
+//     the counted bucket, and the testbed's flow collapses when its
+//     uncounted reserve runs out).
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
