@@ -75,8 +75,10 @@ type GateConfig struct {
 	// capped crowd that keeps the switch just above C never lets it
 	// refill, and the votes of scattered near-ties then add up too
 	// (measured in training/doc.go, "Votes held while the reserve is
-	// drained"; off in the committed gates). Off is the paper's gate; not
-	// together with Window.
+	// drained"); behind Drain such a move also waits for the bucket's end,
+	// and the two are on together in the testbed gate since session 33
+	// ("Remembered votes and the reserve's hold beside the idle waiver").
+	// Off is the paper's gate; not together with Window.
 	Reserve bool `json:"reserve,omitempty"`
 	// Drain, when set (not the zero value), holds a move the votes admit
 	// while the current switch's token bucket, by the gate's estimate, lasts longer
