@@ -3440,6 +3440,24 @@
 //     1 s is too little was not traced (one candidate: the estimate reads
 //     the counted bucket, and the testbed's flow collapses when its
 //     uncounted reserve runs out).
+//   - The reserve's depth from the development collapses (GateConfig.Drain
+//     Depth, session 33; written after the two entries above and before
+//     any judged run of it). Looked at before this rule: S5's trace behind
+//     the 1 s horizon (base seed 1: the flow collapses at a deficit of 50.9
+//     s of C while the estimate, with the counted depth 53.3, still gave
+//     the bucket 1.1 s) and static's traces of D1–D64 (base seed 1, one
+//     repeat): the 34 flows that collapse do so at 50.1–52.1 s of C
+//     (median 50.8), so on the testbed profile the depth at which a flow
+//     suffers is about 50 s, not the counted bucket's 53.3 (its uncounted
+//     limiter runs out first). With the depth at the least of them, 50.1,
+//     the estimate is no longer late, and the horizon only needs the lead
+//     of one or two decisions. The rule: models/gate-testbed.json with the
+//     drain's depth 50.1 and horizon 1 s (e1) or 0.5 s (e05), nothing else
+//     changed, judged as in "The reserve's hold with a shorter horizon"
+//     (eligible if every clause holds and the count is lower than 8; the
+//     lower count taken, a tie to the longer horizon; adopted if the four
+//     fits together count fewer than 65; then recorded and held out at
+//     base seed 10300, unused, with the adopted gate beside).
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
