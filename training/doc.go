@@ -3458,6 +3458,22 @@
 //     lower count taken, a tie to the longer horizon; adopted if the four
 //     fits together count fewer than 65; then recorded and held out at
 //     base seed 10300, unused, with the adopted gate beside).
+//     Measured (mk/judge.sh behind the committed model; build/j33e1,
+//     build/j33e05): e1 counts 8, the same rows as the adopted gate (the
+//     10 s bursts leave within a second of the depth too), every clause
+//     holding and J1–J64 rate 0.37× at both base seeds: not lower than 8,
+//     not eligible. e05 counts 7 (D7 at both base seeds, D6x3-11, D16x3-7,
+//     E6x3-41, -47, E16x3-26; D6x3-58 no longer behind), every clause
+//     holding (no quiet-trap move, no on/off built-in worse, J1–J64 rr
+//     0.14× and 0.11×, rate 0.37× and 0.42×; the kind built-ins rr 0.10×,
+//     rate 0.45×): eligible. The four fits behind e05 (build/j33e05,
+//     build/j33e05-m31s2…s4): 7 + 18 + 9 + 25 = 59 against 65 (8 + 20 +
+//     10 + 27) behind the adopted gate: adopted, models/gate-testbed.json
+//     and the committed model's recorded gate with depth 50.1 and horizon
+//     0.5 s (same weights). Every fit loses D6x3-58 from its list; the
+//     10 s-burst losses D6x3-11, D16x3-7, E6x3-47 and E16x3-26 stay, as
+//     the measured spread said they might (their bursts leave less than
+//     one sample before the depth).
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
