@@ -3474,6 +3474,13 @@
 //     10 s-burst losses D6x3-11, D16x3-7, E6x3-47 and E16x3-26 stay, as
 //     the measured spread said they might (their bursts leave less than
 //     one sample before the depth).
+//     Held out, after the adoption (base seed 10300, never used before;
+//     docs/reproduction.md, "Remembered votes and the reserve's hold"):
+//     H1–H64 behind in none (the gate before it, beside: H34, 3.1%); at
+//     6 and 16 switches behind in H6x3-25 alone, under both gates; K1–K64
+//     rate 0.36× [0.29×, 0.42×], rr 0.15× (p99 232 against 906 ms), on/off
+//     0.91× (alone 29.3 s against the rule's 31.3), no quiet-trap move.
+//     Base seed 10300 is now used; 10400 and above are not.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
