@@ -3376,8 +3376,9 @@
 //     rate flow, whose switch's bucket the estimate empties with no
 //     collapse, now moves at 27 s and misses 4.5–5.8 s where staying
 //     misses none). (b) count 9 (D16x3-57 as well): not eligible. (c) the
-//     same summary as (a), row for row: with Reserve a step within the
-//     margin already keeps the remembered votes, so Hold adds nothing; the
+//     same summary as (a), row for row (by the code, with Reserve a step
+//     within the margin already keeps the remembered votes while the
+//     switch has not refilled, so Hold can add little; not traced); the
 //     stated tie-break does not separate them, and (a), the gate with the
 //     fewer settings, is taken. The four fits behind (a) (build/j33a,
 //     build/j33a-m31s2…s4): 8 + 20 + 10 + 27 = 65 against 9 + 24 + 6 + 27
