@@ -3452,7 +3452,11 @@
 //     suffers is about 50 s, not the counted bucket's 53.3 (its uncounted
 //     limiter runs out first). With the depth at the least of them, 50.1,
 //     the estimate is no longer late, and the horizon only needs the lead
-//     of one or two decisions. The rule: models/gate-testbed.json with the
+//     of one or two decisions. Read before this rule as well, and
+//     disclosed: H6x3-25's trace and `proflow bound` at base seed 10200
+//     (the entry above and docs/reproduction.md), so a held-out run cannot
+//     confirm this rule on that scenario's design. The rule:
+//     models/gate-testbed.json with the
 //     drain's depth 50.1 and horizon 1 s (e1) or 0.5 s (e05), nothing else
 //     changed, judged as in "The reserve's hold with a shorter horizon"
 //     (eligible if every clause holds and the count is lower than 8; the
