@@ -140,18 +140,18 @@ type GateConfig struct {
 }
 
 // DrainConfig says how long the current switch's reserve lasts. The gate
-// keeps the deficit D of the switch's token bucket in seconds of the
-// bucket rate C: the integral of Decision.Load − 1 over decision time
-// since the flow came to the switch (a change of the current switch
-// starts it at 0, as a full bucket), clipped at 0. While the switch sends
-// above C (Load > 1) the bucket empties in (Depth − D)/(Load − 1)
-// seconds at the present load; at or below C it never does, unless D has
-// reached Depth: the bucket is then empty by the estimate whatever the
-// load (a dry bucket sends at C). A move the
-// votes admit waits while that time is longer than Horizon. It reads only
-// Decision.Load and the deployment's bucket depth: no learned value. With
-// Waive, a bucket within Horizon of empty also waives the Votes, as
-// distress does.
+// keeps the deficit D of the switch's reserve in seconds of the bucket
+// rate C: the integral of Decision.Load − r over decision time since the
+// flow came to the switch (a change of the current switch starts it at 0,
+// as a full reserve), clipped at 0, where r is Rate (1 when unset: the
+// bucket's own rate). While the switch sends above r C (Load > r) the
+// reserve empties in (Depth − D)/(Load − r) seconds at the present load;
+// at or below r C it never does, unless D has reached Depth: the reserve
+// is then empty by the estimate whatever the load (a dry bucket sends at
+// its rate). A move the votes admit waits while that time is longer than
+// Horizon. It reads only Decision.Load and the deployment's reserve (its
+// depth and rate): no learned value. With Waive, a reserve within Horizon
+// of empty also waives the Votes, as distress does.
 type DrainConfig struct {
 	// Depth is the bucket's depth in seconds of C (its burst in bytes
 	// over its rate in bytes a second: the testbed profile's 1,332,500,000
@@ -162,6 +162,13 @@ type DrainConfig struct {
 	// zero (the zero DrainConfig); a Depth of 0 beside another field set
 	// is refused, not read as off.
 	Depth float64 `json:"depth"`
+	// Rate is the rate, as a multiple of the bucket rate C, at which the
+	// reserve that runs out is served: the switch sends up to it without
+	// drawing on the reserve and refills the reserve below it. 0 reads as
+	// 1, the bucket's own rate; where a limit the bucket does not show
+	// runs out first, its rate (the testbed gate's 1.04, fitted with Depth
+	// to that profile's development collapses), > 0 otherwise.
+	Rate float64 `json:"rate,omitempty"`
 	// Horizon is how long before the bucket empties a held move goes
 	// ahead, > 0: the lead a move needs to land before the flow suffers.
 	Horizon time.Duration `json:"horizon"`
@@ -188,7 +195,19 @@ func (c DrainConfig) validate() []error {
 	if c.Horizon <= 0 {
 		errs = append(errs, fmt.Errorf("drain horizon %v, want > 0", c.Horizon))
 	}
+	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+		errs = append(errs, fmt.Errorf("drain rate %v, want a finite multiple of the bucket rate > 0 (0 reads as 1)", c.Rate))
+	}
 	return errs
+}
+
+// rate returns the multiple of the bucket rate the reserve is served at
+// (Rate, 1 when unset).
+func (c DrainConfig) rate() float64 {
+	if c.Rate == 0 {
+		return 1
+	}
+	return c.Rate
 }
 
 // DistressConfig says when the protected flow is in distress: its
@@ -401,7 +420,7 @@ type Gate struct {
 	held      []int   // per switch, the votes remembered (Reserve)
 	drain     float64 // seconds of the rate C the current switch sent above it since the first held vote (Reserve)
 	last      time.Time
-	deficit   float64   // D of the bucket of switch deficitOf, seconds of C (Drain)
+	deficit   float64   // D of the reserve of switch deficitOf, seconds of C (Drain)
 	deficitOf int       // the switch deficit is kept for, -1 before the first (Drain)
 	deficitAt time.Time // the decision time deficit was last advanced to (Drain)
 	burst     int       // samples in the flow's current burst, 0 after an idle sample (Gap)
@@ -487,7 +506,7 @@ func (g *Gate) reserve(d *proflow.Decision, n int) {
 		g.drain = 0
 	}
 	if g.holding() && !g.last.IsZero() {
-		g.drain = drained(g.drain, d.Load, d.Time.Sub(g.last).Seconds())
+		g.drain = drained(g.drain, d.Load, 1, d.Time.Sub(g.last).Seconds())
 	}
 	g.last = d.Time
 }
@@ -736,7 +755,7 @@ func (g *Gate) advanceDeficit(d *proflow.Decision) {
 		return
 	}
 	if d.Time.After(g.deficitAt) {
-		g.deficit = drained(g.deficit, d.Load, d.Time.Sub(g.deficitAt).Seconds())
+		g.deficit = drained(g.deficit, d.Load, g.cfg.Drain.rate(), d.Time.Sub(g.deficitAt).Seconds())
 		g.deficitAt = d.Time
 	}
 }
@@ -751,14 +770,14 @@ func checkLoad(load float64) error {
 }
 
 // drained returns a switch's reserve deficit, in seconds of the bucket
-// rate C, after dt more seconds at load: the integral of load − 1,
-// clipped at 0 (Reserve, Drain). A dt that is not positive changes
-// nothing.
-func drained(deficit, load, dt float64) float64 {
+// rate C, after dt more seconds at load, for a reserve served at rate
+// times C: the integral of load − rate, clipped at 0 (Reserve at rate 1,
+// Drain at DrainConfig.Rate). A dt that is not positive changes nothing.
+func drained(deficit, load, rate, dt float64) float64 {
 	if dt <= 0 {
 		return deficit
 	}
-	return max(0, deficit+(load-1)*dt)
+	return max(0, deficit+(load-rate)*dt)
 }
 
 // lasts reports whether, with Drain set, the current switch's bucket
@@ -771,8 +790,9 @@ func (g *Gate) lasts(load float64) bool {
 	if g.deficit >= c.Depth {
 		return false // empty by the estimate: a dry bucket sends at C
 	}
-	if load <= 1 {
+	r := c.rate()
+	if load <= r {
 		return true
 	}
-	return (c.Depth-g.deficit)/(load-1) > c.Horizon.Seconds()
+	return (c.Depth-g.deficit)/(load-r) > c.Horizon.Seconds()
 }

@@ -72,6 +72,59 @@ func TestGateDrain(t *testing.T) {
 	})
 }
 
+// With Drain.Rate the reserve is served at Rate × C: the switch drains it
+// only above that rate, refills it below, and it empties in
+// (Depth − D)/(Load − Rate).
+func TestGateDrainRate(t *testing.T) {
+	toward1 := []float64{0, 1, 0, 0}
+	vote := func(votes int) gateOut {
+		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonVotes}
+	}
+	held := func(votes int) gateOut {
+		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonReserve}
+	}
+	moved := func(votes int) gateOut {
+		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: 1, Reason: proflow.ReasonRerouted}
+	}
+	cfg := GateConfig{Margin: 0.5, Votes: 2, Drain: DrainConfig{Depth: 10, Rate: 1.5, Horizon: 2 * time.Second}}
+	t.Run("drained above the rate", func(t *testing.T) {
+		runLoadGate(t, mustGate(t, cfg), []loadStep{
+			{0, toward1, 3.5, 0, vote(1)},  // D starts at 0
+			{0, toward1, 3.5, 1, held(2)},  // D = 2: (10 − 2)/2 = 4 s left (at rate 1: 8/2.5 = 3.2 s)
+			{0, toward1, 3.5, 2, held(3)},  // D = 4: 3 s left
+			{0, toward1, 3.5, 3, moved(4)}, // D = 6: 2 s left
+		})
+	})
+	t.Run("a load between C and the rate refills", func(t *testing.T) {
+		runLoadGate(t, mustGate(t, cfg), []loadStep{
+			{0, toward1, 3.5, 0, vote(1)},
+			{0, toward1, 3.5, 2, held(2)}, // D = 4: 3 s left
+			{0, toward1, 1.2, 4, held(3)}, // D = 4 − 0.3 × 2 = 3.4; never empties at 1.2
+			{0, toward1, 3.5, 5, held(4)}, // D = 5.4: 2.3 s left (without the refill, D = 6: 2 s, a move)
+			{0, toward1, 3.5, 6, moved(5)},
+		})
+	})
+	for _, c := range []struct {
+		rate float64
+		want string
+	}{
+		{-1, "drain rate -1, want a finite multiple of the bucket rate > 0 (0 reads as 1)"},
+		{math.NaN(), "drain rate NaN"},
+		{math.Inf(1), "drain rate +Inf"},
+	} {
+		if _, err := NewGate(GateConfig{Margin: 0.2, Votes: 2, Drain: DrainConfig{Depth: 50, Rate: c.rate, Horizon: time.Second}}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("rate %v: error %v, want one containing %q", c.rate, err, c.want)
+		}
+	}
+	g, err := ReadGateConfig(strings.NewReader(`{"votes": 20, "drain": {"depth": 49.6, "rate": 1.04, "horizon": 500000000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (DrainConfig{Depth: 49.6, Rate: 1.04, Horizon: 500 * time.Millisecond}); g.Drain != want {
+		t.Errorf("drain %+v, want %+v", g.Drain, want)
+	}
+}
+
 // A flow in distress moves at once, whatever its switch's reserve.
 func TestGateDrainDistress(t *testing.T) {
 	cfg := GateConfig{Margin: 0.5, Votes: 20, Drain: DrainConfig{Depth: 50, Horizon: 2 * time.Second},

@@ -346,6 +346,7 @@ func (d DistressConfig) Policy() policy.DistressConfig {
 // model's as a whole; all zero ({}) turns the hold off.
 type DrainConfig struct {
 	Depth   float64       `yaml:"depth"`
+	Rate    float64       `yaml:"rate,omitempty"`
 	Horizon time.Duration `yaml:"horizon"`
 	Waive   bool          `yaml:"waive,omitempty"`
 }
