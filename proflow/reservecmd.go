@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -13,7 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 func reserveCommand() command {
@@ -195,11 +201,12 @@ func traceFiles(args []string) ([]string, error) {
 
 // runReserve measures the reserve a gate's Drain should model.
 func runReserve(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("reserve", "reserve -in TRACE|DIR[,…] [-rates FROM:TO:STEP] [-fraction F] [-history D]")
+	fs := e.newFlags("reserve", "reserve -in TRACE|DIR[,…] [-rates FROM:TO:STEP] [-fraction F] [-history D] [-plot FILE]")
 	in := fs.String("in", "", "comma-separated trace files or folders (a folder: its traces and those in its traces/ folder, as evaluate -traces -out DIR writes them); required")
 	ratesFlag := fs.String("rates", "1:1.1:0.01", "the reserve rates tried, FROM:TO:STEP in multiples of the bucket rate")
 	fraction := fs.Float64("fraction", 0.5, "a collapse is a sample below this fraction of the mean throughput of the history before it, in (0, 1)")
 	history := fs.Duration("history", 8*time.Second, "how much of the flow's throughput before a sample its collapse is judged against")
+	plotPath := fs.String("plot", "", "also draw the deficits at collapse against the rate into this PNG file")
 	if err := parseFlags(fs, "reserve", args); err != nil {
 		return err
 	}
@@ -240,7 +247,16 @@ func runReserve(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("reserve: none of the %d traces shows a flow collapsing on the switch it started on, want traces of flows left on a crowded switch (evaluate -policies static -traces)", len(files))
 	}
 	fits, best := fitReserve(runs, rates)
-	return writeReserve(e.stdout, len(files), runs, fits, best)
+	if err := writeReserve(e.stdout, len(files), runs, fits, best); err != nil {
+		return err
+	}
+	if *plotPath != "" {
+		if err := makeOutputDirs("reserve", [2]string{"plot", *plotPath}); err != nil {
+			return err
+		}
+		return plotReserve(*plotPath, runs, fits, best)
+	}
+	return nil
 }
 
 // writeReserve prints the table of fits and the drain settings they give.
@@ -262,4 +278,77 @@ func writeReserve(w io.Writer, files int, runs []*collapseRun, fits []reserveFit
 	depth := math.Floor(b.least*10) / 10
 	_, err := fmt.Fprintf(w, "drain: rate %.3f (the least spread), depth %.1f (the least deficit at collapse under it, rounded down to 0.1 s): {\"depth\": %.1f, \"rate\": %.3f}\n", b.rate, depth, depth, b.rate)
 	return err
+}
+
+// plotReserve draws every collapse's deficit against the rate its reserve
+// is taken to be served at, with the least and the most as lines and the
+// fitted rate and depth marked: the rate where the deficits bunch is the
+// reserve's.
+func plotReserve(path string, runs []*collapseRun, fits []reserveFit, best int) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Deficit at collapse of %d flows, by the reserve's rate", len(runs))
+	p.X.Label.Text = "rate the reserve is served at (multiples of the bucket rate)"
+	p.Y.Label.Text = "deficit at collapse (seconds of the bucket rate)"
+	p.Add(plotter.NewGrid())
+	var pts, least, most plotter.XYs
+	for _, f := range fits {
+		for _, c := range runs {
+			pts = append(pts, plotter.XY{X: f.rate, Y: c.deficit(f.rate)})
+		}
+		least = append(least, plotter.XY{X: f.rate, Y: f.least})
+		most = append(most, plotter.XY{X: f.rate, Y: f.most})
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return fmt.Errorf("reserve: plot %s: %w", path, err)
+	}
+	sc.Color, sc.Radius = color.NRGBA{0x1f, 0x77, 0xb4, 0x90}, vg.Points(1.5)
+	p.Add(sc)
+	p.Legend.Add("one collapse", sc)
+	for _, l := range []struct {
+		xy    plotter.XYs
+		name  string
+		color color.RGBA
+	}{{least, "least", color.RGBA{0x2c, 0xa0, 0x2c, 0xff}}, {most, "most", color.RGBA{0xd6, 0x27, 0x28, 0xff}}} {
+		line, err := plotter.NewLine(l.xy)
+		if err != nil {
+			return fmt.Errorf("reserve: plot %s: %w", path, err)
+		}
+		line.Color, line.Width = l.color, vg.Points(1.2)
+		p.Add(line)
+		p.Legend.Add(l.name, line)
+	}
+	b := fits[best]
+	mark, err := plotter.NewScatter(plotter.XYs{{X: b.rate, Y: math.Floor(b.least*10) / 10}})
+	if err != nil {
+		return fmt.Errorf("reserve: plot %s: %w", path, err)
+	}
+	mark.Shape, mark.Color, mark.Radius = draw.CrossGlyph{}, color.Black, vg.Points(5)
+	p.Add(mark)
+	p.Legend.Add(fmt.Sprintf("fit: rate %.3f, depth %.1f", b.rate, math.Floor(b.least*10)/10), mark)
+	var ticks []plot.Tick
+	for i, f := range fits {
+		if i%max(1, len(fits)/10) == 0 || i == len(fits)-1 {
+			ticks = append(ticks, plot.Tick{Value: f.rate, Label: strconv.FormatFloat(f.rate, 'f', -1, 64)})
+		}
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, f := range fits {
+		lo, hi = math.Min(lo, f.least), math.Max(hi, f.most)
+	}
+	span := math.Max(hi-lo, 0.1)
+	p.Y.Min, p.Y.Max = lo-0.05*span, hi+0.45*span // headroom: the legend sits above the data
+	p.Legend.Top = true
+	img, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "png")
+	if err != nil {
+		return fmt.Errorf("reserve: plot %s: %w", path, err)
+	}
+	if err := fileutil.WriteAtomic(path, func(w io.Writer) error {
+		_, err := img.WriteTo(w)
+		return err
+	}); err != nil {
+		return fmt.Errorf("reserve: plot %s: %w", path, err)
+	}
+	return nil
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -85,8 +87,12 @@ func TestReserveCommand(t *testing.T) {
 	}
 	limiterTrace(t, dir, "M1", 4, 100, 0, rate, depth, 3) // moved at 3 s: no collapse counted
 	e, stdout, _ := newTestEnv()
-	if err := e.dispatch(context.Background(), []string{"reserve", "-in", dir, "-rates", "1:1.1:0.01"}); err != nil {
+	png := filepath.Join(t.TempDir(), "fig", "reserve.png")
+	if err := e.dispatch(context.Background(), []string{"reserve", "-in", dir, "-rates", "1:1.1:0.01", "-plot", png}); err != nil {
 		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("-plot %s: %d bytes, %v; want a PNG", png, len(b), err)
 	}
 	out := stdout.String()
 	if !strings.HasPrefix(out, "5 of 6 traces show a collapse") {
