@@ -3520,6 +3520,26 @@
 //     59; then recorded in the committed model (same weights) and the
 //     held-out families run at base seed 10400, unused, with the adopted
 //     gate beside.
+//     Measured (mk/judge.sh behind the committed model; build/j34r05,
+//     build/j34r025; the fit is `proflow reserve -in D,E` over those
+//     traces, docs/reserve-fit.png): r05 counts 6 (D7 at both base seeds,
+//     D6x3-11, E6x3-41, -47, E16x3-26; D16x3-7 no longer behind), every
+//     clause holding (no bulk built-in or S6 file behind, no quiet-trap
+//     move, no on/off built-in worse, J1–J64 rr 0.14× and 0.11×, rate
+//     0.40× and 0.41×); r025 counts 6 too (D7 ×2, D6x3-11, E6x3-17
+//     (2.0%), -41, -47; J1–J64 rate 0.44× and 0.42×), eligible: a tie,
+//     taken by the rule to the longer horizon, r05. The four fits behind
+//     r05 (build/j34r05 and build/j34r05-m34s2…s4, the seed-2…4 fits
+//     trained again by `make model MODEL_SEED=N MODEL_DIR=build/m34sN`):
+//     6 + 15 + 6 + 22 = 49 against 59 (7 + 18 + 9 + 25) behind the adopted
+//     gate; the retrained fits count behind that gate what session 33's
+//     did (18, 9 and 25 measured again, build/j34base-m34s2…s4):
+//     adopted, models/gate-testbed.json and the committed model's recorded
+//     gate with the drain's depth 49.5, rate 1.04, horizon 0.5 s (same
+//     weights). Every fit loses D16x3-7 from its list, and fits 1–3 D7; the
+//     10 s-burst losses D6x3-11, E6x3-47 and E16x3-26 stay behind every
+//     fit: their bursts leave within the sample in which the estimate,
+//     now at the reserve's own rate, still says it runs out.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
