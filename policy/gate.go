@@ -156,8 +156,9 @@ type DrainConfig struct {
 	// Depth is the bucket's depth in seconds of C (its burst in bytes
 	// over its rate in bytes a second: the testbed profile's 1,332,500,000
 	// B at 25 MB/s is 53.3 s), or less where a limit the bucket does not
-	// show runs out first (the testbed gate's 50.1 s, the least deficit at
-	// which flows collapsed on that profile's development family), > 0.
+	// show runs out first (the testbed gate's 49.5 s at Rate 1.04, the
+	// least deficit at which flows collapsed on that profile's development
+	// families; proflow reserve measures both from traces), > 0.
 	// Drain is off when every field is
 	// zero (the zero DrainConfig); a Depth of 0 beside another field set
 	// is refused, not read as off.

@@ -3540,6 +3540,31 @@
 //     10 s-burst losses D6x3-11, E6x3-47 and E16x3-26 stay behind every
 //     fit: their bursts leave within the sample in which the estimate,
 //     now at the reserve's own rate, still says it runs out.
+//     Held out, after the adoption (base seed 10400, never used before;
+//     docs/reproduction.md, "The reserve's rate"): HELDOUT10400.
+//   - The reserve's hold until the estimate's end (GateConfig.Drain
+//     Horizon, session 34; written after the entry above and its held-out
+//     run, before any judged run of this). Looked at before this rule: the
+//     entry above (r025 was level with r05, the losses moving), D6x3-11's
+//     agent trace behind r05 (base seed 1: the 20th vote at the burst's
+//     last sample, 50.0 s, where the estimate gives the reserve 0.1 s at
+//     load 6; the burst leaves before the next sample), and, disclosed,
+//     H6x3-25 behind the held-out run above (the same pattern at 40.0 s)
+//     and its `proflow bound` of session 33 (a policy that stayed there
+//     and moved one sample later where the burst stays was level in every
+//     twin). With the estimate at the reserve's own rate and depth the
+//     least deficit at collapse, a move at the first sample at which the
+//     estimate says the reserve is spent comes at most about a sample
+//     after the collapse of the flows that hold least; whether that costs
+//     less than the needless moves of bursts that leave within that sample
+//     is what the judge measures. The rule: models/gate-testbed.json with
+//     the drain's horizon 1 ms (r0: in effect, hold until the estimate
+//     says the reserve is spent), nothing else changed, judged by
+//     mk/judge.sh behind the committed model with the clauses of the
+//     entry above; eligible if every clause holds and the count is lower
+//     than the adopted gate's 6; adopted if the four fits together count
+//     fewer than 49; then recorded and held out at base seed 10500,
+//     unused, with the adopted gate beside.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
