@@ -71,3 +71,35 @@ func ExampleGate() {
 	// best=1 ΔQ=0.90 votes=2 reason=votes target=-1
 	// best=1 ΔQ=1.20 votes=3 reason=rerouted target=1
 }
+
+// With Drain the gate holds a move its votes admit while the flow's
+// switch's reserve lasts longer than the horizon by its own estimate: here
+// a reserve of 10 s of the bucket rate C, served at 1.2 C (Rate), drained
+// by a switch sending 3.2 C, so 2 s of C a second; at 1.1 C it refills.
+func ExampleDrainConfig() {
+	gate, err := policy.NewGate(policy.GateConfig{Margin: 0.5, Votes: 2,
+		Drain: policy.DrainConfig{Depth: 10, Rate: 1.2, Horizon: time.Second}})
+	if err != nil {
+		panic(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, load := range []float64{3.2, 3.2, 1.1, 3.2, 3.2, 3.2, 3.2, 3.2} {
+		d := proflow.Decision{Time: start.Add(time.Duration(i) * time.Second), Current: 0,
+			Scores: []float64{0, 1, 0, 0}, Load: load, Best: -1, Target: -1}
+		gate.Admit(&d)
+		fmt.Printf("t=%ds load=%.1f votes=%d reason=%s target=%d\n", i, load, d.Votes, d.Reason, d.Target)
+		if d.Target >= 0 {
+			break
+		}
+	}
+	// The deficit D after each step: 0, 2, 1.9 (refilled at 1.1 C), 3.9,
+	// 5.9, 7.9 (1.05 s left), 9.9 (0.05 s left: the move goes ahead).
+	// Output:
+	// t=0s load=3.2 votes=1 reason=votes target=-1
+	// t=1s load=3.2 votes=2 reason=reserve target=-1
+	// t=2s load=1.1 votes=3 reason=reserve target=-1
+	// t=3s load=3.2 votes=4 reason=reserve target=-1
+	// t=4s load=3.2 votes=5 reason=reserve target=-1
+	// t=5s load=3.2 votes=6 reason=reserve target=-1
+	// t=6s load=3.2 votes=7 reason=rerouted target=1
+}
