@@ -167,8 +167,8 @@ type DrainConfig struct {
 	// reserve that runs out is served: the switch sends up to it without
 	// drawing on the reserve and refills the reserve below it. 0 reads as
 	// 1, the bucket's own rate; where a limit the bucket does not show
-	// runs out first, its rate (the testbed gate's 1.04, fitted with Depth
-	// to that profile's development collapses), > 0 otherwise.
+	// runs out first, that limit's rate (the testbed gate's 1.04, fitted
+	// with Depth to that profile's development collapses). Never negative.
 	Rate float64 `json:"rate,omitempty"`
 	// Horizon is how long before the bucket empties a held move goes
 	// ahead, > 0: the lead a move needs to land before the flow suffers.
