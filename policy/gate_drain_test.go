@@ -9,6 +9,21 @@ import (
 	"github.com/proflow-sdn/proflow"
 )
 
+// drainVote, drainHeld and drainMoved are what the gate says of a step
+// whose scores put switch 1 ahead by 1 with votes votes: counting, held by
+// the reserve, and moved.
+func drainVote(votes int) gateOut {
+	return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonVotes}
+}
+
+func drainHeld(votes int) gateOut {
+	return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonReserve}
+}
+
+func drainMoved(votes int) gateOut {
+	return gateOut{Best: 1, Margin: 1, Votes: votes, Target: 1, Reason: proflow.ReasonRerouted}
+}
+
 // With Drain the gate holds a move its votes admit while the current
 // switch's bucket, drained by the integral of Load − 1 since the flow came
 // to it, lasts longer than the horizon at the present load; it lets the
@@ -16,15 +31,7 @@ import (
 // in distress.
 func TestGateDrain(t *testing.T) {
 	toward1 := []float64{0, 1, 0, 0}
-	vote := func(votes int) gateOut {
-		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonVotes}
-	}
-	held := func(votes int) gateOut {
-		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonReserve}
-	}
-	moved := func(votes int) gateOut {
-		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: 1, Reason: proflow.ReasonRerouted}
-	}
+	vote, held, moved := drainVote, drainHeld, drainMoved
 	// A bucket of 10 s of C, a 2 s horizon, 2 votes.
 	cfg := GateConfig{Margin: 0.5, Votes: 2, Drain: DrainConfig{Depth: 10, Horizon: 2 * time.Second}}
 
@@ -77,15 +84,7 @@ func TestGateDrain(t *testing.T) {
 // (Depth − D)/(Load − Rate).
 func TestGateDrainRate(t *testing.T) {
 	toward1 := []float64{0, 1, 0, 0}
-	vote := func(votes int) gateOut {
-		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonVotes}
-	}
-	held := func(votes int) gateOut {
-		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: -1, Reason: proflow.ReasonReserve}
-	}
-	moved := func(votes int) gateOut {
-		return gateOut{Best: 1, Margin: 1, Votes: votes, Target: 1, Reason: proflow.ReasonRerouted}
-	}
+	vote, held, moved := drainVote, drainHeld, drainMoved
 	cfg := GateConfig{Margin: 0.5, Votes: 2, Drain: DrainConfig{Depth: 10, Rate: 1.5, Horizon: 2 * time.Second}}
 	t.Run("drained above the rate", func(t *testing.T) {
 		runLoadGate(t, mustGate(t, cfg), []loadStep{

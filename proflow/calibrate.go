@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/internal/progress"
@@ -246,18 +245,15 @@ func simulateEpisodes(ctx context.Context, e *env, label string, specs []sim.Epi
 }
 
 func readTraces(dir string) ([]*trace.Episode, error) {
-	entries, err := os.ReadDir(dir)
+	paths, err := listTraces(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read traces: %w", err)
 	}
 	var eps []*trace.Episode
-	for _, ent := range entries {
-		if ent.IsDir() || !(strings.HasSuffix(ent.Name(), ".jsonl") || strings.HasSuffix(ent.Name(), ".jsonl.gz")) {
-			continue
-		}
-		ep, err := trace.ReadFile(filepath.Join(dir, ent.Name()))
+	for _, p := range paths {
+		ep, err := trace.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("read trace %s: %w", ent.Name(), err)
+			return nil, fmt.Errorf("read trace %s: %w", filepath.Base(p), err)
 		}
 		eps = append(eps, ep)
 	}

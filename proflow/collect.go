@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -149,15 +148,10 @@ func printCollection(e *env, col *training.Collection) {
 
 // collectFromTraces converts recorded traces into a dataset.
 func collectFromTraces(e *env, dir, out, layout string) error {
-	var paths []string
-	for _, pat := range []string{"*.jsonl", "*.jsonl.gz"} {
-		m, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return fmt.Errorf("collect: %w", err)
-		}
-		paths = append(paths, m...)
+	paths, err := listTraces(dir)
+	if err != nil {
+		return fmt.Errorf("collect: %w", err)
 	}
-	slices.Sort(paths)
 	if len(paths) == 0 {
 		return fmt.Errorf("collect: no traces (*.jsonl, *.jsonl.gz) in %s", dir)
 	}

@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"io"
 	"math"
 
-	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/training"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -90,16 +88,7 @@ func plotProbe(path string, res *training.ProbeResult, sweep string, names []str
 	p.Y.Min, p.Y.Max = ymin, ymax
 	p.Legend.Top = true
 	p.Legend.Left = true
-	// Rendered in memory, then written through a temporary file renamed
-	// over path, so a reader never sees half an image.
-	img, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "png")
-	if err != nil {
-		return fmt.Errorf("probe: plot %s: %w", path, err)
-	}
-	if err := fileutil.WriteAtomic(path, func(w io.Writer) error {
-		_, err := img.WriteTo(w)
-		return err
-	}); err != nil {
+	if err := writePNG(path, p, 7*vg.Inch, 4.5*vg.Inch); err != nil {
 		return fmt.Errorf("probe: plot %s: %w", path, err)
 	}
 	return nil

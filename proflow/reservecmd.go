@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -14,7 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/proflow-sdn/proflow/internal/fileutil"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -31,15 +31,12 @@ func reserveCommand() command {
 }
 
 // collapseRun is what a trace shows up to its protected flow's collapse:
-// the steps on the flow's switch since it came there, each as the
-// interval's length and the switch's load (transmit rate over the bucket
-// rate), the collapse sample last.
+// the steps on the flow's switch, each as the interval's length and the
+// switch's load (transmit rate over the bucket rate), the collapse sample
+// last.
 type collapseRun struct {
-	name  string
-	at    float64 // the collapse sample, seconds since the evaluation window opened
-	dt    []float64
-	load  []float64
-	moved bool // the flow moved before any collapse: no run
+	dt   []float64
+	load []float64
 }
 
 // deficit returns the run's reserve deficit at its collapse sample for a
@@ -72,7 +69,7 @@ func findCollapse(ep *trace.Episode, fraction float64, history time.Duration) (*
 	if n < 1 {
 		n = 1
 	}
-	run := &collapseRun{name: ep.Meta.Scenario}
+	run := &collapseRun{}
 	var thr []float64 // throughput of the steps on the current switch
 	var prev time.Time
 	cur := ep.Meta.InitialSwitch
@@ -101,7 +98,6 @@ func findCollapse(ep *trace.Episode, fraction float64, history time.Duration) (*
 			}
 			mean /= float64(n)
 			if mean > 0 && s.Throughput < fraction*mean {
-				run.at = t
 				return run, nil
 			}
 		}
@@ -182,18 +178,23 @@ func traceFiles(args []string) ([]string, error) {
 			files = append(files, a)
 			continue
 		}
-		var found []string
-		for _, pat := range []string{"*.jsonl", "*.jsonl.gz", "traces/*.jsonl", "traces/*.jsonl.gz"} {
-			m, err := filepath.Glob(filepath.Join(a, pat))
+		found, err := listTraces(a)
+		if err != nil {
+			return nil, err
+		}
+		sub := filepath.Join(a, "traces")
+		if st, err := os.Stat(sub); err == nil && st.IsDir() {
+			m, err := listTraces(sub)
 			if err != nil {
 				return nil, err
 			}
 			found = append(found, m...)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
 		}
 		if len(found) == 0 {
 			return nil, fmt.Errorf("%s: no trace (*.jsonl, *.jsonl.gz) in it or in its traces/ folder", a)
 		}
-		slices.Sort(found)
 		files = append(files, found...)
 	}
 	return files, nil
@@ -340,14 +341,7 @@ func plotReserve(path string, runs []*collapseRun, fits []reserveFit, best int) 
 	span := math.Max(hi-lo, 0.1)
 	p.Y.Min, p.Y.Max = lo-0.05*span, hi+0.45*span // headroom: the legend sits above the data
 	p.Legend.Top = true
-	img, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "png")
-	if err != nil {
-		return fmt.Errorf("reserve: plot %s: %w", path, err)
-	}
-	if err := fileutil.WriteAtomic(path, func(w io.Writer) error {
-		_, err := img.WriteTo(w)
-		return err
-	}); err != nil {
+	if err := writePNG(path, p, 7*vg.Inch, 4.5*vg.Inch); err != nil {
 		return fmt.Errorf("reserve: plot %s: %w", path, err)
 	}
 	return nil
