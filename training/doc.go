@@ -3499,10 +3499,11 @@
 //     is served near 1.04 C, not at C: a load between C and that rate
 //     refills it, and the gate's estimate at r = 1 overstates its deficit
 //     by the integral of what lies between, so the flows that spent long at
-//     such loads (two bursts with the flow alone between, as in the
-//     development losses D6x3-11, D16x3-7, E6x3-47 and E16x3-26 of the
-//     entries above) collapse later than the estimate says, and the move
-//     comes a sample early. Read before this rule as well, and disclosed:
+//     such loads (two bursts with the flow alone between) collapse later
+//     than the estimate says, and the move comes a sample early. (As
+//     written, this sentence also named D6x3-11, D16x3-7, E6x3-47 and
+//     E16x3-26 as such flows; that was not traced, and D6x3-11's trace
+//     read after the judged runs is one burst onto a full reserve.) Read before this rule as well, and disclosed:
 //     H6x3-25's static and agent traces at base seed 10200 (its burst
 //     lasts through the sample at 40.0 s, the agent moves at 39.5 s), so a
 //     held-out run cannot confirm this rule on that scenario's design. The
@@ -3536,7 +3537,7 @@
 //     did (18, 9 and 25 measured again, build/j34base-m34s2…s4):
 //     adopted, models/gate-testbed.json and the committed model's recorded
 //     gate with the drain's depth 49.5, rate 1.04, horizon 0.5 s (same
-//     weights). Every fit loses D16x3-7 from its list, and fits 1–3 D7; the
+//     weights). Every fit loses D16x3-7 from its list, and fits 2–4 D7; the
 //     10 s-burst losses D6x3-11, E6x3-47 and E16x3-26 stay behind every
 //     fit: their bursts leave within the sample in which the estimate,
 //     now at the reserve's own rate, still says it runs out.
@@ -3546,7 +3547,8 @@
 //     behind in H34 alone (2.2%, as behind the gate before it); at 6 and
 //     16 switches behind in H6x3-25 alone over the four sized families
 //     (3.2%; before, 3.4%): its move now comes at 40.0 s, one sample
-//     later, and the burst leaves before the next; K1–K64 rr 0.12×
+//     later than the gate before it moved in the trace read at base seed
+//     10200, and the burst leaves before the next; K1–K64 rr 0.12×
 //     [0.05×, 0.20×] (p99 117 against 1,001 ms), rate 0.38× [0.31×,
 //     0.45×] (before, 0.37×), on/off 0.92× (28.8 s; alone 29.3), no
 //     quiet-trap move. Base seed 10400 is now used; 10500 and above are
@@ -3556,8 +3558,10 @@
 //     run, before any judged run of this). Looked at before this rule: the
 //     entry above (r025 was level with r05, the losses moving), D6x3-11's
 //     agent trace behind r05 (base seed 1: the 20th vote at the burst's
-//     last sample, 50.0 s, where the estimate gives the reserve 0.1 s at
-//     load 6; the burst leaves before the next sample), and, disclosed,
+//     last sample, 50.0 s, where the estimate gives the reserve about 0.1
+//     s at load 6, worked out by hand from the trace's deficit column,
+//     49.4 s of C at r = 1, less 0.04 C over the 10 s burst; the burst
+//     leaves before the next sample), and, disclosed,
 //     H6x3-25 behind the held-out run above (the same pattern at 40.0 s)
 //     and its `proflow bound` of session 33 (a policy that stayed there
 //     and moved one sample later where the burst stays was level in every
