@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -211,6 +212,11 @@ type Controller struct {
 	d    Decision
 	m    *metrics
 	cord cordons
+
+	peek       Peeker    // tel as a Peeker; nil when it is not one (no rechecks)
+	rechecker  Rechecker // the gate as a Rechecker; nil when it is not one
+	recheckSeq uint64    // the step whose deferred move awaits its recheck; 0 for none
+	peeked     Observation
 }
 
 // NewController checks cfg and the collaborators and returns a controller
@@ -243,6 +249,8 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
 	}
 	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
+	c.peek, _ = tel.(Peeker)
+	c.rechecker, _ = gate.(Rechecker)
 	_ = c.cord.replace(cfg.Topology, cfg.Cordoned) // checked by Validate
 	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples); err != nil {
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
@@ -299,7 +307,7 @@ func (c *Controller) Cordoned() []int { return c.cord.list() }
 // the baseline is learned again.
 func (c *Controller) Reset(current int) error {
 	if n := c.cfg.Topology.NumSwitches(); current >= 0 && current < n {
-		c.smp.lastObsTime, c.seq = time.Time{}, 0
+		c.smp.lastObsTime, c.seq, c.recheckSeq = time.Time{}, 0, 0
 	}
 	return c.fl.reset(current, c.cfg.Baseline)
 }
@@ -346,13 +354,31 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 
 // Run reconciles, then steps once per interval until ctx is cancelled, and
 // returns ctx's error. A failed reconciliation is logged and the loop runs
-// with Config.InitialSwitch.
+// with Config.InitialSwitch. When a step's gate defers a move to a recheck
+// that comes before the next step (Decision.Recheck), Run waits for it on
+// Config.Clock and calls Recheck.
 func (c *Controller) Run(ctx context.Context) error {
 	if err := c.Reconcile(ctx); err != nil {
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "reconcile failed; keeping the configured placement",
 			slog.String("error", err.Error()), slog.String("switch", c.cfg.Topology.Switches[c.Current()]))
 	}
-	return runEvery(ctx, c.cfg.Clock, c.cfg.Interval, func(ctx context.Context) { c.Step(ctx) })
+	return runEvery(ctx, c.cfg.Clock, c.cfg.Interval, func(ctx context.Context) {
+		if d := c.Step(ctx); c.recheckSeq != 0 {
+			c.waitRecheck(ctx, d.Recheck)
+		}
+	})
+}
+
+// waitRecheck waits after on the controller's clock, then rechecks; a
+// cancelled ctx ends the wait without a recheck.
+func (c *Controller) waitRecheck(ctx context.Context, after time.Duration) {
+	t := c.cfg.Clock.NewTicker(after)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C():
+		c.Recheck(ctx)
+	}
 }
 
 // runEvery calls step once per interval of clock until ctx is cancelled,
@@ -376,9 +402,14 @@ func (c *Controller) Step(ctx context.Context) Decision {
 	start := time.Now()
 	d := &c.d
 	c.seq++
+	c.recheckSeq = 0 // a step ends any recheck the last one asked for
 	c.fl.begin(d, c.seq, c.cfg.Clock.Now(), c.cord.snapshot())
+	d.Recheckable = c.peek != nil && c.rechecker != nil
 
 	c.step(ctx, d)
+	if d.Recheckable && d.Recheck > 0 && d.Recheck < c.cfg.Interval && d.Target < 0 && d.Err == nil {
+		c.recheckSeq = d.Seq
+	}
 
 	d.Latency = time.Since(start)
 	c.report(ctx, d)
@@ -406,6 +437,93 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 		return
 	}
 	c.fl.moved(d)
+}
+
+// Recheck decides the move the last Step's gate deferred to a recheck
+// (Decision.Recheck; the gate is a Rechecker and the Telemetry a Peeker):
+// it peeks at the fabric's rates since that step's sample, sets the
+// Decision's Load from the current switch's, asks the gate's Recheck, and
+// moves the flow if the gate admits the move, as a step does (shadow mode
+// and a failed enforcer included; a destination cordoned since the step
+// is not moved to). The Decision it returns and reports (Config.Observer,
+// the metrics) has Rechecking set and the step's Seq. Call it
+// Decision.Recheck after the step, before the next Step; Run does. It
+// reports false, doing nothing, when the last step deferred nothing or
+// its recheck was made. A failed peek holds the placement, and the next
+// step decides.
+func (c *Controller) Recheck(ctx context.Context) (Decision, bool) {
+	seq := c.recheckSeq
+	if seq == 0 {
+		return Decision{}, false
+	}
+	c.recheckSeq = 0
+	start := time.Now()
+	d := &c.d
+	c.fl.begin(d, seq, c.cfg.Clock.Now(), c.cord.snapshot())
+	d.Recheckable, d.Rechecking = true, true
+
+	c.recheck(ctx, d)
+
+	d.Latency = time.Since(start)
+	c.report(ctx, d)
+	return *d, true
+}
+
+func (c *Controller) recheck(ctx context.Context, d *Decision) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StepTimeout)
+	defer cancel()
+
+	obs := &c.peeked
+	obs.Resize(c.cfg.Topology)
+	if err := call("Peeker", "Peek", c.tel, func() error { return c.peek.Peek(ctx, obs) }); err != nil {
+		d.Reason, d.Err = ReasonTelemetry, fmt.Errorf("proflow: telemetry: peek: %w", err)
+		return
+	}
+	if err := c.checkPeeked(obs, d.Current); err != nil {
+		d.Reason, d.Err = ReasonInvalid, err
+		return
+	}
+	d.Load = obs.Switches[d.Current].TxRate / c.cfg.Topology.BucketRate
+	cur := d.Current
+	err := call("Rechecker", "Recheck", c.rechecker, func() error { c.rechecker.Recheck(d); return nil })
+	d.Current, d.Rerouted, d.Rechecking = cur, false, true
+	switch {
+	case err != nil:
+		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1
+		return
+	case d.Target >= c.cfg.Topology.NumSwitches():
+		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: gate: %w", unknownSwitch(c.cfg.Topology, d.Target))
+		d.Target = -1
+		return
+	case d.Target < 0 || d.Target == cur || (d.Target < len(c.fl.marks) && c.fl.marks[d.Target]):
+		if d.Reason == ReasonRerouted {
+			d.Reason = ReasonStay
+		}
+		d.Target = -1
+		return
+	}
+	if c.cfg.Shadow {
+		c.fl.shadowed(d)
+		return
+	}
+	if err := c.place(ctx, d.Target); err != nil {
+		d.Reason = ReasonEnforcer
+		d.Err = fmt.Errorf("proflow: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[d.Target], err)
+		return
+	}
+	c.fl.moved(d)
+}
+
+// checkPeeked refuses a peeked sample whose current switch's transmit
+// rate no load can be read from, or that is dated ahead of the clock.
+func (c *Controller) checkPeeked(obs *Observation, current int) error {
+	if n := c.cfg.Topology.NumSwitches(); len(obs.Switches) != n {
+		return &InvalidObservationError{Field: "switches", Problem: fmt.Sprintf("the peek has %d switch samples, want %d", len(obs.Switches), n)}
+	}
+	if tx := obs.Switches[current].TxRate; !(tx >= 0) || math.IsInf(tx, 0) {
+		return &InvalidObservationError{Field: fmt.Sprintf("switches[%s].tx_rate", c.cfg.Topology.Switches[current]), Problem: fmt.Sprintf("peeked %v, want a finite rate >= 0", tx)}
+	}
+	return c.smp.checkNotAhead(c.cfg.Clock.Now(), obs.Time)
 }
 
 // place asks the enforcer to put the protected flow on switch sw.

@@ -154,6 +154,19 @@ type Decision struct {
 	Target int `json:"target"`
 	// Rerouted reports that the enforcer moved the flow to Target.
 	Rerouted bool `json:"rerouted"`
+	// Recheckable tells the gate, before Admit, that the controller can
+	// take a reading between its steps and recheck a move the gate defers
+	// (its Telemetry is a Peeker and its Gate a Rechecker).
+	Recheckable bool `json:"recheckable,omitempty"`
+	// Recheck, on a step, is how long after Time the gate asks to recheck
+	// a move it deferred (Rechecker); 0 for none. A controller rechecks
+	// only when that comes before its next step.
+	Recheck time.Duration `json:"recheck,omitempty"`
+	// Rechecking marks the decision of a recheck (Controller.Recheck), not
+	// of a step: Seq is the step's whose deferred move it decides, Time
+	// when the recheck ran, and Load the current switch's load over the
+	// time since the step's sample.
+	Rechecking bool `json:"rechecking,omitempty"`
 	// Reason says why the step ended this way.
 	Reason Reason `json:"reason"`
 	// Err is the error behind a held placement, nil otherwise. It is

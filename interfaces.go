@@ -105,6 +105,28 @@ type Gate interface {
 	Admit(d *Decision)
 }
 
+// Rechecker is an optional Gate capability: a gate that may defer a move
+// it would admit at a step to one recheck a little later (it sets
+// Decision.Recheck), when a reading taken since the step may show the move
+// is not needed. The controller offers rechecks (Decision.Recheckable)
+// only when its Telemetry is a Peeker. Recheck reads d.Time, d.Current
+// and d.Load (the current switch's load over the time since the step's
+// sample) and fills d.Best, d.Votes, d.Target (-1 to hold) and d.Reason
+// as Admit does; it must not count a vote.
+type Rechecker interface {
+	Recheck(d *Decision)
+}
+
+// Peeker is an optional Telemetry capability: Peek fills obs with the
+// fabric's rates over the time since the last Collect, dated now, without
+// ending that sample: the next Collect still covers the whole time since
+// the last one. The controller peeks to recheck a move its gate deferred
+// (Rechecker). obs carries every switch's sample; flow samples may be the
+// last Collect's.
+type Peeker interface {
+	Peek(ctx context.Context, obs *Observation) error
+}
+
 // GateFunc adapts a function to Gate.
 type GateFunc func(d *Decision)
 

@@ -179,6 +179,18 @@ type DrainConfig struct {
 	// holds), as DistressConfig.Forecast admits it when the dynamics
 	// model sees the flow collapsing. Without it the estimate only holds.
 	Waive bool `json:"waive,omitempty"`
+	// Recheck, when set (> 0, less than Horizon), defers a move the
+	// estimate would let go ahead now, while it still gives the reserve
+	// more than Recheck, to one recheck Recheck before the estimate's end
+	// (Decision.Recheck): a controller that can take a reading between
+	// its steps (Decision.Recheckable) calls Recheck then, and the move
+	// goes ahead only if the reserve, advanced over the reading since the
+	// step, still runs out within Horizon. A crowd that leaves between two
+	// steps is then seen gone before the move instead of one step after
+	// it. Without a controller that can recheck, nothing is deferred. A
+	// flow in distress, a move the idle waiver admits and a move held for
+	// the flow's idle gap are never deferred.
+	Recheck time.Duration `json:"recheck,omitempty"`
 }
 
 // enabled reports whether Drain is on.
@@ -198,6 +210,9 @@ func (c DrainConfig) validate() []error {
 	}
 	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
 		errs = append(errs, fmt.Errorf("drain rate %v, want a finite multiple of the bucket rate > 0 (0 reads as 1)", c.Rate))
+	}
+	if c.Recheck < 0 || (c.Recheck > 0 && c.Recheck >= c.Horizon) {
+		errs = append(errs, fmt.Errorf("drain recheck %v, want 0 (none) or a lead > 0 shorter than the horizon %v", c.Recheck, c.Horizon))
 	}
 	return errs
 }
@@ -428,6 +443,7 @@ type Gate struct {
 	bounded   bool      // the current burst began after an idle sample (Gap)
 	lastBurst int       // samples in the last burst idle samples bounded, 0 for none (Gap)
 	pending   int       // the destination of a move held in a burst, made at the next idle sample; -1 for none (Gap)
+	recheck   int       // the destination of a move deferred to a recheck; -1 for none (Drain.Recheck)
 }
 
 // vote is one step's candidate and its decision time (GateConfig.Window).
@@ -437,8 +453,9 @@ type vote struct {
 }
 
 var (
-	_ proflow.Gate     = (*Gate)(nil)
-	_ proflow.Resetter = (*Gate)(nil)
+	_ proflow.Gate      = (*Gate)(nil)
+	_ proflow.Resetter  = (*Gate)(nil)
+	_ proflow.Rechecker = (*Gate)(nil)
 )
 
 // NewGate returns a gate with the given settings, or their validation error.
@@ -446,14 +463,14 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Gate{cfg: cfg, candidate: -1, current: -1, deficitOf: -1, pending: -1}, nil
+	return &Gate{cfg: cfg, candidate: -1, current: -1, deficitOf: -1, pending: -1, recheck: -1}, nil
 }
 
 // Immediate returns a gate that admits every strictly better switch at once:
 // δ = 0, W = 1, no cooldown. Use it with the reference policies (Static,
 // Reactive, Crowd), which debounce and cool down by themselves.
 func Immediate() *Gate {
-	return &Gate{cfg: GateConfig{Margin: 0, Votes: 1}, candidate: -1, current: -1, deficitOf: -1, pending: -1}
+	return &Gate{cfg: GateConfig{Margin: 0, Votes: 1}, candidate: -1, current: -1, deficitOf: -1, pending: -1, recheck: -1}
 }
 
 // Config returns the gate's settings.
@@ -472,7 +489,7 @@ func (g *Gate) Reset() {
 // step that holds on bad input does; the healthy level stays.
 func (g *Gate) resetStreak() {
 	g.candidate, g.streak, g.current, g.low, g.lowAhead = -1, 0, -1, 0, 0
-	g.pending = -1
+	g.pending, g.recheck = -1, -1
 	g.votes = g.votes[:0]
 	g.forgetHeld()
 	g.last = time.Time{}
@@ -599,7 +616,8 @@ func (g *Gate) noCandidate() {
 
 // Admit applies the gate to d (see the type documentation).
 func (g *Gate) Admit(d *proflow.Decision) {
-	d.Target, d.Best, d.Margin, d.Votes, d.Cooldown = -1, -1, 0, 0, 0
+	d.Target, d.Best, d.Margin, d.Votes, d.Cooldown, d.Recheck = -1, -1, 0, 0, 0, 0
+	g.recheck = -1 // a step ends any recheck the last one asked for
 	if !d.LastReroute.IsZero() {
 		if since := d.Time.Sub(d.LastReroute); since < g.cfg.Cooldown {
 			d.Cooldown = g.cfg.Cooldown - since
@@ -638,6 +656,7 @@ func (g *Gate) Admit(d *proflow.Decision) {
 		return
 	}
 	distressed := g.distress(d)
+	flowDistressed := distressed                       // the flow's own distress, before Drain.Waive adds the reserve's
 	idle := (g.cfg.Gap || g.cfg.Idle) && idleSample(d) // nothing in flight: a move costs the flow nothing
 	inBurst := g.gap(idle)                             // Gap: the flow sends in a burst no longer than its last
 	g.reserve(d, len(d.Scores))
@@ -705,10 +724,65 @@ func (g *Gate) Admit(d *proflow.Decision) {
 	case inBurst:
 		d.Reason = proflow.ReasonGap
 		g.pending = best // made at the next idle sample (Gap)
+	case d.Recheckable && !flowDistressed && !waived && g.deferMove(d, best):
+		d.Reason = proflow.ReasonReserve // until the recheck (Drain.Recheck)
 	default:
 		d.Target = best
 		d.Reason = proflow.ReasonRerouted
 	}
+}
+
+// deferMove defers the move to best, which the drain estimate lets go ahead
+// now, to a recheck Drain.Recheck before the estimate's end, and reports
+// whether it did: only with Recheck set, a reserve the estimate does not
+// give up yet, and more of it left than Recheck.
+func (g *Gate) deferMove(d *proflow.Decision, best int) bool {
+	c := g.cfg.Drain
+	if c.Recheck <= 0 || g.deficit >= c.Depth {
+		return false
+	}
+	r := c.rate()
+	if d.Load <= r {
+		return false // lasts: not a move the estimate lets go ahead
+	}
+	left := time.Duration((c.Depth - g.deficit) / (d.Load - r) * float64(time.Second))
+	if left <= c.Recheck {
+		return false
+	}
+	g.recheck = best
+	d.Recheck = left - c.Recheck
+	return true
+}
+
+// Recheck implements proflow.Rechecker: it decides the move the last
+// Admit deferred (Decision.Recheck), from d.Load, the current switch's
+// load over the time since that step's sample. It advances a copy of the
+// reserve's deficit from the step to d.Time at that load; the move to the
+// deferred destination goes ahead (Target, ReasonRerouted) if the reserve
+// then runs out within Drain.Horizon at that load, and is dropped
+// otherwise (ReasonReserve): the votes the candidate has stay, so the next
+// step may move it. It changes no vote, and the deficit the gate keeps
+// advances only at steps. Without a deferred move (none, one already
+// rechecked, or the flow moved meanwhile) it holds with ReasonStay.
+func (g *Gate) Recheck(d *proflow.Decision) {
+	d.Target, d.Best, d.Margin, d.Votes, d.Cooldown, d.Recheck = -1, -1, 0, 0, 0, 0
+	k := g.recheck
+	g.recheck = -1 // one recheck for one deferral
+	if k < 0 || d.Current != g.current || d.Current != g.deficitOf {
+		d.Reason = proflow.ReasonStay
+		return
+	}
+	if err := checkLoad(d.Load); err != nil {
+		d.Reason, d.Err = proflow.ReasonPolicy, err
+		return
+	}
+	d.Best, d.Votes = k, g.streak
+	deficit := drained(g.deficit, d.Load, g.cfg.Drain.rate(), d.Time.Sub(g.deficitAt).Seconds())
+	if g.lastsFrom(deficit, d.Load) {
+		d.Reason = proflow.ReasonReserve
+		return
+	}
+	d.Target, d.Reason = k, proflow.ReasonRerouted
 }
 
 // gap follows the flow's bursts and idle gaps (GateConfig.Gap), given
@@ -784,16 +858,22 @@ func drained(deficit, load, rate, dt float64) float64 {
 // lasts reports whether, with Drain set, the current switch's bucket
 // lasts longer than the horizon at the present load.
 func (g *Gate) lasts(load float64) bool {
-	c := g.cfg.Drain
-	if !c.enabled() {
+	if !g.cfg.Drain.enabled() {
 		return false
 	}
-	if g.deficit >= c.Depth {
+	return g.lastsFrom(g.deficit, load)
+}
+
+// lastsFrom reports whether a reserve with deficit lasts longer than the
+// horizon at load (Drain, which is set).
+func (g *Gate) lastsFrom(deficit, load float64) bool {
+	c := g.cfg.Drain
+	if deficit >= c.Depth {
 		return false // empty by the estimate: a dry bucket sends at C
 	}
 	r := c.rate()
 	if load <= r {
 		return true
 	}
-	return (c.Depth-g.deficit)/(load-r) > c.Horizon.Seconds()
+	return (c.Depth-deficit)/(load-r) > c.Horizon.Seconds()
 }

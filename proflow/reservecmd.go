@@ -102,7 +102,7 @@ func findCollapse(ep *trace.Episode, fraction float64, history time.Duration) (*
 			}
 		}
 		thr = append(thr, s.Throughput)
-		if s.Decision.Rerouted {
+		if _, _, ok := s.Moved(); ok {
 			return nil, nil
 		}
 	}

@@ -116,6 +116,10 @@ func traceRows(tr *trace.Episode, from, to float64, all bool) ([]traceRow, error
 		if f := s.Decision.Forecast; f != nil {
 			r.forecast = f.Throughput
 		}
+		if rc := s.Recheck; rc != nil { // the deferred move's recheck, in the step's row
+			r.reason += fmt.Sprintf("; recheck +%.2fs at load %.2f: %s", rc.Time.Sub(s.Time).Seconds(), rc.Load, rc.Decision.Reason)
+			r.moved = r.moved || rc.Decision.Rerouted
+		}
 		dom = proflow.DominatedSwitches(dom, s.Obs.Switches, s.Switch, nil)
 		for k, d := range dom {
 			if d {

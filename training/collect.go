@@ -320,8 +320,8 @@ func Collect(ctx context.Context, cfg CollectConfig) (*Collection, error) {
 			}
 			ce := CollectedEpisode{Strategy: p.Strategy, Index: p.Index, Seed: p.Seed, Transitions: ds.Len() - before}
 			for _, st := range tr.Steps {
-				if st.Decision.Rerouted {
-					ce.Reroutes = append(ce.Reroutes, st.Time.Sub(tr.Meta.Start))
+				if _, at, ok := st.Moved(); ok {
+					ce.Reroutes = append(ce.Reroutes, at.Sub(tr.Meta.Start))
 				}
 			}
 			col.Episodes = append(col.Episodes, ce)

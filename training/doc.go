@@ -3590,6 +3590,34 @@
 //     above at a burst's load), the horizon's three values, 0.5 s, 0.25 s
 //     and none, count 6, 6 and 46: the sample-wide losses that remain are
 //     the price of deciding every 500 ms, not of the estimate.
+//   - The reserve's recheck between steps (GateConfig.Drain Recheck,
+//     session 35; written before any judged run of it). Looked at before
+//     this rule: the entries above; static's traces of D1–D64 and E1–E64
+//     at base seed 1 on the testbed profile sampled every 100 ms instead
+//     of 500 ms (a profile file with interval 100ms; `proflow reserve`
+//     over them fits rate 1.04 again, the least deficit at collapse 49.83
+//     s of C, spread 0.83); static's traces of D6x3-11, E6x3-47 and
+//     E16x3-26 at 100 ms (base seed 1): each 10 s burst ends on a 500 ms
+//     sample (70.0 s, 67.0 s and 50.0 s from the episode's start), with
+//     the estimate at depth 49.5 giving the reserve about 0.1–0.3 s at
+//     that sample, so the sample that reads the burst's last half second
+//     is the one at which the move goes ahead, and any reading after it
+//     finds the burst gone; and, while the mechanism was written, one
+//     agent run of D6x3-11 at base seed 1 to see that a deferred move is
+//     rechecked. The mechanism: a move the horizon lets go ahead while the
+//     estimate still gives the reserve more than the lead is deferred to
+//     one reading that lead before the estimate's end (Telemetry Peek,
+//     the rates since the step's sample), and goes ahead only if the
+//     reserve, advanced over that reading, still runs out within the
+//     horizon. The rule: models/gate-testbed.json with the drain's recheck
+//     50 ms (rc50) or 100 ms (rc100), nothing else changed, judged by
+//     mk/judge.sh behind the committed model with the clauses of "The
+//     reserve's rate" entry; eligible if every clause holds and the count
+//     is lower than the adopted gate's 6; the lower count taken (a tie to
+//     the longer lead, which moves earlier); adopted if the four fits
+//     together count fewer than 49; then recorded in the committed model
+//     (same weights) and the held-out families run at base seed 10500,
+//     unused, with the adopted gate beside.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also

@@ -194,8 +194,8 @@ func summarise(name string, ep *trace.Episode) result {
 		}
 		r.mean += s.Throughput
 		n++
-		if s.Decision.Rerouted {
-			r.moves = append(r.moves, move{after: s.Time.Sub(ep.Meta.CongestionStart), to: ep.Meta.Topology.Switches[s.Decision.Target]})
+		if to, at, ok := s.Moved(); ok {
+			r.moves = append(r.moves, move{after: at.Sub(ep.Meta.CongestionStart), to: ep.Meta.Topology.Switches[to]})
 		}
 	}
 	if n > 0 {

@@ -349,6 +349,7 @@ type DrainConfig struct {
 	Rate    float64       `yaml:"rate,omitempty"`
 	Horizon time.Duration `yaml:"horizon"`
 	Waive   bool          `yaml:"waive,omitempty"`
+	Recheck time.Duration `yaml:"recheck,omitempty"`
 }
 
 // Policy returns the settings as policy.DrainConfig.

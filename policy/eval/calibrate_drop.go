@@ -217,7 +217,7 @@ func moveRecovery(ep *trace.Episode, frac, settle float64) (float64, error) {
 // naming the calibration what when it has none.
 func firstMove(ep *trace.Episode, what string) (int, error) {
 	for i := range ep.Steps {
-		if ep.Steps[i].Decision.Rerouted {
+		if _, _, ok := ep.Steps[i].Moved(); ok {
 			return i, nil
 		}
 	}

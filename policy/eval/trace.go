@@ -55,8 +55,8 @@ func FromTrace(ep *trace.Episode, repeat int) (*Episode, error) {
 		if t <= 0 && t > -BaselineWindow.Seconds() { // the intervals before congestion start
 			base = append(base, st.Throughput)
 		}
-		if st.Decision.Rerouted {
-			e.Reroutes = append(e.Reroutes, Reroute{At: t, From: st.Switch, To: st.Decision.Target, Overflow: overflow})
+		if to, at, ok := st.Moved(); ok {
+			e.Reroutes = append(e.Reroutes, Reroute{At: at.Sub(m.CongestionStart).Seconds(), From: st.Switch, To: to, Overflow: overflow})
 		}
 	}
 	if !slices.ContainsFunc(e.Latency, func(v float64) bool { return v != 0 }) {

@@ -104,11 +104,25 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 	ep.Steps = make([]trace.Step, 0, min(steps, 1<<16)) // a long episode grows it as it runs
 	every := max(1, int(ProgressEvery/cfg.Interval))
 	var truth proflow.Observation
+	var wait time.Duration // the recheck the last step asked for (Decision.Recheck)
 	for i := range steps {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
 		}
-		if err := f.Advance(cfg.Interval); err != nil {
+		if wait > 0 && wait < cfg.Interval {
+			// The last step's gate deferred a move to a recheck before
+			// this step: simulate up to it, recheck, and on to this step.
+			if err := f.Advance(wait); err != nil {
+				return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
+			}
+			if rd, ok := ctrl.Recheck(ctx); ok {
+				ep.Steps[len(ep.Steps)-1].Recheck = &trace.Recheck{Time: rd.Time, Load: rd.Load, Decision: trace.FromDecision(rd)}
+			}
+			wait = cfg.Interval - wait
+		} else {
+			wait = cfg.Interval
+		}
+		if err := f.Advance(wait); err != nil {
 			return nil, fmt.Errorf("sim: run episode %s: %w", name, err)
 		}
 		rec.have = false
@@ -125,6 +139,7 @@ func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 		if f.Truth(&truth) {
 			st.Throughput = truth.Flow.Throughput
 		}
+		wait = d.Recheck
 		ep.Steps = append(ep.Steps, st)
 		if done := i + 1; spec.Progress != nil && (done%every == 0 || done == steps) {
 			spec.Progress(time.Duration(done)*cfg.Interval, time.Duration(steps)*cfg.Interval)
@@ -185,4 +200,15 @@ func (r *recorder) Collect(ctx context.Context, obs *proflow.Observation) error 
 	r.obs.CopyFrom(obs)
 	r.have = true
 	return nil
+}
+
+// Peek implements proflow.Peeker: it passes Peek through to the fabric
+// (sim.Fabric.Peek), so that the controller can recheck a move its gate
+// deferred; the trace keeps the step's observation, not the peek.
+func (r *recorder) Peek(ctx context.Context, obs *proflow.Observation) error {
+	p, ok := r.tel.(proflow.Peeker)
+	if !ok {
+		return fmt.Errorf("sim: peek: %T cannot peek", r.tel)
+	}
+	return p.Peek(ctx, obs)
 }

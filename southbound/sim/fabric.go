@@ -22,21 +22,23 @@ import (
 //
 // A Fabric is safe for concurrent use; Advance holds it while it simulates.
 type Fabric struct {
-	mu       sync.Mutex
-	cfg      Config
-	sc       *Scenario
-	topo     proflow.Topology
-	flows    []proflow.ProtectedFlow // flows[i] is stream i; flows[0] the primary
-	index    map[proflow.FlowID]int  // a protected flow's index in flows
-	initial  []int                   // the switch each protected flow starts on
-	e        *engine
-	noise    *rand.Rand
-	actions  []action
-	next     int
-	now      time.Duration // virtual time since the start of the episode
-	perSmp   int64         // steps per telemetry sample
-	cgStream []int         // first stream of each congester
-	tickers  []*ticker
+	mu        sync.Mutex
+	cfg       Config
+	sc        *Scenario
+	topo      proflow.Topology
+	flows     []proflow.ProtectedFlow // flows[i] is stream i; flows[0] the primary
+	index     map[proflow.FlowID]int  // a protected flow's index in flows
+	initial   []int                   // the switch each protected flow starts on
+	e         *engine
+	noise     *rand.Rand
+	peekRNG   *rand.Rand          // the noise of Peek's readings, apart so that peeking leaves the samples' noise unchanged
+	peekTruth proflow.Observation // Peek's readings without noise
+	actions   []action
+	next      int
+	now       time.Duration // virtual time since the start of the episode
+	perSmp    int64         // steps per telemetry sample
+	cgStream  []int         // first stream of each congester
+	tickers   []*ticker
 
 	have       bool
 	truth      proflow.Observation  // latest sample, without noise
@@ -79,12 +81,13 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 	}
 	sc = sc.Clone()
 	f := &Fabric{
-		cfg:    cfg,
-		sc:     sc,
-		topo:   cfg.Topology(),
-		e:      newEngine(cfg, seed),
-		noise:  rand.New(rand.NewPCG(seed, 0x6e6f697365)),
-		perSmp: int64(cfg.Interval / cfg.Step),
+		cfg:     cfg,
+		sc:      sc,
+		topo:    cfg.Topology(),
+		e:       newEngine(cfg, seed),
+		noise:   rand.New(rand.NewPCG(seed, 0x6e6f697365)),
+		peekRNG: rand.New(rand.NewPCG(seed, 0x7065656b)),
+		perSmp:  int64(cfg.Interval / cfg.Step),
 	}
 	e := f.e
 	// The protected flows are the first streams, in order, so that with one
@@ -141,6 +144,7 @@ func New(cfg Config, sc *Scenario, seed uint64) (*Fabric, error) {
 	}
 	f.truth.Resize(f.topo)
 	f.meas.Resize(f.topo)
+	f.peekTruth.Resize(f.topo)
 	return f, nil
 }
 
@@ -316,31 +320,10 @@ func (f *Fabric) sample() {
 	e, cfg := f.e, &f.cfg
 	iv := cfg.Interval.Seconds()
 	o := &f.truth
-	o.Time = cfg.Epoch.Add(time.Duration(e.step) * cfg.Step)
-	elephant := cfg.ElephantFraction * cfg.BucketRate
-	for k := range o.Switches {
-		n, el := 0, 0.0
-		for p := range e.pairs {
-			ps := &e.pairs[p]
-			if ps.fwd[k] {
-				n++
-			}
-			if ps.rev[k] {
-				n++
-			}
-			if r := ps.bytes[k] / iv; r > elephant {
-				el += r
-			}
-		}
-		o.Switches[k] = proflow.SwitchSample{TxRate: e.accTx[k] / iv, OverflowRate: e.accEv[k] / iv, FlowCount: float64(n), ElephantRate: el}
-	}
-	for p := range e.ports {
-		o.Switches[e.ports[p].sw].QueueBytes += e.ports[p].backlog
-	}
+	f.readFabric(o, iv)
 	congestion := 0.0
-	for i, l := range cfg.CongestionLeaves {
-		o.Leaves[i] = proflow.LeafSample{IngressRate: e.accIn[l] / iv, TransmitRate: e.accUp[l] / iv}
-		congestion += o.Leaves[i].IngressRate
+	for _, l := range o.Leaves {
+		congestion += l.IngressRate
 	}
 	for i, b := range e.accFlow {
 		f.truthFlows[i] = proflow.FlowSample{Throughput: b / iv * cfg.MSS / cfg.PacketSize, CongestionRate: congestion, AppLimited: min(1, e.accApp[i]/iv)}
@@ -349,15 +332,7 @@ func (f *Fabric) sample() {
 	o.Flow = f.truthFlows[0]
 
 	m := &f.meas
-	m.Time = o.Time
-	for k, s := range o.Switches {
-		// The backlog is a gauge tc reads exactly: no noise, and no random
-		// draw, so the other readings keep their noise.
-		m.Switches[k] = proflow.SwitchSample{TxRate: f.noisy(s.TxRate), OverflowRate: f.noisy(s.OverflowRate), FlowCount: s.FlowCount, ElephantRate: f.noisy(s.ElephantRate), QueueBytes: s.QueueBytes}
-	}
-	for i, l := range o.Leaves {
-		m.Leaves[i] = proflow.LeafSample{IngressRate: f.noisy(l.IngressRate), TransmitRate: f.noisy(l.TransmitRate)}
-	}
+	f.measureFabric(m, o, f.noise)
 	// Latency is read from the sender's TCP stack (ss -ti) and the
 	// application's own clock: exact, no noise, and no random draw.
 	m.Flow = o.Flow
@@ -381,6 +356,51 @@ func (f *Fabric) sample() {
 		clear(e.pairs[p].bytes)
 		clear(e.pairs[p].fwd)
 		clear(e.pairs[p].rev)
+	}
+}
+
+// readFabric writes into o, without noise, the time of the present step
+// and every switch's and leaf's readings over the last iv seconds, from
+// the accumulators the engine has filled since the last sample.
+func (f *Fabric) readFabric(o *proflow.Observation, iv float64) {
+	e, cfg := f.e, &f.cfg
+	o.Time = cfg.Epoch.Add(time.Duration(e.step) * cfg.Step)
+	elephant := cfg.ElephantFraction * cfg.BucketRate
+	for k := range o.Switches {
+		n, el := 0, 0.0
+		for p := range e.pairs {
+			ps := &e.pairs[p]
+			if ps.fwd[k] {
+				n++
+			}
+			if ps.rev[k] {
+				n++
+			}
+			if r := ps.bytes[k] / iv; r > elephant {
+				el += r
+			}
+		}
+		o.Switches[k] = proflow.SwitchSample{TxRate: e.accTx[k] / iv, OverflowRate: e.accEv[k] / iv, FlowCount: float64(n), ElephantRate: el}
+	}
+	for p := range e.ports {
+		o.Switches[e.ports[p].sw].QueueBytes += e.ports[p].backlog
+	}
+	for i, l := range cfg.CongestionLeaves {
+		o.Leaves[i] = proflow.LeafSample{IngressRate: e.accIn[l] / iv, TransmitRate: e.accUp[l] / iv}
+	}
+}
+
+// measureFabric writes into m the time, switches and leaves of o as
+// measured, with noise drawn from rng.
+func (f *Fabric) measureFabric(m, o *proflow.Observation, rng *rand.Rand) {
+	m.Time = o.Time
+	for k, s := range o.Switches {
+		// The backlog is a gauge tc reads exactly: no noise, and no random
+		// draw, so the other readings keep their noise.
+		m.Switches[k] = proflow.SwitchSample{TxRate: f.noisyFrom(rng, s.TxRate), OverflowRate: f.noisyFrom(rng, s.OverflowRate), FlowCount: s.FlowCount, ElephantRate: f.noisyFrom(rng, s.ElephantRate), QueueBytes: s.QueueBytes}
+	}
+	for i, l := range o.Leaves {
+		m.Leaves[i] = proflow.LeafSample{IngressRate: f.noisyFrom(rng, l.IngressRate), TransmitRate: f.noisyFrom(rng, l.TransmitRate)}
 	}
 }
 
@@ -418,11 +438,14 @@ func p99(v []float64) float64 {
 
 // noisy returns v with multiplicative Gaussian measurement noise of
 // relative standard deviation Config.NoiseLevel, never negative.
-func (f *Fabric) noisy(v float64) float64 {
+func (f *Fabric) noisy(v float64) float64 { return f.noisyFrom(f.noise, v) }
+
+// noisyFrom is noisy with the noise drawn from rng.
+func (f *Fabric) noisyFrom(rng *rand.Rand, v float64) float64 {
 	if f.cfg.NoiseLevel == 0 || v == 0 {
 		return v
 	}
-	return max(0, v*(1+f.cfg.NoiseLevel*f.noise.NormFloat64()))
+	return max(0, v*(1+f.cfg.NoiseLevel*rng.NormFloat64()))
 }
 
 // Collect implements proflow.Telemetry: it fills obs with the latest
@@ -445,6 +468,36 @@ func (f *Fabric) Collect(ctx context.Context, obs *proflow.Observation) error {
 	if err := f.fill(obs, &f.meas, f.measFlows); err != nil {
 		return fmt.Errorf("sim: collect: %w", err)
 	}
+	return nil
+}
+
+// Peek implements proflow.Peeker: it fills obs, as measured, with the
+// rates since the last telemetry sample up to the present step of the
+// simulation: every switch's transmit and overflow rates, flow count,
+// elephant rate and backlog, and every leaf's rates, with the
+// measurement noise of Collect drawn from a source of its own, so that
+// peeking leaves every sample Collect returns unchanged. obs.Flow and
+// obs.Flows are the last sample's. Right at a sample it returns that
+// sample, as Collect does; before the first it returns an error wrapping
+// proflow.ErrStale.
+func (f *Fabric) Peek(ctx context.Context, obs *proflow.Observation) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sim: peek: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.have {
+		return fmt.Errorf("sim: peek: no sample yet (the first is taken after %v of virtual time): %w", f.cfg.Interval, proflow.ErrStale)
+	}
+	if err := f.fill(obs, &f.meas, f.measFlows); err != nil {
+		return fmt.Errorf("sim: peek: %w", err)
+	}
+	n := f.e.step % f.perSmp // steps since the last sample
+	if n == 0 {
+		return nil
+	}
+	f.readFabric(&f.peekTruth, (time.Duration(n) * f.cfg.Step).Seconds())
+	f.measureFabric(obs, &f.peekTruth, f.peekRNG)
 	return nil
 }
 

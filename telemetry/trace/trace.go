@@ -97,16 +97,45 @@ type Step struct {
 	// bytes/s: the ground truth without measurement noise in a simulation,
 	// the measured value on a real fabric.
 	Throughput float64 `json:"throughput"`
+	// Recheck is the recheck the controller made within the interval
+	// after the step, of a move its gate deferred (Decision.Recheck); nil
+	// when it made none.
+	Recheck *Recheck `json:"recheck,omitempty"`
+}
+
+// Recheck is a controller's recheck of a deferred move
+// (proflow.Controller.Recheck).
+type Recheck struct {
+	// Time is when the recheck ran, after its step's and before the next.
+	Time time.Time `json:"time"`
+	// Load is the current switch's load over the time since the step's
+	// sample (proflow.Decision.Load).
+	Load float64 `json:"load"`
+	// Decision is what the recheck decided; it moved the flow when
+	// Rerouted is set.
+	Decision Decision `json:"decision"`
 }
 
 // Action returns the switch that carries the flow after the step: the
-// target of a reroute, else Switch. It is the action a of the transition
-// (s, a, r, s') that starts at this step.
+// target of a reroute, the step's or its recheck's, else Switch. It is the
+// action a of the transition (s, a, r, s') that starts at this step.
 func (s *Step) Action() int {
-	if s.Decision.Rerouted {
-		return s.Decision.Target
+	if to, _, ok := s.Moved(); ok {
+		return to
 	}
 	return s.Switch
+}
+
+// Moved reports whether the flow moved at the step or at its recheck, and
+// then to which switch and when.
+func (s *Step) Moved() (to int, at time.Time, ok bool) {
+	switch {
+	case s.Decision.Rerouted:
+		return s.Decision.Target, s.Time, true
+	case s.Recheck != nil && s.Recheck.Decision.Rerouted:
+		return s.Recheck.Decision.Target, s.Recheck.Time, true
+	}
+	return s.Switch, time.Time{}, false
 }
 
 // Decision is the part of a proflow.Decision a trace keeps: everything but
@@ -122,6 +151,9 @@ type Decision struct {
 	Target   int            `json:"target"`
 	Rerouted bool           `json:"rerouted"`
 	Error    string         `json:"error,omitempty"`
+	// Recheck is how long after the step the gate asked to recheck a move
+	// it deferred (proflow.Decision.Recheck); 0 for none.
+	Recheck Duration `json:"recheck,omitempty"`
 	// Forecast is the policy's forecast of the flow's next sample if it
 	// stays (proflow.Decision.Forecast), absent when it made none.
 	Forecast *Forecast `json:"forecast,omitempty"`
@@ -140,7 +172,7 @@ type Forecast struct {
 func FromDecision(d proflow.Decision) Decision {
 	out := Decision{
 		Reason: d.Reason, Best: d.Best, Margin: d.Margin, Votes: d.Votes,
-		Cooldown: Duration(d.Cooldown), Target: d.Target, Rerouted: d.Rerouted,
+		Cooldown: Duration(d.Cooldown), Target: d.Target, Rerouted: d.Rerouted, Recheck: Duration(d.Recheck),
 	}
 	if len(d.Scores) > 0 {
 		out.Scores = append([]float64(nil), d.Scores...)
@@ -202,6 +234,24 @@ func (s *Step) Validate(m *Meta) error {
 	}
 	if d.Rerouted && (d.Target < 0 || d.Target == s.Switch) {
 		add("decision.rerouted with target %d from switch %d, want another switch", d.Target, s.Switch)
+	}
+	if d.Recheck < 0 {
+		add("decision.recheck %v, want >= 0", time.Duration(d.Recheck))
+	}
+	if r := s.Recheck; r != nil {
+		rd := &r.Decision
+		switch {
+		case d.Rerouted:
+			add("a recheck after a step that rerouted, want one only after a deferred move")
+		case !r.Time.Round(0).After(s.Time.Round(0)):
+			add("recheck.time %s, want after the step's %s", r.Time.Format(time.RFC3339Nano), s.Time.Format(time.RFC3339Nano))
+		case !(r.Load >= 0) || math.IsInf(r.Load, 0):
+			add("recheck.load %v, want a finite ratio >= 0", r.Load)
+		case rd.Target < -1 || rd.Target >= n:
+			add("recheck.decision.target %d, want -1 or 0..%d", rd.Target, n-1)
+		case rd.Rerouted && (rd.Target < 0 || rd.Target == s.Switch):
+			add("recheck.decision.rerouted with target %d from switch %d, want another switch", rd.Target, s.Switch)
+		}
 	}
 	if math.IsNaN(d.Margin) || math.IsInf(d.Margin, 0) {
 		add("decision.margin is %v, want a finite number", d.Margin)
