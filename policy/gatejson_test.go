@@ -30,7 +30,7 @@ func TestModelGateErrorNamesField(t *testing.T) {
 		{"nested number", `{"drain": {"depth": [1]}}`, "drain.depth: an array, want a number"},
 		{"not an object", `[1, 2]`, "an array, want a JSON object"},
 		{"unknown field", `{"vote": 3}`, `unknown field "vote", want one of ` + fields},
-		{"unknown nested field", `{"drain": {"depth": 53.3, "deep": 1}}`, `drain: unknown field "deep", want one of depth, rate, horizon, waive`},
+		{"unknown nested field", `{"drain": {"depth": 53.3, "deep": 1}}`, `drain: unknown field "deep", want one of depth, rate, horizon, waive, recheck`},
 		{"unknown distress field", `{"distress": {"debounce": 3}}`, `distress: unknown field "debounce", want one of fraction, consecutive, smoothing, forecast`},
 		{"long unknown field", `{"` + long + `": 1}`, `unknown field ` + clipped + `, want one of ` + fields},
 		{"nested duration", `{"drain": {"depth": 53.3, "horizon": true}}`, "drain.horizon true" + duration},

@@ -32,6 +32,10 @@ func (f OverlayFunc) Overlay(ctx context.Context, obs *proflow.Observation) erro
 // the source: index 0 is primary, index i+1 is overlays[i]; errors.Is still
 // finds proflow.ErrStale behind it.
 //
+// When primary is a proflow.Peeker, so is the returned Telemetry: its Peek
+// peeks primary alone, so the fields the overlays own are primary's there
+// (an overlay's reading ends its own sample, which a peek must not).
+//
 // Merge returns an error if primary or an overlay is nil. The returned
 // Telemetry is as safe for concurrent use as its sources are.
 func Merge(primary proflow.Telemetry, overlays ...Overlay) (proflow.Telemetry, error) {
@@ -43,7 +47,25 @@ func Merge(primary proflow.Telemetry, overlays ...Overlay) (proflow.Telemetry, e
 			return nil, fmt.Errorf("telemetry: merge: overlay %d (source %d) is nil, want an Overlay", i, i+1)
 		}
 	}
-	return &merged{primary: primary, overlays: append([]Overlay(nil), overlays...)}, nil
+	m := &merged{primary: primary, overlays: append([]Overlay(nil), overlays...)}
+	if p, ok := primary.(proflow.Peeker); ok {
+		return &peekMerged{merged: m, peek: p}, nil
+	}
+	return m, nil
+}
+
+// peekMerged is a merged Telemetry whose primary can peek.
+type peekMerged struct {
+	*merged
+	peek proflow.Peeker
+}
+
+// Peek implements proflow.Peeker: primary's peek alone.
+func (m *peekMerged) Peek(ctx context.Context, obs *proflow.Observation) error {
+	if err := m.peek.Peek(ctx, obs); err != nil {
+		return fmt.Errorf("telemetry: merge: source 0 (primary): peek: %w", err)
+	}
+	return nil
 }
 
 type merged struct {

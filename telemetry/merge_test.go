@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +154,60 @@ func TestMergeNilSource(t *testing.T) {
 				t.Errorf("Merge() = %v, %v; want nil, %q", tel, err, tc.wantError)
 			}
 		})
+	}
+}
+
+// peekSource is a primary that can also peek: its peek reads the transmit
+// rates halved, or fails.
+type peekSource struct {
+	proflow.TelemetryFunc
+	topo proflow.Topology
+	err  error
+}
+
+func (p peekSource) Peek(ctx context.Context, o *proflow.Observation) error {
+	if p.err != nil {
+		return p.err
+	}
+	if err := p.TelemetryFunc(ctx, o); err != nil {
+		return err
+	}
+	for k := range o.Switches {
+		o.Switches[k].TxRate /= 2
+	}
+	return nil
+}
+
+// A merge whose primary peeks peeks it alone; one whose primary does not
+// is no Peeker.
+func TestMergePeek(t *testing.T) {
+	topo := proflow.Topology{Switches: []string{"a", "b"}, Leaves: []string{"l"}, BucketRate: 1}
+	overlays := 0
+	count := telemetry.OverlayFunc(func(context.Context, *proflow.Observation) error { overlays++; return nil })
+	tel, err := telemetry.Merge(peekSource{TelemetryFunc: southbound(topo), topo: topo}, telemetry.OverlayFunc(tcAgent), count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := tel.(proflow.Peeker)
+	if !ok {
+		t.Fatalf("%T is no Peeker, want one over a primary that peeks", tel)
+	}
+	var got proflow.Observation
+	if err := p.Peek(context.Background(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Switches[1].TxRate != 1000 || got.Switches[1].OverflowRate != 1 || overlays != 0 {
+		t.Errorf("peek: agg b %+v, %d overlay calls; want the primary's peek (tx 1000, overflow 1) and no overlay", got.Switches[1], overlays)
+	}
+	if err := tel.Collect(context.Background(), &got); err != nil || got.Switches[1].OverflowRate != 200 || overlays != 1 {
+		t.Errorf("Collect after the peek: %v, overflow %v, %d overlay calls; want the overlays' reading", err, got.Switches[1].OverflowRate, overlays)
+	}
+	failing, _ := telemetry.Merge(peekSource{TelemetryFunc: southbound(topo), topo: topo, err: proflow.ErrStale})
+	if err := failing.(proflow.Peeker).Peek(context.Background(), &got); !errors.Is(err, proflow.ErrStale) || !strings.Contains(err.Error(), "source 0 (primary): peek") {
+		t.Errorf("failed peek: %v, want ErrStale naming the primary", err)
+	}
+	plain, _ := telemetry.Merge(southbound(topo), telemetry.OverlayFunc(tcAgent))
+	if _, ok := plain.(proflow.Peeker); ok {
+		t.Errorf("%T peeks over a primary that cannot", plain)
 	}
 }

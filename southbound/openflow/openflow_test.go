@@ -551,3 +551,52 @@ func TestReleaseAndDisconnect(t *testing.T) {
 		t.Error("Disconnect of an unknown switch: no error")
 	}
 }
+
+// Peek reads the rates since the last Collect without ending its sample:
+// the next Collect's rates span the whole time since the last one.
+func TestTelemetryPeek(t *testing.T) {
+	tb := newTestbed(t, func(c *openflow.Config) { c.Topology.BucketRate = 1e6 })
+	tb.ready()
+	ctx := ctxT(t, 5*time.Second)
+	if err := tb.srv.Place(ctx, fp, 1); err != nil {
+		t.Fatal(err)
+	}
+	var p proflow.Peeker = tb.srv
+	obs := new(proflow.Observation)
+	if err := p.Peek(ctx, obs); !errors.Is(err, proflow.ErrStale) || !strings.Contains(err.Error(), "no sample yet") {
+		t.Fatalf("Peek before any Collect: %v, want ErrStale naming the missing sample", err)
+	}
+	_ = tb.srv.Collect(ctx, obs) // the first sample: rates need two
+	tb.clock.Advance(time.Second)
+	if err := tb.srv.Collect(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		tb.path(fp, 1000)
+	}
+	tb.clock.Advance(500 * time.Millisecond)
+	if err := p.Peek(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	if obs.Flow.Throughput != 200000 || obs.Switches[1].TxRate != 200000 {
+		t.Errorf("peek after 100 kB in 0.5 s: throughput %v, agg2 tx %v; want 200000 both", obs.Flow.Throughput, obs.Switches[1].TxRate)
+	}
+	if err := obs.Validate(tb.cfg.Topology); err != nil {
+		t.Error(err)
+	}
+	for range 200 {
+		tb.path(fp, 1000)
+	}
+	tb.clock.Advance(500 * time.Millisecond)
+	if err := tb.srv.Collect(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	if obs.Flow.Throughput != 300000 || obs.Switches[1].TxRate != 300000 {
+		t.Errorf("Collect after the peek: throughput %v, agg2 tx %v; want 300000 both (the whole second)", obs.Flow.Throughput, obs.Switches[1].TxRate)
+	}
+	// Without new counters since the last Collect's sample time, a peek
+	// finds nothing to measure.
+	if err := p.Peek(ctx, obs); !errors.Is(err, proflow.ErrStale) {
+		t.Errorf("Peek at the last sample's time: %v, want ErrStale", err)
+	}
+}

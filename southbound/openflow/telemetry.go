@@ -191,6 +191,59 @@ func (s *Server) Collect(ctx context.Context, obs *proflow.Observation) error {
 	return nil
 }
 
+// Peek implements proflow.Peeker: it polls every switch, as Collect does,
+// and fills obs with the rates between each switch's latest sample (the
+// last Collect's) and this poll, without keeping this poll: the next
+// Collect's rates still span the whole time since the last Collect. The
+// signals are Collect's, over the shorter time; obs.Time is the oldest of
+// this poll's times. A switch that is disconnected or has no sample yet,
+// or a poll that fails or outlasts ctx, makes Peek fail as Collect would.
+func (s *Server) Peek(ctx context.Context, obs *proflow.Observation) error {
+	obs.Resize(s.cfg.Topology)
+	type polled struct {
+		smp *sample
+		err error
+	}
+	replies := make([]chan polled, len(s.order))
+	samples := make([][2]*sample, len(s.order))
+	for i, st := range s.order {
+		st.mu.Lock()
+		sess, ready, cur := st.sess, st.ready, st.cur
+		st.mu.Unlock()
+		switch {
+		case sess == nil || !ready:
+			return fmt.Errorf("openflow: peek: switch %s (%#x): %w (%w)", st.name, st.dpid, ErrDisconnected, proflow.ErrMissingSwitch)
+		case cur == nil:
+			return fmt.Errorf("openflow: peek: switch %s (%#x): no sample yet, want a Collect first: %w", st.name, st.dpid, proflow.ErrStale)
+		}
+		samples[i][0] = cur
+		ch := make(chan polled, 1) // buffered: a poll left behind by an early return ends on its own
+		replies[i] = ch
+		if !s.goroutine(func() { smp, err := s.pollStats(sess); ch <- polled{smp, err} }) {
+			return fmt.Errorf("openflow: peek: switch %s: %w", st.name, ErrServerClosed)
+		}
+	}
+	for i, ch := range replies {
+		st := s.order[i]
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				return fmt.Errorf("openflow: peek: switch %s (%#x) stats: %w (%w)", st.name, st.dpid, r.err, proflow.ErrStale)
+			}
+			if !r.smp.at.After(samples[i][0].at) {
+				return fmt.Errorf("openflow: peek: switch %s (%#x): sample time %v does not advance past %v: %w", st.name, st.dpid, r.smp.at, samples[i][0].at, proflow.ErrStale)
+			}
+			samples[i][1] = r.smp
+		case <-ctx.Done():
+			return fmt.Errorf("openflow: peek: switch %s (%#x) stats: %w (%w)", st.name, st.dpid, ctx.Err(), proflow.ErrStale)
+		}
+	}
+	if err := s.compute(obs, samples); err != nil {
+		return fmt.Errorf("openflow: peek: %w", err)
+	}
+	return nil
+}
+
 // compute fills obs from the (previous, current) samples of s.order.
 func (s *Server) compute(obs *proflow.Observation, samples [][2]*sample) error {
 	nAgg := len(s.cfg.Fabric.Aggs)

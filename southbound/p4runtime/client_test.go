@@ -464,3 +464,30 @@ func TestCollectIngressPerCounterDeltas(t *testing.T) {
 	second(a)
 	lambda("host port 1's counter reset", 15e5)
 }
+
+// Peek reads the rates since the last Collect without ending its sample:
+// the next Collect's rates span the whole time since the last one.
+func TestPeek(t *testing.T) {
+	f, c, ctx := placed(t, 2)
+	var obs proflow.Observation
+	var p proflow.Peeker = c
+	if err := p.Peek(ctx, &obs); !errors.Is(err, proflow.ErrStale) || !strings.Contains(err.Error(), "no reading yet") {
+		t.Fatalf("Peek before any Collect: %v, want ErrStale naming the missing reading", err)
+	}
+	_ = c.Collect(ctx, &obs)
+	f.traffic(2, 1_000_000, 3_000_000) // 2 MB/s protected over the first 500 ms
+	f.clock.Advance(500 * time.Millisecond)
+	if err := p.Peek(ctx, &obs); err != nil {
+		t.Fatal(err)
+	}
+	if obs.Flow.Throughput != 2e6 || obs.Switches[2].TxRate != 2e6+3*6e6 || !obs.Time.Equal(f.clock.Now()) {
+		t.Errorf("peek: throughput %v, agg3 tx %v at %v; want 2e6, 2e7 at %v", obs.Flow.Throughput, obs.Switches[2].TxRate, obs.Time, f.clock.Now())
+	}
+	f.clock.Advance(500 * time.Millisecond) // nothing more sent
+	if err := c.Collect(ctx, &obs); err != nil {
+		t.Fatal(err)
+	}
+	if obs.Flow.Throughput != 1e6 || obs.Switches[2].TxRate != 1e6+3*3e6 {
+		t.Errorf("Collect after the peek: throughput %v, agg3 tx %v; want 1e6 and 1e7 (the whole second)", obs.Flow.Throughput, obs.Switches[2].TxRate)
+	}
+}

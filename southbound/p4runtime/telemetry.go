@@ -73,6 +73,7 @@ type telemetryState struct {
 	reqs     []*p4v1.ReadRequest
 	prev     []leafCounters
 	cur      []leafCounters
+	peek     []leafCounters // a peek's reading (Peek), kept apart from cur
 	errs     []error
 	prevTime time.Time
 	primed   bool
@@ -82,13 +83,13 @@ type telemetryState struct {
 func (t *telemetryState) init(cfg *Config) {
 	n := len(cfg.Leaves)
 	t.reqs = make([]*p4v1.ReadRequest, n)
-	t.prev, t.cur, t.errs = make([]leafCounters, n), make([]leafCounters, n), make([]error, n)
-	for i := range t.prev {
-		t.prev[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
-		t.cur[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
-		t.prev[i].hostRx = make([]uint64, len(cfg.Leaves[i].HostPorts))
-		t.cur[i].hostRx = make([]uint64, len(cfg.Leaves[i].HostPorts))
-		t.prev[i].entries, t.cur[i].entries = map[proflow.FlowID]uint64{}, map[proflow.FlowID]uint64{}
+	t.prev, t.cur, t.peek, t.errs = make([]leafCounters, n), make([]leafCounters, n), make([]leafCounters, n), make([]error, n)
+	for _, lc := range [][]leafCounters{t.prev, t.cur, t.peek} {
+		for i := range lc {
+			lc[i].uplinkTx = make([]uint64, cfg.Topology.NumSwitches())
+			lc[i].hostRx = make([]uint64, len(cfg.Leaves[i].HostPorts))
+			lc[i].entries = map[proflow.FlowID]uint64{}
+		}
 	}
 	for _, name := range cfg.Topology.Leaves {
 		for j, l := range cfg.Leaves {
@@ -214,8 +215,22 @@ func (c *Client) readLeaf(ctx context.Context, i int, lc *leafCounters) error {
 // when it has one, and zero throughput (with F) otherwise, so that a
 // released Config.Flow does not stop the other flows' telemetry.
 func (c *Client) Collect(ctx context.Context, obs *proflow.Observation) error {
+	return c.read(ctx, obs, false)
+}
+
+// Peek implements proflow.Peeker: it reads the counters as Collect does
+// and fills obs with the rates since the last Collect's reading, without
+// keeping this one: the next Collect's rates still span the whole time
+// since the last one. Before the first Collect it returns an error
+// wrapping proflow.ErrStale.
+func (c *Client) Peek(ctx context.Context, obs *proflow.Observation) error {
+	return c.read(ctx, obs, true)
+}
+
+// read sizes obs, samples into it (a peek with peek) and dates it.
+func (c *Client) read(ctx context.Context, obs *proflow.Observation, peek bool) error {
 	obs.Resize(c.cfg.Topology)
-	now, err := c.sample(ctx, obs)
+	now, err := c.sample(ctx, obs, peek)
 	if err != nil {
 		return err
 	}
@@ -232,17 +247,27 @@ func (c *Client) Overlay(ctx context.Context, obs *proflow.Observation) error {
 		return fmt.Errorf("p4runtime: overlay: observation has %d switch and %d leaf samples, want %d and %d (let the primary source size it)",
 			len(obs.Switches), len(obs.Leaves), c.cfg.Topology.NumSwitches(), c.cfg.Topology.NumLeaves())
 	}
-	_, err := c.sample(ctx, obs)
+	_, err := c.sample(ctx, obs, false)
 	return err
 }
 
-func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Time, error) {
+// sample reads every leaf's counters and writes the rates since the last
+// reading into obs; with peek, it reads into t.peek and keeps the last
+// reading as it was (Peek).
+func (c *Client) sample(ctx context.Context, obs *proflow.Observation, peek bool) (time.Time, error) {
 	if err := c.checkOpen("collect"); err != nil {
 		return time.Time{}, err
 	}
 	t := &c.tel
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if peek {
+		if !t.primed {
+			return time.Time{}, fmt.Errorf("p4runtime: peek: no reading yet, want a Collect first: %w", proflow.ErrStale)
+		}
+		t.cur, t.peek = t.peek, t.cur
+		defer func() { t.cur, t.peek = t.peek, t.cur }()
+	}
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, fmt.Errorf("p4runtime: collect: %w", err)
 	}
@@ -270,10 +295,12 @@ func (c *Client) sample(ctx context.Context, obs *proflow.Observation) (time.Tim
 			c.cfg.Flow, "path_select", c.cfg.Leaves[c.src].Name, proflow.ErrNotPlaced)
 	}
 	primed, dt := t.primed, now.Sub(t.prevTime).Seconds()
-	defer func() {
-		t.prev, t.cur = t.cur, t.prev
-		t.prevTime, t.primed = now, true
-	}()
+	if !peek {
+		defer func() {
+			t.prev, t.cur = t.cur, t.prev
+			t.prevTime, t.primed = now, true
+		}()
+	}
 	switch {
 	case !primed:
 		return time.Time{}, fmt.Errorf("p4runtime: collect: first sample primes the counters: %w", proflow.ErrStale)

@@ -662,3 +662,53 @@ func TestReadCutShort(t *testing.T) {
 		})
 	}
 }
+
+// A step's recheck round-trips, moves the flow when it rerouted (Moved,
+// Action), and is validated against its step.
+func TestStepRecheck(t *testing.T) {
+	steps := testSteps(3)
+	s := &steps[2]
+	s.Decision.Recheck = trace.Duration(200 * time.Millisecond)
+	s.Recheck = &trace.Recheck{Time: s.Time.Add(200 * time.Millisecond), Load: 2.5,
+		Decision: trace.Decision{Reason: proflow.ReasonRerouted, Best: 1, Votes: 20, Target: 1, Rerouted: true}}
+	m := testMeta()
+	if err := s.Validate(&m); err != nil {
+		t.Fatalf("valid recheck: %v", err)
+	}
+	if to, at, ok := s.Moved(); !ok || to != 1 || !at.Equal(s.Recheck.Time) || s.Action() != 1 {
+		t.Errorf("Moved() = %d, %v, %v; Action() = %d; want the recheck's move to 1 at %v", to, at, ok, s.Action(), s.Recheck.Time)
+	}
+	var buf bytes.Buffer
+	m.Format = trace.Format
+	if err := trace.Write(&buf, &trace.Episode{Meta: m, Steps: steps}); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := trace.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(steps, ep.Steps, addrs); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		edit func(s *trace.Step)
+		want string
+	}{
+		{func(s *trace.Step) { s.Recheck.Time = s.Time }, "recheck.time"},
+		{func(s *trace.Step) { s.Recheck.Load = math.NaN() }, "recheck.load NaN"},
+		{func(s *trace.Step) { s.Recheck.Decision.Target = 9 }, "recheck.decision.target 9"},
+		{func(s *trace.Step) { s.Recheck.Decision.Target = s.Switch }, "recheck.decision.rerouted with target 0 from switch 0"},
+		{func(s *trace.Step) { s.Decision.Recheck = -1 }, "decision.recheck -1ns"},
+		{func(s *trace.Step) {
+			s.Decision = trace.Decision{Reason: proflow.ReasonRerouted, Best: 2, Target: 2, Rerouted: true}
+		}, "a recheck after a step that rerouted"},
+	} {
+		bad := *s
+		rc := *s.Recheck
+		bad.Recheck = &rc
+		c.edit(&bad)
+		if err := bad.Validate(&m); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+}
