@@ -196,9 +196,14 @@ func (c Config) problems(oneFlow bool) []error {
 // panic in any collaborator's method: the controller recovers it and
 // reports a *PanicError that names the method and carries the stack.
 //
-// Run, Step, Reset and Reconcile must not be called concurrently with one
-// another: they share the controller's per-episode state without locking
-// (Run itself calls Reconcile and Step). Current and Baseline are safe to
+// A gate that is a Rechecker may defer a move to one recheck before the
+// next step (Decision.Recheck) when the Telemetry is a Peeker: Recheck
+// then reads the fabric's rates since the step's sample and makes the move
+// only if the gate still admits it (Run calls it when due).
+//
+// Run, Step, Recheck, Reset and Reconcile must not be called concurrently
+// with one another: they share the controller's per-episode state without
+// locking (Run itself calls Reconcile, Step and Recheck). Current and Baseline are safe to
 // call from any goroutine, also while Run is running.
 type Controller struct {
 	cfg Config
@@ -397,7 +402,8 @@ func runEvery(ctx context.Context, clock Clock, interval time.Duration, step fun
 }
 
 // Step runs one iteration of the loop and returns its Decision. The
-// Decision's Scores are reused by the next Step; Clone it to keep it.
+// Decision's Scores are reused by the next Step or Recheck; Clone it to
+// keep it.
 func (c *Controller) Step(ctx context.Context) Decision {
 	start := time.Now()
 	d := &c.d
@@ -609,6 +615,12 @@ func logDecision(ctx context.Context, log *slog.Logger, topo Topology, d *Decisi
 	}
 	if d.Target >= 0 {
 		attrs = append(attrs, slog.String("target", topo.Switches[d.Target]))
+	}
+	switch {
+	case d.Rechecking:
+		attrs = append(attrs, slog.Bool("recheck", true), slog.Float64("load", d.Load))
+	case d.Recheck > 0:
+		attrs = append(attrs, slog.Duration("recheck_after", d.Recheck))
 	}
 	if d.Err != nil {
 		attrs = append(attrs, slog.String("error", d.Err.Error()))

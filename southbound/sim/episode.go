@@ -52,8 +52,11 @@ const ProgressEvery = 5 * time.Second
 // it would run against a real fabric: it reconciles (Locate), learns its
 // baseline while the protected flow runs alone before CongestionStart, and
 // then steps once per interval until the end of the scenario, each step
-// right after the fabric has simulated that interval. The result depends
-// only on the spec.
+// right after the fabric has simulated that interval. When a step's gate
+// defers a move to a recheck before the next step (proflow.Decision
+// Recheck), the fabric is simulated up to it, the controller rechecks
+// (Fabric.Peek), and the recheck is recorded in that step
+// (trace.Step.Recheck). The result depends only on the spec.
 func RunEpisode(ctx context.Context, spec EpisodeSpec) (*trace.Episode, error) {
 	if spec.Scenario == nil {
 		return nil, errors.New("sim: run episode: scenario is nil")
