@@ -17,6 +17,7 @@ import (
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/southbound/sim"
+	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
 
@@ -32,10 +33,21 @@ type stepDecision struct {
 // single-flow Controller takes under sim.RunEpisode — same policy (the
 // committed agent behind its recorded gate, and reactive), same seed, same
 // profile — step by step: current switch, reason, target, reroute, and the
-// scores, margin, votes and cooldown behind them.
+// scores, margin, votes and cooldown behind them. The MultiController
+// takes no reading between steps, so the gate is the recorded one without
+// its recheck (policy.DrainConfig.Recheck), which only a Controller whose
+// telemetry peeks can make; the MultiController never defers a move to one.
 func TestOneFlowMultiControllerMatchesController(t *testing.T) {
 	cfg := sim.TestbedConfig()
-	agent, err := AgentPolicy("agent", "../../models/default.safetensors", policy.GateConfig{}, cfg.Topology())
+	_, gate, err := policy.LoadModel("../../models/default.safetensors", telemetry.DefaultEncoderConfig(cfg.Topology()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gate.Drain.Recheck == 0 {
+		t.Fatal("the recorded gate has no recheck: this test no longer needs to clear it")
+	}
+	gate.Drain.Recheck = 0
+	agent, err := AgentPolicy("agent", "../../models/default.safetensors", gate, cfg.Topology())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +103,9 @@ func TestOneFlowMultiControllerMatchesController(t *testing.T) {
 						d := s.Decisions[0]
 						if d.Rerouted {
 							moved++
+						}
+						if d.Recheckable || d.Recheck != 0 {
+							t.Errorf("%s/%s step %d: recheckable %v, recheck %v; the MultiController takes no reading between steps", j.sc.Name, j.pol.Name, s.Seq, d.Recheckable, d.Recheck)
 						}
 						got = append(got, stepDecision{d.Current, trace.FromDecision(d)})
 					}})
