@@ -58,9 +58,29 @@ func (r *Recorder) Collect(ctx context.Context, obs *proflow.Observation) error 
 	return err
 }
 
+// Peek implements proflow.Peeker by passing Peek through to the recorded
+// telemetry, so that the controller can recheck a move its gate deferred;
+// the trace keeps the step's observation, not the peek. The experiment's
+// telemetry (the OpenFlow server merged with its overlays) peeks; with one
+// that cannot, Peek fails and the controller holds at the recheck.
+func (r *Recorder) Peek(ctx context.Context, obs *proflow.Observation) error {
+	p, ok := r.tel.(proflow.Peeker)
+	if !ok {
+		return fmt.Errorf("ovsfabric: recorder: %T cannot peek", r.tel)
+	}
+	return p.Peek(ctx, obs)
+}
+
 // Observe records one decision; use it as (or call it from)
-// proflow.Config.Observer.
+// proflow.Config.Observer. A recheck's decision (proflow.Decision
+// Rechecking) goes into the step it rechecks (trace.Step.Recheck).
 func (r *Recorder) Observe(d proflow.Decision) {
+	if d.Rechecking {
+		if n := len(r.steps); n > 0 && r.steps[n-1].Seq == d.Seq {
+			r.steps[n-1].Recheck = &trace.Recheck{Time: d.Time, Load: d.Load, Decision: trace.FromDecision(d)}
+		}
+		return
+	}
 	st := trace.Step{Seq: d.Seq, Time: d.Time, Switch: d.Current, Decision: trace.FromDecision(d), Throughput: r.throughput()}
 	switch d.Reason {
 	case proflow.ReasonTelemetry, proflow.ReasonInvalid, proflow.ReasonStale:

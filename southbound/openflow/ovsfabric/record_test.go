@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/proflow-sdn/proflow"
+	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/policy/eval"
 	"github.com/proflow-sdn/proflow/southbound/openflow/ovsfabric"
 	"github.com/proflow-sdn/proflow/southbound/sim"
@@ -51,11 +52,21 @@ func recordOnSim(t *testing.T, sc *sim.Scenario, seed uint64, pol eval.PolicySpe
 	if err := ctrl.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
+	var wait time.Duration // the recheck the last step asked for, made as Run makes it
 	for range int(sc.Length() / cfg.Interval) {
-		if err := f.Advance(cfg.Interval); err != nil {
+		if wait > 0 && wait < cfg.Interval {
+			if err := f.Advance(wait); err != nil {
+				t.Fatal(err)
+			}
+			ctrl.Recheck(ctx)
+			wait = cfg.Interval - wait
+		} else {
+			wait = cfg.Interval
+		}
+		if err := f.Advance(wait); err != nil {
 			t.Fatal(err)
 		}
-		ctrl.Step(ctx)
+		wait = ctrl.Step(ctx).Recheck
 	}
 	ep, err := rec.Episode(meta(f))
 	if err != nil {
@@ -71,8 +82,9 @@ func metaOf(f *sim.Fabric, policy string, repeat string) trace.Meta {
 }
 
 // On the simulator the Recorder writes, step for step, the trace that
-// sim.RunEpisode writes: the same observations, decisions and throughput.
-// A trace recorded on OVS is therefore read like a simulated one.
+// sim.RunEpisode writes: the same observations, decisions and throughput,
+// and behind the committed model's gate the same rechecks. A trace
+// recorded on OVS is therefore read like a simulated one.
 func TestRecorderMatchesSimulatedTrace(t *testing.T) {
 	sc, err := sim.BuiltinScenario("S1")
 	if err != nil {
@@ -82,17 +94,41 @@ func TestRecorderMatchesSimulatedTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := recordOnSim(t, sc, 7, reactive, func(f *sim.Fabric) trace.Meta { return metaOf(f, "reactive", "2") })
-	want, err := sim.RunEpisode(context.Background(), sim.EpisodeSpec{Scenario: sc, Seed: 7, Policy: "reactive", NewPolicy: reactive.New})
+	agent, err := eval.AgentPolicy("agent", "../../../models/default.safetensors", policy.GateConfig{}, sim.DefaultConfig().Topology())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Steps) != len(want.Steps) || len(got.Steps) == 0 {
-		t.Fatalf("%d steps recorded, the simulator's trace has %d", len(got.Steps), len(want.Steps))
+	s12, err := sim.BuiltinScenario("S12")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want.Steps, got.Steps, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("recorded steps differ from sim.RunEpisode's (-sim +recorded):\n%s", diff)
+	rechecks := 0
+	for _, c := range []struct {
+		sc  *sim.Scenario
+		pol eval.PolicySpec
+	}{{sc, reactive}, {sc, agent}, {s12, agent}} {
+		pol := c.pol
+		got := recordOnSim(t, c.sc, 7, pol, func(f *sim.Fabric) trace.Meta { return metaOf(f, pol.Name, "2") })
+		want, err := sim.RunEpisode(context.Background(), sim.EpisodeSpec{Scenario: c.sc, Seed: 7, Policy: pol.Name, NewPolicy: pol.New})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Steps) != len(want.Steps) || len(got.Steps) == 0 {
+			t.Fatalf("%s/%s: %d steps recorded, the simulator's trace has %d", c.sc.Name, pol.Name, len(got.Steps), len(want.Steps))
+		}
+		if diff := cmp.Diff(want.Steps, got.Steps, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s/%s: recorded steps differ from sim.RunEpisode's (-sim +recorded):\n%s", c.sc.Name, pol.Name, diff)
+		}
+		for _, st := range got.Steps {
+			if st.Recheck != nil {
+				rechecks++
+			}
+		}
 	}
+	if rechecks == 0 {
+		t.Error("no recheck recorded: the comparison covers none")
+	}
+	got := recordOnSim(t, sc, 7, reactive, func(f *sim.Fabric) trace.Meta { return metaOf(f, "reactive", "2") })
 	var rerouted bool
 	for _, st := range got.Steps {
 		rerouted = rerouted || st.Decision.Rerouted
