@@ -103,3 +103,33 @@ func ExampleDrainConfig() {
 	// t=5s load=3.2 votes=6 reason=reserve target=-1
 	// t=6s load=3.2 votes=7 reason=rerouted target=1
 }
+
+// A gate with Drain.Recheck defers the move its reserve estimate lets go
+// ahead to one reading before the estimate's end; a controller whose
+// telemetry peeks takes that reading (proflow.Controller.Recheck), and the
+// move is made only if the crowd is still there.
+func ExampleGate_Recheck() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, peeked := range []float64{3, 0.8} { // the crowd stays; the crowd has left
+		gate, err := policy.NewGate(policy.GateConfig{Margin: 0.5, Votes: 2,
+			Drain: policy.DrainConfig{Depth: 10, Horizon: 2 * time.Second, Recheck: 500 * time.Millisecond}})
+		if err != nil {
+			panic(err)
+		}
+		var d proflow.Decision
+		for i := range 4 { // load 3: the deficit grows by 2 s of C a second
+			d = proflow.Decision{Time: start.Add(time.Duration(i) * time.Second), Current: 0,
+				Scores: []float64{0, 1, 0, 0}, Load: 3, Best: -1, Target: -1, Recheckable: true}
+			gate.Admit(&d)
+		}
+		fmt.Printf("step at 3s: reason=%s target=%d recheck after %v\n", d.Reason, d.Target, d.Recheck)
+		r := proflow.Decision{Time: d.Time.Add(d.Recheck), Current: 0, Load: peeked, Rechecking: true}
+		gate.Recheck(&r)
+		fmt.Printf("recheck at load %.1f: reason=%s target=%d\n", peeked, r.Reason, r.Target)
+	}
+	// Output:
+	// step at 3s: reason=reserve target=-1 recheck after 1.5s
+	// recheck at load 3.0: reason=rerouted target=1
+	// step at 3s: reason=reserve target=-1 recheck after 1.5s
+	// recheck at load 0.8: reason=reserve target=-1
+}
