@@ -490,22 +490,7 @@ func (c *Controller) recheck(ctx context.Context, d *Decision) {
 		return
 	}
 	d.Load = obs.Switches[d.Current].TxRate / c.cfg.Topology.BucketRate
-	cur := d.Current
-	err := call("Rechecker", "Recheck", c.rechecker, func() error { c.rechecker.Recheck(d); return nil })
-	d.Current, d.Rerouted, d.Rechecking = cur, false, true
-	switch {
-	case err != nil:
-		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1
-		return
-	case d.Target >= c.cfg.Topology.NumSwitches():
-		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: gate: %w", unknownSwitch(c.cfg.Topology, d.Target))
-		d.Target = -1
-		return
-	case d.Target < 0 || d.Target == cur || (d.Target < len(c.fl.marks) && c.fl.marks[d.Target]):
-		if d.Reason == ReasonRerouted {
-			d.Reason = ReasonStay
-		}
-		d.Target = -1
+	if c.fl.recheck(d); d.Target < 0 {
 		return
 	}
 	if c.cfg.Shadow {

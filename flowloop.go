@@ -209,6 +209,32 @@ func (fl *flowLoop) admit(d *Decision) {
 	}
 }
 
+// recheck asks the gate to recheck the move it deferred at the last step
+// (Rechecker), from d.Load; d.Target becomes the move to make, or -1 to
+// hold. A destination cordoned since the step is not moved to.
+func (fl *flowLoop) recheck(d *Decision) {
+	rc, ok := fl.gate.(Rechecker)
+	if !ok {
+		d.Reason = ReasonStay
+		return
+	}
+	cur := d.Current
+	err := call("Rechecker", "Recheck", fl.gate, func() error { rc.Recheck(d); return nil })
+	d.Current, d.Rerouted, d.Rechecking = cur, false, true
+	switch n := fl.topo.NumSwitches(); {
+	case err != nil:
+		d.Reason, d.Err, d.Target = ReasonPolicy, fmt.Errorf("proflow: gate: %w", err), -1
+	case d.Target >= n:
+		d.Reason, d.Err = ReasonPolicy, fmt.Errorf("proflow: gate: %w", unknownSwitch(fl.topo, d.Target))
+		d.Target = -1
+	case d.Target < 0 || d.Target == cur || (d.Target < len(fl.marks) && fl.marks[d.Target]):
+		if d.Reason == ReasonRerouted {
+			d.Reason = ReasonStay
+		}
+		d.Target = -1
+	}
+}
+
 // shadowed records a move the gate admitted and shadow mode did not make:
 // the flow stays, and the cooldown runs from now.
 func (fl *flowLoop) shadowed(d *Decision) {

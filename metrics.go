@@ -227,6 +227,9 @@ func (m *multiMetrics) observe(s *StepSummary, onSwitch []int, cordoned []bool) 
 		}
 	}
 	m.reroutes.Add(float64(s.Rerouted))
+	if s.Recheck {
+		return // a recheck's flows are some of the step's: the gauges and the step histograms stay the step's
+	}
 	if s.Hold != "" {
 		m.telErrors.Inc()
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -179,8 +180,13 @@ func (p FlowParts) check() error {
 //
 // AddFlow, RemoveFlow, Flows and Current are safe to call from any
 // goroutine, also while Run is running; a flow added or removed joins or
-// leaves at the start of the next step. Run, Step and Reconcile must not be
-// called concurrently with one another.
+// leaves at the start of the next step. Run, Step, Recheck and Reconcile
+// must not be called concurrently with one another.
+//
+// When the Telemetry is a Peeker, a flow's gate that is a Rechecker may
+// defer a move to one recheck before the next step (Decision.Recheck), as
+// a Controller's does: Recheck makes the rechecks that are due, and Run
+// calls it when they are.
 type MultiController struct {
 	cfg   MultiConfig
 	tel   Telemetry
@@ -217,6 +223,10 @@ type MultiController struct {
 	m      *multiMetrics
 	marks  []bool  // the cordon marks of the step under way, read once when it began
 	cord   cordons // read once per step for every flow's loop
+
+	peek Peeker      // tel as a Peeker; nil when it is not one (no rechecks)
+	due  []time.Time // by flow index: when the flow's deferred move is rechecked; zero for none
+	rds  []Decision  // a recheck's decisions, of the rechecked flows only
 }
 
 // protectedFlow is one flow of a MultiController.
@@ -258,6 +268,7 @@ func NewMultiController(cfg MultiConfig, tel Telemetry, parts FlowParts, enf Enf
 	}
 	m := &MultiController{cfg: cfg, tel: tel, parts: parts, enf: enf, byID: make(map[FlowID]*protectedFlow), gates: make(map[Gate]FlowID)}
 	m.batch, _ = enf.(BatchEnforcer)
+	m.peek, _ = tel.(Peeker)
 	loop := cfg.loop()
 	m.smp = loop.sampler()
 	n := cfg.Topology.NumSwitches()
@@ -624,7 +635,35 @@ func (m *MultiController) Run(ctx context.Context) error {
 	}
 	m.dl.hold() // every step has ctx for parent: watch it once
 	defer m.dl.release()
-	return runEvery(ctx, m.cfg.Clock, m.cfg.Interval, func(ctx context.Context) { m.Step(ctx) })
+	return runEvery(ctx, m.cfg.Clock, m.cfg.Interval, func(ctx context.Context) {
+		s := m.Step(ctx)
+		m.recheckUntil(ctx, s.Time.Add(m.cfg.Interval))
+	})
+}
+
+// recheckUntil makes, each when it is due on the controller's clock, the
+// rechecks the last step asked for that come before end; a cancelled ctx
+// ends the wait.
+func (m *MultiController) recheckUntil(ctx context.Context, end time.Time) {
+	for {
+		next, ok := m.NextRecheck()
+		if !ok || !next.Before(end) {
+			return
+		}
+		if wait := next.Sub(m.cfg.Clock.Now()); wait > 0 {
+			t := m.cfg.Clock.NewTicker(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C():
+				t.Stop()
+			}
+		}
+		if _, ok := m.Recheck(ctx); !ok {
+			return // the clock is behind the recheck it waited for
+		}
+	}
 }
 
 // StepSummary is what one step of a MultiController did.
@@ -656,6 +695,10 @@ type StepSummary struct {
 	Released, Unreleased int
 	// Latency is the wall time the step took, telemetry to enforcement.
 	Latency time.Duration
+	// Recheck marks the summary of a recheck (MultiController.Recheck),
+	// not of a step: Seq is the step's whose deferred moves it decides,
+	// and Decisions holds the rechecked flows' alone.
+	Recheck bool
 }
 
 // Step runs one iteration of the loop for every protected flow and returns
@@ -675,15 +718,24 @@ func (m *MultiController) Step(ctx context.Context) StepSummary {
 	n := len(m.flows)
 	m.ds = slices.Grow(m.ds[:0], n)[:n]
 	m.cur = slices.Grow(m.cur[:0], n)[:n]
+	m.due = slices.Grow(m.due[:0], n)[:n]
+	clear(m.due) // a step ends any recheck the last one asked for
 	for i, p := range m.flows {
 		p.begin(&m.ds[i], s.Seq, s.Time, m.marks)
 		m.cur[i] = m.ds[i].Current
+		_, rechecks := p.gate.(Rechecker)
+		m.ds[i].Recheckable = m.peek != nil && rechecks
 	}
 	s.Decisions = m.ds
 
 	m.release(ctx, &s)
 	if n > 0 {
 		m.step(ctx, &s)
+	}
+	for i := range m.ds {
+		if d := &m.ds[i]; d.Recheckable && d.Recheck > 0 && d.Recheck < m.cfg.Interval && d.Target < 0 && d.Err == nil {
+			m.due[i] = s.Time.Add(d.Recheck)
+		}
 	}
 
 	s.Latency = time.Since(start)
@@ -720,6 +772,106 @@ func (m *MultiController) step(ctx context.Context, s *StepSummary) {
 	}
 	m.joint()
 	s.Admitted = len(m.wishes)
+	m.enforce(ctx)
+}
+
+// NextRecheck returns when the earliest recheck the last step's gates
+// asked for is due (Decision.Recheck), and false when none waits.
+func (m *MultiController) NextRecheck() (time.Time, bool) {
+	var next time.Time
+	for _, t := range m.due {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// Recheck decides the moves the last Step's gates deferred to a recheck
+// that is due by now (NextRecheck; each such gate is a Rechecker and the
+// Telemetry a Peeker): it peeks at the fabric's rates since the step's
+// sample, sets each rechecked flow's Load from its current switch's, asks
+// its gate's Recheck, and hands the moves the gates admit to the
+// JointPlacer and the Enforcer as a step does. The summary has Recheck set
+// and the decisions of the rechecked flows alone; the Observer, the logs
+// and the decision and reroute metrics see them as a step's. Its
+// decisions share the step's storage: Step and Recheck reuse it. It
+// reports false, doing nothing, when no recheck is due. A failed peek
+// holds the rechecked flows, and the next step decides. Run calls it when
+// due.
+func (m *MultiController) Recheck(ctx context.Context) (StepSummary, bool) {
+	start := time.Now()
+	now := m.cfg.Clock.Now()
+	if next, ok := m.NextRecheck(); !ok || next.After(now) {
+		return StepSummary{}, false
+	}
+	s := StepSummary{Seq: m.seq, Time: now, HerdingSwitch: -1, Recheck: true}
+	m.marks = m.cord.snapshot()
+	var due []int
+	for i, t := range m.due {
+		d := &m.ds[i]
+		m.flows[i].begin(d, m.seq, now, m.marks)
+		m.cur[i] = d.Current
+		if !t.IsZero() && !t.After(now) {
+			m.due[i] = time.Time{}
+			d.Recheckable, d.Rechecking = true, true
+			due = append(due, i)
+		}
+	}
+	m.recheck(ctx, due)
+	m.rds = m.rds[:0]
+	for _, i := range due {
+		m.rds = append(m.rds, m.ds[i])
+	}
+	s.Decisions = m.rds
+	s.Admitted = len(m.wishes)
+	s.Latency = time.Since(start)
+	m.summarise(&s)
+	m.report(ctx, &s)
+	return s, true
+}
+
+// recheck peeks and rechecks the flows due (indices into m.flows), then
+// places the moves their gates admit.
+func (m *MultiController) recheck(ctx context.Context, due []int) {
+	ctx, cancel := m.dl.start(ctx, m.cfg.StepTimeout)
+	defer m.dl.stop(cancel)
+	m.wishes = m.wishes[:0]
+	obs := &m.obs
+	obs.FlowIDs = obs.FlowIDs[:0]
+	for _, p := range m.flows {
+		obs.FlowIDs = append(obs.FlowIDs, p.flow)
+	}
+	obs.Resize(m.cfg.Topology)
+	err := call("Peeker", "Peek", m.tel, func() error { return m.peek.Peek(ctx, obs) })
+	reason := ReasonTelemetry
+	if err != nil {
+		err = fmt.Errorf("proflow: telemetry: peek: %w", err)
+	} else if n := m.cfg.Topology.NumSwitches(); len(obs.Switches) != n || len(obs.Flows) != len(m.flows) {
+		reason, err = ReasonInvalid, &InvalidObservationError{Field: "switches", Problem: fmt.Sprintf(
+			"the peek has %d switch and %d flow samples, want %d and %d", len(obs.Switches), len(obs.Flows), n, len(m.flows))}
+	} else {
+		err = m.smp.checkNotAhead(m.cfg.Clock.Now(), obs.Time)
+		reason = ReasonInvalid
+	}
+	for _, i := range due {
+		d := &m.ds[i]
+		if err != nil {
+			d.Reason, d.Err = reason, err
+			continue
+		}
+		if tx := obs.Switches[d.Current].TxRate; !(tx >= 0) || math.IsInf(tx, 0) {
+			d.Reason, d.Err = ReasonInvalid, &InvalidObservationError{Field: fmt.Sprintf("switches[%s].tx_rate", m.cfg.Topology.Switches[d.Current]),
+				Problem: fmt.Sprintf("peeked %v, want a finite rate >= 0", tx)}
+			continue
+		}
+		d.Load = obs.Switches[d.Current].TxRate / m.cfg.Topology.BucketRate
+		m.flows[i].recheck(d)
+	}
+	if err != nil {
+		return
+	}
+	m.joint()
 	m.enforce(ctx)
 }
 

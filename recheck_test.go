@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -274,4 +275,149 @@ func TestControllerRunRechecks(t *testing.T) {
 		t.Errorf("recheck %+v, want a move to 2", d)
 	}
 	waitFor(t, "the recheck's ticker to stop", func() bool { return r.clock.Tickers() == 1 })
+}
+
+// peekFlowFabric is a flowFabric whose telemetry peeks: the peek reads
+// every switch's transmit rate as tx.
+type peekFlowFabric struct {
+	*flowFabric
+	tx float64
+}
+
+func (f *peekFlowFabric) Peek(ctx context.Context, obs *proflow.Observation) error {
+	if err := f.Collect(ctx, obs); err != nil {
+		return err
+	}
+	for k := range obs.Switches {
+		obs.Switches[k].TxRate = f.tx
+	}
+	return nil
+}
+
+// delayGate defers every move towards switch 2 by after (a deferGate
+// with its own delay); its recheck moves the flow when the load is above 1.
+type delayGate struct {
+	deferGate
+	after time.Duration
+}
+
+func (g *delayGate) Admit(d *proflow.Decision) {
+	g.deferGate.Admit(d)
+	if d.Recheck > 0 {
+		d.Recheck = g.after
+	}
+}
+
+// A MultiController whose telemetry peeks rechecks each flow's deferred
+// move when it is due, and hands the moves the rechecks admit to the
+// joint step and the enforcer.
+func TestMultiControllerRecheck(t *testing.T) {
+	clock := southboundtest.NewManualClock(epoch)
+	fab := &peekFlowFabric{flowFabric: newFlowFabric(clock)}
+	cfg := proflow.DefaultMultiConfig()
+	cfg.Clock = clock
+	b := testBaseline
+	cfg.Baseline = &b
+	delays := map[proflow.FlowID]time.Duration{flowN(1): 100 * time.Millisecond, flowN(2): 300 * time.Millisecond}
+	parts := proflow.FlowParts{
+		Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return &fakeEncoder{dim: 8}, nil },
+		Policy: func(proflow.ProtectedFlow) (proflow.Policy, error) {
+			return proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error { copy(scores, []float64{0, 0, 1, 0}); return nil }), nil
+		},
+		Gate: func(f proflow.ProtectedFlow) (proflow.Gate, error) {
+			after, ok := delays[f.ID]
+			return &delayGate{deferGate: deferGate{defers: ok}, after: after}, nil
+		},
+	}
+	ctrl, err := proflow.NewMultiController(cfg, fab, parts, fab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		if err := ctrl.AddFlow(proflow.ProtectedFlow{ID: flowN(n)}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := t.Context()
+	clock.Advance(proflow.DefaultInterval)
+	s := ctrl.Step(ctx)
+	if got := reasonsOf(s.Decisions); !slices.Equal(got, []proflow.Reason{proflow.ReasonReserve, proflow.ReasonReserve, proflow.ReasonStay}) || s.Recheck {
+		t.Fatalf("step reasons %v (recheck %v), want reserve, reserve, stay", got, s.Recheck)
+	}
+	if next, ok := ctrl.NextRecheck(); !ok || !next.Equal(s.Time.Add(100*time.Millisecond)) {
+		t.Fatalf("NextRecheck = %v, %v; want 100 ms after the step", next, ok)
+	}
+	if _, ok := ctrl.Recheck(ctx); ok {
+		t.Error("Recheck ran before any recheck was due")
+	}
+	fab.tx = 2 * proflow.PaperTopology().BucketRate // flow 1's crowd stays
+	clock.Advance(100 * time.Millisecond)
+	r, ok := ctrl.Recheck(ctx)
+	if got := outcomes(r); !ok || !r.Recheck || r.Seq != s.Seq || r.Rerouted != 1 ||
+		!slices.Equal(got, []outcome{{Flow: 1, Current: 0, Target: 2, Rerouted: true, Reason: proflow.ReasonRerouted}}) {
+		t.Errorf("first recheck (%v): %+v, %d rerouted; want flow 1 alone, moved to 2", ok, got, r.Rerouted)
+	}
+	if sw := fab.placed[flowN(1)]; sw != 2 {
+		t.Errorf("flow 1 placed on %d, want 2", sw)
+	}
+	fab.tx = proflow.PaperTopology().BucketRate / 2 // flow 2's crowd has left
+	clock.Advance(200 * time.Millisecond)
+	r, ok = ctrl.Recheck(ctx)
+	if got := outcomes(r); !ok || !slices.Equal(got, []outcome{{Flow: 2, Current: 0, Target: -1, Reason: proflow.ReasonReserve}}) {
+		t.Errorf("second recheck (%v): %+v; want flow 2 alone, held", ok, got)
+	}
+	if _, ok := ctrl.NextRecheck(); ok {
+		t.Error("a recheck still waits after both were made")
+	}
+	if cur, _ := ctrl.Current(flowN(1)); cur != 2 {
+		t.Errorf("controller has flow 1 on %d, want 2", cur)
+	}
+}
+
+// The MultiController's Run makes a due recheck between two steps.
+func TestMultiControllerRunRechecks(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	clock := southboundtest.NewManualClock(epoch)
+	fab := &peekFlowFabric{flowFabric: newFlowFabric(clock), tx: 2 * proflow.PaperTopology().BucketRate}
+	cfg := proflow.DefaultMultiConfig()
+	cfg.Clock = clock
+	b := testBaseline
+	cfg.Baseline = &b
+	parts := proflow.FlowParts{
+		Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return &fakeEncoder{dim: 8}, nil },
+		Policy: func(proflow.ProtectedFlow) (proflow.Policy, error) {
+			return proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error { copy(scores, []float64{0, 0, 1, 0}); return nil }), nil
+		},
+		Gate: func(proflow.ProtectedFlow) (proflow.Gate, error) { return &deferGate{defers: true}, nil },
+	}
+	ctrl, err := proflow.NewMultiController(cfg, fab, parts, fab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctrl.AddFlow(proflow.ProtectedFlow{ID: flowN(1)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", err)
+		}
+	}()
+	if err := clock.BlockUntil(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(proflow.DefaultInterval)
+	if err := clock.BlockUntil(ctx, 2); err != nil { // the recheck's ticker beside the loop's
+		t.Fatal(err)
+	}
+	clock.Advance(100 * time.Millisecond)
+	waitFor(t, "the recheck's move", func() bool {
+		fab.mu.Lock()
+		defer fab.mu.Unlock()
+		return fab.placed[flowN(1)] == 2
+	})
+	waitFor(t, "the recheck's ticker to stop", func() bool { return clock.Tickers() == 1 })
 }

@@ -215,9 +215,13 @@ func build(ctx context.Context, cfg *Config, opts Options, check bool) (*Service
 			}
 		}
 	}
-	tel := s.sb.tel
+	// Collect alone, never Peek: the service's controller takes no reading
+	// between steps (the simulated fabric advances a whole interval at a
+	// time, so a reading between two steps would find nothing new), and a
+	// gate with a recheck moves at the step (policy.DrainConfig.Recheck).
+	tel := proflow.Telemetry(proflow.TelemetryFunc(s.sb.tel.Collect))
 	if s.sb.kind != "sim" {
-		tel = flowSamples{tel: tel, measured: s.sb.measured}
+		tel = flowSamples{tel: s.sb.tel, measured: s.sb.measured}
 	}
 	mc := proflow.DefaultMultiConfig()
 	mc.Topology, mc.Interval, mc.Clock = s.sb.topo, c.Interval, s.sb.clock

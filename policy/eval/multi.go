@@ -195,8 +195,15 @@ type MultiSpec struct {
 	Mode   string
 	Repeat int
 	// Observer, when set, sees every step's summary (its Decisions are
-	// reused by the next step).
+	// reused by the next step), and with Recheck every recheck's.
 	Observer func(proflow.StepSummary)
+	// Recheck lets the controller take readings between steps
+	// (proflow.Peeker), so that gates with a recheck
+	// (policy.DrainConfig.Recheck) defer moves to one, as a Controller
+	// does under sim.RunEpisode. Off, the controller takes no reading
+	// between steps and such gates move at the step: the many-flow
+	// results of docs/reproduction.md are of that controller.
+	Recheck bool
 	// Progress is as sim.EpisodeSpec's.
 	Progress func(done, total time.Duration)
 }
@@ -207,6 +214,14 @@ type obsRecorder struct {
 	tel  proflow.Telemetry
 	obs  proflow.Observation
 	have bool
+}
+
+// peekRecorder is an obsRecorder that also peeks (MultiSpec.Recheck).
+type peekRecorder struct{ *obsRecorder }
+
+// Peek passes Peek through to the fabric.
+func (r peekRecorder) Peek(ctx context.Context, obs *proflow.Observation) error {
+	return r.tel.(proflow.Peeker).Peek(ctx, obs)
 }
 
 func (r *obsRecorder) Collect(ctx context.Context, obs *proflow.Observation) error {
@@ -252,7 +267,11 @@ func RunMultiEpisode(ctx context.Context, spec MultiSpec) (*MultiEpisode, error)
 	mc.Topology, mc.Clock, mc.Interval, mc.Joint = topo, fab.Clock(), cfg.Interval, joint
 	mc.BaselineWarmup = int(cfg.ControllerWarmup / cfg.Interval)
 	rec := &obsRecorder{tel: fab}
-	ctrl, err := proflow.NewMultiController(mc, rec, flowParts(topo, spec.NewPolicy), fab)
+	var tel proflow.Telemetry = rec
+	if spec.Recheck {
+		tel = peekRecorder{rec}
+	}
+	ctrl, err := proflow.NewMultiController(mc, tel, flowParts(topo, spec.NewPolicy), fab)
 	if err != nil {
 		return nil, fmt.Errorf("eval: run multi-flow episode %s: %w", name, err)
 	}
@@ -282,7 +301,29 @@ func RunMultiEpisode(ctx context.Context, spec MultiSpec) (*MultiEpisode, error)
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("eval: run multi-flow episode %s: %w", name, err)
 		}
-		if err := fab.Advance(cfg.Interval); err != nil {
+		stepAt := fab.Now().Add(cfg.Interval)
+		for { // the rechecks the last step asked for, each when due
+			next, ok := ctrl.NextRecheck()
+			if !ok || !next.Before(stepAt) {
+				break
+			}
+			if err := fab.Advance(max(0, next.Sub(fab.Now()))); err != nil {
+				return nil, fmt.Errorf("eval: run multi-flow episode %s: %w", name, err)
+			}
+			rs, ok := ctrl.Recheck(ctx)
+			if !ok {
+				break
+			}
+			if spec.Observer != nil {
+				spec.Observer(rs)
+			}
+			for _, d := range rs.Decisions {
+				if d.Rerouted {
+					e.Reroutes = append(e.Reroutes, FlowReroute{Flow: index[d.Flow], At: rs.Time.Sub(start).Seconds(), From: d.Current, To: d.Target})
+				}
+			}
+		}
+		if err := fab.Advance(stepAt.Sub(fab.Now())); err != nil {
 			return nil, fmt.Errorf("eval: run multi-flow episode %s: %w", name, err)
 		}
 		rec.have = false

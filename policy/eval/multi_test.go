@@ -17,7 +17,6 @@ import (
 	"github.com/proflow-sdn/proflow"
 	"github.com/proflow-sdn/proflow/policy"
 	"github.com/proflow-sdn/proflow/southbound/sim"
-	"github.com/proflow-sdn/proflow/telemetry"
 	"github.com/proflow-sdn/proflow/telemetry/trace"
 )
 
@@ -25,6 +24,7 @@ import (
 type stepDecision struct {
 	Current  int
 	Decision trace.Decision
+	Recheck  *trace.Recheck
 }
 
 // TestOneFlowMultiControllerMatchesController is acceptance 2 of issue 13:
@@ -33,24 +33,17 @@ type stepDecision struct {
 // single-flow Controller takes under sim.RunEpisode — same policy (the
 // committed agent behind its recorded gate, and reactive), same seed, same
 // profile — step by step: current switch, reason, target, reroute, and the
-// scores, margin, votes and cooldown behind them. The MultiController
-// takes no reading between steps, so the gate is the recorded one without
-// its recheck (policy.DrainConfig.Recheck), which only a Controller whose
-// telemetry peeks can make; the MultiController never defers a move to one.
+// scores, margin, votes and cooldown behind them, and the rechecks of the
+// moves the gate defers (MultiSpec.Recheck: the controller peeks, as the
+// Controller does on the simulator).
 func TestOneFlowMultiControllerMatchesController(t *testing.T) {
 	cfg := sim.TestbedConfig()
-	_, gate, err := policy.LoadModel("../../models/default.safetensors", telemetry.DefaultEncoderConfig(cfg.Topology()))
+	agent, err := AgentPolicy("agent", "../../models/default.safetensors", policy.GateConfig{}, cfg.Topology())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gate.Drain.Recheck == 0 {
-		t.Fatal("the recorded gate has no recheck: this test no longer needs to clear it")
-	}
-	gate.Drain.Recheck = 0
-	agent, err := AgentPolicy("agent", "../../models/default.safetensors", gate, cfg.Topology())
-	if err != nil {
-		t.Fatal(err)
-	}
+	var mu sync.Mutex
+	rechecks := 0
 	reactive, err := ReferencePolicy("reactive")
 	if err != nil {
 		t.Fatal(err)
@@ -91,23 +84,33 @@ func TestOneFlowMultiControllerMatchesController(t *testing.T) {
 				}
 				var want, got []stepDecision
 				for _, st := range single.Steps {
-					want = append(want, stepDecision{st.Switch, st.Decision})
+					want = append(want, stepDecision{st.Switch, st.Decision, st.Recheck})
+					if st.Recheck != nil {
+						mu.Lock()
+						rechecks++
+						mu.Unlock()
+					}
 				}
 				moved := 0
 				_, err = RunMultiEpisode(ctx, MultiSpec{Scenario: j.sc, Seed: seed, Config: cfg, Policy: j.pol.Name, NewPolicy: j.pol.New,
-					Mode: JointIndependent, Observer: func(s proflow.StepSummary) {
+					Mode: JointIndependent, Recheck: true, Observer: func(s proflow.StepSummary) {
 						if len(s.Decisions) != 1 {
-							t.Errorf("%s/%s step %d: %d decisions, want 1", j.sc.Name, j.pol.Name, s.Seq, len(s.Decisions))
+							t.Errorf("%s/%s step %d (recheck %v): %d decisions, want 1", j.sc.Name, j.pol.Name, s.Seq, s.Recheck, len(s.Decisions))
 							return
 						}
 						d := s.Decisions[0]
 						if d.Rerouted {
 							moved++
 						}
-						if d.Recheckable || d.Recheck != 0 {
-							t.Errorf("%s/%s step %d: recheckable %v, recheck %v; the MultiController takes no reading between steps", j.sc.Name, j.pol.Name, s.Seq, d.Recheckable, d.Recheck)
+						if s.Recheck {
+							if len(got) == 0 || d.Seq != s.Seq || !d.Rechecking {
+								t.Errorf("%s/%s: recheck of step %d before any step, or not marked", j.sc.Name, j.pol.Name, s.Seq)
+								return
+							}
+							got[len(got)-1].Recheck = &trace.Recheck{Time: d.Time, Load: d.Load, Decision: trace.FromDecision(d)}
+							return
 						}
-						got = append(got, stepDecision{d.Current, trace.FromDecision(d)})
+						got = append(got, stepDecision{d.Current, trace.FromDecision(d), nil})
 					}})
 				if err != nil {
 					t.Error(err)
@@ -123,6 +126,11 @@ func TestOneFlowMultiControllerMatchesController(t *testing.T) {
 	for _, j := range jobs {
 		ch <- j
 	}
+	defer func() {
+		if rechecks == 0 {
+			t.Error("no recheck in the Controller's episodes: the comparison covers none")
+		}
+	}()
 	close(ch)
 	wg.Wait()
 }
