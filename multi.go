@@ -227,6 +227,7 @@ type MultiController struct {
 	peek Peeker      // tel as a Peeker; nil when it is not one (no rechecks)
 	due  []time.Time // by flow index: when the flow's deferred move is rechecked; zero for none
 	rds  []Decision  // a recheck's decisions, of the rechecked flows only
+	now  []int       // a recheck's flows: the indices of those due
 }
 
 // protectedFlow is one flow of a MultiController.
@@ -807,7 +808,7 @@ func (m *MultiController) Recheck(ctx context.Context) (StepSummary, bool) {
 	}
 	s := StepSummary{Seq: m.seq, Time: now, HerdingSwitch: -1, Recheck: true}
 	m.marks = m.cord.snapshot()
-	var due []int
+	due := m.now[:0]
 	for i, t := range m.due {
 		d := &m.ds[i]
 		m.flows[i].begin(d, m.seq, now, m.marks)
@@ -818,6 +819,7 @@ func (m *MultiController) Recheck(ctx context.Context) (StepSummary, bool) {
 			due = append(due, i)
 		}
 	}
+	m.now = due
 	m.recheck(ctx, due)
 	m.rds = m.rds[:0]
 	for _, i := range due {

@@ -308,36 +308,53 @@ func (g *delayGate) Admit(d *proflow.Decision) {
 	}
 }
 
-// A MultiController whose telemetry peeks rechecks each flow's deferred
-// move when it is due, and hands the moves the rechecks admit to the
-// joint step and the enforcer.
-func TestMultiControllerRecheck(t *testing.T) {
+// newPeekMulti returns a MultiController on a peekFlowFabric (as its
+// telemetry when peek is set, else the plain flowFabric) and enforcer,
+// whose flows want switch 2 behind gate's gates, with flows 1 to n added
+// on switch 0.
+func newPeekMulti(t *testing.T, peek bool, n int, gate func(proflow.ProtectedFlow) (proflow.Gate, error)) (*proflow.MultiController, *peekFlowFabric, *southboundtest.ManualClock) {
+	t.Helper()
 	clock := southboundtest.NewManualClock(epoch)
 	fab := &peekFlowFabric{flowFabric: newFlowFabric(clock)}
 	cfg := proflow.DefaultMultiConfig()
 	cfg.Clock = clock
 	b := testBaseline
 	cfg.Baseline = &b
-	delays := map[proflow.FlowID]time.Duration{flowN(1): 100 * time.Millisecond, flowN(2): 300 * time.Millisecond}
 	parts := proflow.FlowParts{
 		Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return &fakeEncoder{dim: 8}, nil },
 		Policy: func(proflow.ProtectedFlow) (proflow.Policy, error) {
 			return proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error { copy(scores, []float64{0, 0, 1, 0}); return nil }), nil
 		},
-		Gate: func(f proflow.ProtectedFlow) (proflow.Gate, error) {
-			after, ok := delays[f.ID]
-			return &delayGate{deferGate: deferGate{defers: ok}, after: after}, nil
-		},
+		Gate: gate,
 	}
-	ctrl, err := proflow.NewMultiController(cfg, fab, parts, fab)
+	var tel proflow.Telemetry = fab
+	if !peek {
+		tel = fab.flowFabric
+	}
+	ctrl, err := proflow.NewMultiController(cfg, tel, parts, fab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 1; n <= 3; n++ {
-		if err := ctrl.AddFlow(proflow.ProtectedFlow{ID: flowN(n)}, 0); err != nil {
+	for i := 1; i <= n; i++ {
+		if err := ctrl.AddFlow(proflow.ProtectedFlow{ID: flowN(i)}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return ctrl, fab, clock
+}
+
+// deferAll is a gate factory whose every gate defers (deferGate).
+func deferAll(proflow.ProtectedFlow) (proflow.Gate, error) { return &deferGate{defers: true}, nil }
+
+// A MultiController whose telemetry peeks rechecks each flow's deferred
+// move when it is due, and hands the moves the rechecks admit to the
+// joint step and the enforcer.
+func TestMultiControllerRecheck(t *testing.T) {
+	delays := map[proflow.FlowID]time.Duration{flowN(1): 100 * time.Millisecond, flowN(2): 300 * time.Millisecond}
+	ctrl, fab, clock := newPeekMulti(t, true, 3, func(f proflow.ProtectedFlow) (proflow.Gate, error) {
+		after, ok := delays[f.ID]
+		return &delayGate{deferGate: deferGate{defers: ok}, after: after}, nil
+	})
 	ctx := t.Context()
 	clock.Advance(proflow.DefaultInterval)
 	s := ctrl.Step(ctx)
@@ -377,26 +394,8 @@ func TestMultiControllerRecheck(t *testing.T) {
 // The MultiController's Run makes a due recheck between two steps.
 func TestMultiControllerRunRechecks(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	clock := southboundtest.NewManualClock(epoch)
-	fab := &peekFlowFabric{flowFabric: newFlowFabric(clock), tx: 2 * proflow.PaperTopology().BucketRate}
-	cfg := proflow.DefaultMultiConfig()
-	cfg.Clock = clock
-	b := testBaseline
-	cfg.Baseline = &b
-	parts := proflow.FlowParts{
-		Encoder: func(proflow.ProtectedFlow) (proflow.StateEncoder, error) { return &fakeEncoder{dim: 8}, nil },
-		Policy: func(proflow.ProtectedFlow) (proflow.Policy, error) {
-			return proflow.PolicyFunc(func(scores []float64, in *proflow.Input) error { copy(scores, []float64{0, 0, 1, 0}); return nil }), nil
-		},
-		Gate: func(proflow.ProtectedFlow) (proflow.Gate, error) { return &deferGate{defers: true}, nil },
-	}
-	ctrl, err := proflow.NewMultiController(cfg, fab, parts, fab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ctrl.AddFlow(proflow.ProtectedFlow{ID: flowN(1)}, 0); err != nil {
-		t.Fatal(err)
-	}
+	ctrl, fab, clock := newPeekMulti(t, true, 1, deferAll)
+	fab.tx = 2 * proflow.PaperTopology().BucketRate
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- ctrl.Run(ctx) }()
