@@ -403,7 +403,10 @@ func runEvery(ctx context.Context, clock Clock, interval time.Duration, step fun
 
 // Step runs one iteration of the loop and returns its Decision. The
 // Decision's Scores are reused by the next Step or Recheck; Clone it to
-// keep it.
+// keep it. A caller that steps by itself, rather than through Run, calls
+// Recheck Decision.Recheck after a step that set it (when that comes
+// before the next step): a move the gate deferred is otherwise decided
+// only at the next step, later than the gate meant.
 func (c *Controller) Step(ctx context.Context) Decision {
 	start := time.Now()
 	d := &c.d

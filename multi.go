@@ -703,7 +703,9 @@ type StepSummary struct {
 }
 
 // Step runs one iteration of the loop for every protected flow and returns
-// its summary.
+// its summary. A caller that steps by itself, rather than through Run,
+// calls Recheck at each NextRecheck before the next step: a move a gate
+// deferred is otherwise decided only at the next step.
 //
 // The Telemetry and the Enforcer are called with a context that ends at
 // ctx's end, after StepTimeout, or when the step returns, whichever comes
