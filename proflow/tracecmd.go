@@ -36,6 +36,14 @@ type traceRow struct {
 	moved      bool
 	dominated  []int   // destinations another switch beats on every congestion measure (proflow.DominatedSwitches)
 	forecast   float64 // the policy's forecast of the flow's next sample, bytes/s; NaN when it made none
+	recheck    *traceRecheck
+}
+
+// traceRecheck is the recheck a step's deferred move had (trace.Step.Recheck).
+type traceRecheck struct {
+	after  float64 // seconds after the step
+	load   float64 // the current switch's load it read
+	reason string
 }
 
 // traceSwitch is what one switch showed in a step.
@@ -117,7 +125,7 @@ func traceRows(tr *trace.Episode, from, to float64, all bool) ([]traceRow, error
 			r.forecast = f.Throughput
 		}
 		if rc := s.Recheck; rc != nil { // the deferred move's recheck, in the step's row
-			r.reason += fmt.Sprintf("; recheck +%.2fs at load %.2f: %s", rc.Time.Sub(s.Time).Seconds(), rc.Load, rc.Decision.Reason)
+			r.recheck = &traceRecheck{after: rc.Time.Sub(s.Time).Seconds(), load: rc.Load, reason: string(rc.Decision.Reason)}
 			r.moved = r.moved || rc.Decision.Rerouted
 		}
 		dom = proflow.DominatedSwitches(dom, s.Obs.Switches, s.Switch, nil)
@@ -190,7 +198,11 @@ func writeTraceTable(w io.Writer, meta trace.Meta, rows []traceRow, all bool) er
 		if !math.IsNaN(r.forecast) {
 			fc = fmt.Sprintf("%.2f", r.forecast/1e6)
 		}
-		cols = append(cols, r.reason, best, fmt.Sprintf("%.2f", r.margin), strconv.Itoa(r.votes), fc, dominated, moved)
+		reason := r.reason
+		if rc := r.recheck; rc != nil {
+			reason += fmt.Sprintf("; recheck +%.2fs at load %.2f: %s", rc.after, rc.load, rc.reason)
+		}
+		cols = append(cols, reason, best, fmt.Sprintf("%.2f", r.margin), strconv.Itoa(r.votes), fc, dominated, moved)
 		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
 	}
 	return tw.Flush()
@@ -208,7 +220,7 @@ func writeTraceCSV(w io.Writer, rows []traceRow, n int, all bool) error {
 	} else {
 		head = append(head, "load", "flows", "deficit")
 	}
-	head = append(head, "reason", "best", "margin", "votes", "rerouted", "dominated", "forecast_Bps")
+	head = append(head, "reason", "best", "margin", "votes", "rerouted", "dominated", "forecast_Bps", "recheck_after_s", "recheck_load", "recheck_reason")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -227,6 +239,11 @@ func writeTraceCSV(w io.Writer, rows []traceRow, n int, all bool) error {
 			fc = g(r.forecast)
 		}
 		rec = append(rec, r.reason, strconv.Itoa(r.best), g(r.margin), strconv.Itoa(r.votes), strconv.FormatBool(r.moved), strings.Join(dom, ";"), fc)
+		if rc := r.recheck; rc != nil {
+			rec = append(rec, g(rc.after), g(rc.load), rc.reason)
+		} else {
+			rec = append(rec, "", "", "")
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

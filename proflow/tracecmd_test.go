@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,11 @@ func writeReserveTrace(t *testing.T) string {
 		s := trace.Step{Seq: uint64(i + 1), Time: at, Obs: o, Switch: cur, Throughput: 0.9 * c,
 			Decision: trace.Decision{Reason: proflow.ReasonVotes, Best: 2, Margin: 1.5, Votes: i + 1, Target: -1,
 				Forecast: &trace.Forecast{Throughput: float64(i) * 1e6, AppLimited: 0}}}
+		if i == 3 { // a move deferred to a recheck 0.2 s later, which found the crowd gone
+			s.Decision.Reason, s.Decision.Recheck = proflow.ReasonReserve, trace.Duration(200*time.Millisecond)
+			s.Recheck = &trace.Recheck{Time: at.Add(200 * time.Millisecond), Load: 0.7,
+				Decision: trace.Decision{Reason: proflow.ReasonReserve, Best: 2, Votes: 4, Target: -1}}
+		}
 		if i == 4 {
 			s.Decision = trace.Decision{Reason: proflow.ReasonRerouted, Best: 2, Margin: 1.5, Votes: 5, Target: 2, Rerouted: true}
 			cur = 2
@@ -106,6 +112,19 @@ func TestTraceCommandCSV(t *testing.T) {
 	if r := recs[5]; r[col("rerouted")] != "true" || r[col("reason")] != string(proflow.ReasonRerouted) || r[col("best")] != "2" {
 		t.Errorf("the move at 2.0 s reads %v", r)
 	}
+	// The recheck at 1.5 s + 0.2 s, in its step's row alone.
+	for i, r := range recs[1:] {
+		want := []string{"", "", ""}
+		if i == 3 {
+			want = []string{"0.2", "0.7", string(proflow.ReasonReserve)}
+		}
+		if got := []string{r[col("recheck_after_s")], r[col("recheck_load")], r[col("recheck_reason")]}; !slices.Equal(got, want) {
+			t.Errorf("row %d: recheck %q, want %q", i, got, want)
+		}
+	}
+	if r := recs[4]; r[col("reason")] != string(proflow.ReasonReserve) || r[col("rerouted")] != "false" {
+		t.Errorf("the deferred step at 1.5 s reads %v", r)
+	}
 	// The forecast the policy made, none at the move.
 	for i, r := range recs[1:] {
 		want := strconv.FormatFloat(float64(i)*1e6, 'g', 6, 64)
@@ -145,6 +164,14 @@ func TestTraceCommandTable(t *testing.T) {
 	}
 	if f := strings.Fields(lines[2]); f[0] != "2.0" || f[1] != "agg1" {
 		t.Errorf("first step %v, want 2.0 s on agg1", f)
+	}
+	// A step's recheck is in its row.
+	e, stdout, _ = newTestEnv()
+	if err := e.dispatch(context.Background(), []string{"trace", "-in", path, "-from", "1.4", "-to", "1.6"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "reserve; recheck +0.20s at load 0.70: reserve"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("the step at 1.5 s lacks %q:\n%s", want, stdout)
 	}
 }
 
