@@ -218,9 +218,8 @@ type Controller struct {
 	m    *metrics
 	cord cordons
 
-	peek       Peeker    // tel as a Peeker; nil when it is not one (no rechecks)
-	rechecker  Rechecker // the gate as a Rechecker; nil when it is not one
-	recheckSeq uint64    // the step whose deferred move awaits its recheck; 0 for none
+	peek       Peeker // tel as a Peeker; nil when it is not one (no rechecks)
+	recheckSeq uint64 // the step whose deferred move awaits its recheck; 0 for none
 	peeked     Observation
 }
 
@@ -255,7 +254,6 @@ func NewController(cfg Config, tel Telemetry, enc StateEncoder, pol Policy, gate
 	}
 	c := &Controller{cfg: cfg, tel: tel, enf: enf, smp: cfg.sampler()}
 	c.peek, _ = tel.(Peeker)
-	c.rechecker, _ = gate.(Rechecker)
 	_ = c.cord.replace(cfg.Topology, cfg.Cordoned) // checked by Validate
 	if err := c.fl.init(cfg.Flow, cfg.Topology, enc, pol, gate, cfg.BaselineWarmup, cfg.BaselineSamples); err != nil {
 		return nil, fmt.Errorf("proflow: new controller: %w", err)
@@ -413,7 +411,7 @@ func (c *Controller) Step(ctx context.Context) Decision {
 	c.seq++
 	c.recheckSeq = 0 // a step ends any recheck the last one asked for
 	c.fl.begin(d, c.seq, c.cfg.Clock.Now(), c.cord.snapshot())
-	d.Recheckable = c.peek != nil && c.rechecker != nil
+	d.Recheckable = c.peek != nil && c.fl.rechecks
 
 	c.step(ctx, d)
 	if d.Recheckable && d.Recheck > 0 && d.Recheck < c.cfg.Interval && d.Target < 0 && d.Err == nil {
@@ -433,9 +431,15 @@ func (c *Controller) step(ctx context.Context, d *Decision) {
 		d.Reason, d.Err = reason, err
 		return
 	}
-	if c.fl.decide(&c.obs, d); d.Target < 0 {
-		return
+	if c.fl.decide(&c.obs, d); d.Target >= 0 {
+		c.carryOut(ctx, d)
 	}
+}
+
+// carryOut makes the move to d.Target that a step or a recheck admitted:
+// in shadow mode it records the move not made, otherwise it asks the
+// enforcer and records the move, or holds on its error.
+func (c *Controller) carryOut(ctx context.Context, d *Decision) {
 	if c.cfg.Shadow {
 		c.fl.shadowed(d)
 		return
@@ -493,19 +497,9 @@ func (c *Controller) recheck(ctx context.Context, d *Decision) {
 		return
 	}
 	d.Load = obs.Switches[d.Current].TxRate / c.cfg.Topology.BucketRate
-	if c.fl.recheck(d); d.Target < 0 {
-		return
+	if c.fl.recheck(d); d.Target >= 0 {
+		c.carryOut(ctx, d)
 	}
-	if c.cfg.Shadow {
-		c.fl.shadowed(d)
-		return
-	}
-	if err := c.place(ctx, d.Target); err != nil {
-		d.Reason = ReasonEnforcer
-		d.Err = fmt.Errorf("proflow: place %v on %s: %w", c.cfg.Flow, c.cfg.Topology.Switches[d.Target], err)
-		return
-	}
-	c.fl.moved(d)
 }
 
 // checkPeeked refuses a peeked sample whose current switch's transmit

@@ -15,11 +15,12 @@ import (
 // flow. Controller runs one; MultiController runs one per flow, so a flow
 // protected alone is decided by the same code in both.
 type flowLoop struct {
-	flow FlowID
-	topo Topology // shared with the controller, read only
-	enc  StateEncoder
-	pol  Policy
-	gate Gate
+	flow     FlowID
+	topo     Topology // shared with the controller, read only
+	enc      StateEncoder
+	pol      Policy
+	gate     Gate
+	rechecks bool // gate is a Rechecker
 
 	marks       []bool // the cordon marks of the step under way (begin); nil: none
 	current     atomic.Int64
@@ -45,6 +46,7 @@ func (fl *flowLoop) init(flow FlowID, topo Topology, enc StateEncoder, pol Polic
 		return err
 	}
 	fl.flow, fl.topo, fl.enc, fl.pol, fl.gate, fl.estimator = flow, topo, enc, pol, gate, est
+	_, fl.rechecks = gate.(Rechecker)
 	fl.state = make(State, dim)
 	return nil
 }
@@ -214,7 +216,7 @@ func (fl *flowLoop) admit(d *Decision) {
 // hold. A destination cordoned since the step is not moved to.
 func (fl *flowLoop) recheck(d *Decision) {
 	rc, ok := fl.gate.(Rechecker)
-	if !ok {
+	if !ok { // not offered rechecks (rechecks unset): nothing was deferred
 		d.Reason = ReasonStay
 		return
 	}

@@ -726,8 +726,7 @@ func (m *MultiController) Step(ctx context.Context) StepSummary {
 	for i, p := range m.flows {
 		p.begin(&m.ds[i], s.Seq, s.Time, m.marks)
 		m.cur[i] = m.ds[i].Current
-		_, rechecks := p.gate.(Rechecker)
-		m.ds[i].Recheckable = m.peek != nil && rechecks
+		m.ds[i].Recheckable = m.peek != nil && p.rechecks
 	}
 	s.Decisions = m.ds
 

@@ -18,14 +18,11 @@ import (
 // peek reads the current switch's transmit rate the test sets, or fails.
 type peekFabric struct {
 	*southboundtest.Fabric
-	clock   *southboundtest.ManualClock
 	tx      float64 // the transmit rate every switch shows in a peek
 	peekErr error
-	peeks   int
 }
 
 func (f *peekFabric) Peek(ctx context.Context, obs *proflow.Observation) error {
-	f.peeks++
 	if f.peekErr != nil {
 		return f.peekErr
 	}
@@ -84,7 +81,7 @@ func newRecheckRig(t *testing.T, peeks bool, mod func(*proflow.Config)) *recheck
 	t.Helper()
 	clock := southboundtest.NewManualClock(epoch)
 	topo := proflow.PaperTopology()
-	fab := &peekFabric{Fabric: southboundtest.NewFabric(topo, clock), clock: clock}
+	fab := &peekFabric{Fabric: southboundtest.NewFabric(topo, clock)}
 	fab.SetSwitches(healthySwitch)
 	for l := range topo.NumLeaves() {
 		fab.SetLeaf(l, healthyLeaf)

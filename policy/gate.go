@@ -737,21 +737,19 @@ func (g *Gate) Admit(d *proflow.Decision) {
 // whether it did: only with Recheck set, a reserve the estimate does not
 // give up yet, and more of it left than Recheck.
 func (g *Gate) deferMove(d *proflow.Decision, best int) bool {
-	c := g.cfg.Drain
-	if c.Recheck <= 0 || g.deficit >= c.Depth {
+	lead := g.cfg.Drain.Recheck
+	if lead <= 0 {
 		return false
 	}
-	r := c.rate()
-	if d.Load <= r {
-		return false // lasts: not a move the estimate lets go ahead
+	left := g.left(g.deficit, d.Load)
+	if math.IsInf(left, 1) {
+		return false // a reserve that lasts is not a move the estimate lets go ahead
 	}
-	left := time.Duration((c.Depth - g.deficit) / (d.Load - r) * float64(time.Second))
-	if left <= c.Recheck {
-		return false
+	if wait := time.Duration(left*float64(time.Second)) - lead; wait > 0 {
+		g.recheck, d.Recheck = best, wait
+		return true
 	}
-	g.recheck = best
-	d.Recheck = left - c.Recheck
-	return true
+	return false
 }
 
 // Recheck implements proflow.Rechecker: it decides the move the last
@@ -867,13 +865,20 @@ func (g *Gate) lasts(load float64) bool {
 // lastsFrom reports whether a reserve with deficit lasts longer than the
 // horizon at load (Drain, which is set).
 func (g *Gate) lastsFrom(deficit, load float64) bool {
+	return g.left(deficit, load) > g.cfg.Drain.Horizon.Seconds()
+}
+
+// left returns how many seconds a reserve with deficit lasts at load
+// (Drain, which is set): 0 once the estimate has emptied it (a dry bucket
+// sends at C), +Inf at or below the rate it is served at.
+func (g *Gate) left(deficit, load float64) float64 {
 	c := g.cfg.Drain
-	if deficit >= c.Depth {
-		return false // empty by the estimate: a dry bucket sends at C
-	}
 	r := c.rate()
-	if load <= r {
-		return true
+	switch {
+	case deficit >= c.Depth:
+		return 0
+	case load <= r:
+		return math.Inf(1)
 	}
-	return (c.Depth-deficit)/(load-r) > c.Horizon.Seconds()
+	return (c.Depth - deficit) / (load - r)
 }

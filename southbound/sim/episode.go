@@ -189,7 +189,7 @@ func specName(s EpisodeSpec) string {
 // received, so that a trace step records the observation the controller
 // acted on rather than a second reading.
 type recorder struct {
-	tel  proflow.Telemetry
+	tel  *Fabric
 	obs  proflow.Observation
 	have bool // obs holds the last successful Collect of the current step
 }
@@ -209,9 +209,5 @@ func (r *recorder) Collect(ctx context.Context, obs *proflow.Observation) error 
 // (sim.Fabric.Peek), so that the controller can recheck a move its gate
 // deferred; the trace keeps the step's observation, not the peek.
 func (r *recorder) Peek(ctx context.Context, obs *proflow.Observation) error {
-	p, ok := r.tel.(proflow.Peeker)
-	if !ok {
-		return fmt.Errorf("sim: peek: %T cannot peek", r.tel)
-	}
-	return p.Peek(ctx, obs)
+	return r.tel.Peek(ctx, obs)
 }

@@ -457,16 +457,22 @@ func (f *Fabric) noisyFrom(rng *rand.Rand, v float64) float64 {
 // and the fabric-wide F_t of obs.Flow. A flow that is not protected on the
 // fabric is an error. obs.Flow is always the primary protected flow's.
 func (f *Fabric) Collect(ctx context.Context, obs *proflow.Observation) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sim: collect: %w", err)
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.latest(ctx, obs, "collect")
+}
+
+// latest fills obs with the latest sample, as measured, for the operation
+// op (collect, peek) of ctx; f.mu is held.
+func (f *Fabric) latest(ctx context.Context, obs *proflow.Observation, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sim: %s: %w", op, err)
+	}
 	if !f.have {
-		return fmt.Errorf("sim: collect: no sample yet (the first is taken after %v of virtual time): %w", f.cfg.Interval, proflow.ErrStale)
+		return fmt.Errorf("sim: %s: no sample yet (the first is taken after %v of virtual time): %w", op, f.cfg.Interval, proflow.ErrStale)
 	}
 	if err := f.fill(obs, &f.meas, f.measFlows); err != nil {
-		return fmt.Errorf("sim: collect: %w", err)
+		return fmt.Errorf("sim: %s: %w", op, err)
 	}
 	return nil
 }
@@ -481,16 +487,10 @@ func (f *Fabric) Collect(ctx context.Context, obs *proflow.Observation) error {
 // sample, as Collect does; before the first it returns an error wrapping
 // proflow.ErrStale.
 func (f *Fabric) Peek(ctx context.Context, obs *proflow.Observation) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sim: peek: %w", err)
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.have {
-		return fmt.Errorf("sim: peek: no sample yet (the first is taken after %v of virtual time): %w", f.cfg.Interval, proflow.ErrStale)
-	}
-	if err := f.fill(obs, &f.meas, f.measFlows); err != nil {
-		return fmt.Errorf("sim: peek: %w", err)
+	if err := f.latest(ctx, obs, "peek"); err != nil {
+		return err
 	}
 	n := f.e.step % f.perSmp // steps since the last sample
 	if n == 0 {
