@@ -3604,8 +3604,19 @@
 //     is the one at which the move goes ahead, and any reading after it
 //     finds the burst gone; and, while the mechanism was written, one
 //     agent run of D6x3-11 at base seed 1 to see that a deferred move is
-//     rechecked. The mechanism: a move the horizon lets go ahead while the
-//     estimate still gives the reserve more than the lead is deferred to
+//     rechecked. (As written, the sentence before gave all three 0.1–0.3
+//     s; worked out after the judged runs from the same 100 ms traces,
+//     the integral of load − 1.04 from the episode's start clipped at 0,
+//     the estimate gives D6x3-11 0.24 s and E16x3-26 0.17 s at the
+//     burst's last sample, and E6x3-47 none: by it the reserve had run
+//     out about 0.14 s before its burst ended, with no collapse.)
+//     Disclosed: the mechanism is the next step session 34's closing note
+//     named, and that note was prompted by H6x3-25's held-out trace at
+//     base seed 10400 (read after that session's adoption, disclosed in
+//     the entry above); the leads, the eligibility and the adoption below
+//     were judged on the development checks alone. The mechanism: a move
+//     the horizon lets go ahead while the estimate still gives the
+//     reserve more than the lead is deferred to
 //     one reading that lead before the estimate's end (Telemetry Peek,
 //     the rates since the step's sample), and goes ahead only if the
 //     reserve, advanced over that reading, still runs out within the
@@ -3644,7 +3655,9 @@
 //     and at 2× and 0.5× of it, behind in none at either seed (the gate
 //     before it: H6x3-25, 3.4%, at 10500); K1–K64 rr 0.09× and 0.08×,
 //     rate 0.36× and 0.38×, on/off 0.93× and 0.92×, no quiet-trap move.
-//     Base seeds 10500 and 10600 are now used; 10700 and above are not.
+//     H34's traces at 10500 behind both gates were read after this held-out
+//     run and informed no choice (docs/reproduction.md). Base seeds 10500
+//     and 10600 are now used; 10700 and above are not.
 //
 // EpisodeFromTrace turns any recorded trace (telemetry/trace) into a raw
 // Episode, replaying the controller's baseline phase, so a corpus can also
