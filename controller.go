@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -488,30 +487,18 @@ func (c *Controller) recheck(ctx context.Context, d *Decision) {
 
 	obs := &c.peeked
 	obs.Resize(c.cfg.Topology)
-	if err := call("Peeker", "Peek", c.tel, func() error { return c.peek.Peek(ctx, obs) }); err != nil {
-		d.Reason, d.Err = ReasonTelemetry, fmt.Errorf("proflow: telemetry: peek: %w", err)
+	if reason, err := c.smp.peek(ctx, c.peek, obs, -1); err != nil {
+		d.Reason, d.Err = reason, err
 		return
 	}
-	if err := c.checkPeeked(obs, d.Current); err != nil {
+	var err error
+	if d.Load, err = peekedLoad(c.cfg.Topology, obs, d.Current); err != nil {
 		d.Reason, d.Err = ReasonInvalid, err
 		return
 	}
-	d.Load = obs.Switches[d.Current].TxRate / c.cfg.Topology.BucketRate
 	if c.fl.recheck(d); d.Target >= 0 {
 		c.carryOut(ctx, d)
 	}
-}
-
-// checkPeeked refuses a peeked sample whose current switch's transmit
-// rate no load can be read from, or that is dated ahead of the clock.
-func (c *Controller) checkPeeked(obs *Observation, current int) error {
-	if n := c.cfg.Topology.NumSwitches(); len(obs.Switches) != n {
-		return &InvalidObservationError{Field: "switches", Problem: fmt.Sprintf("the peek has %d switch samples, want %d", len(obs.Switches), n)}
-	}
-	if tx := obs.Switches[current].TxRate; !(tx >= 0) || math.IsInf(tx, 0) {
-		return &InvalidObservationError{Field: fmt.Sprintf("switches[%s].tx_rate", c.cfg.Topology.Switches[current]), Problem: fmt.Sprintf("peeked %v, want a finite rate >= 0", tx)}
-	}
-	return c.smp.checkNotAhead(c.cfg.Clock.Now(), obs.Time)
 }
 
 // place asks the enforcer to put the protected flow on switch sw.

@@ -334,6 +334,37 @@ func unknownSwitch(topo Topology, i int) *UnknownSwitchError {
 	return &UnknownSwitchError{Index: i, Known: slices.Clone(topo.Switches)}
 }
 
+// peek fills obs from p for a recheck, obs.FlowIDs set for a multi-flow
+// controller, and returns the reason and error to hold with, or "" and
+// nil: a failed peek, one with another number of switch samples than the
+// topology's (or, with flows >= 0, of flow samples than flows), or one
+// dated ahead of the controller's clock.
+func (s *sampler) peek(ctx context.Context, p Peeker, obs *Observation, flows int) (Reason, error) {
+	if err := call("Peeker", "Peek", p, func() error { return p.Peek(ctx, obs) }); err != nil {
+		return ReasonTelemetry, fmt.Errorf("proflow: telemetry: peek: %w", err)
+	}
+	if n := s.topo.NumSwitches(); len(obs.Switches) != n {
+		return ReasonInvalid, &InvalidObservationError{Field: "switches", Problem: fmt.Sprintf("the peek has %d switch samples, want %d", len(obs.Switches), n)}
+	}
+	if flows >= 0 && len(obs.Flows) != flows {
+		return ReasonInvalid, &InvalidObservationError{Field: "flows", Problem: fmt.Sprintf("the peek has %d flow samples, want one per protected flow (%d)", len(obs.Flows), flows)}
+	}
+	if err := s.checkNotAhead(s.clock.Now(), obs.Time); err != nil {
+		return ReasonInvalid, err
+	}
+	return "", nil
+}
+
+// peekedLoad returns switch current's load in a peek that passed
+// sampler.peek: its transmit rate over the bucket rate, or an error for a
+// rate that is not finite and >= 0.
+func peekedLoad(topo Topology, obs *Observation, current int) (float64, error) {
+	if tx := obs.Switches[current].TxRate; !(tx >= 0) || math.IsInf(tx, 0) {
+		return 0, &InvalidObservationError{Field: fmt.Sprintf("switches[%s].tx_rate", topo.Switches[current]), Problem: fmt.Sprintf("peeked %v, want a finite rate >= 0", tx)}
+	}
+	return obs.Switches[current].TxRate / topo.BucketRate, nil
+}
+
 // sampler returns the sampler for c's settings.
 func (c Config) sampler() sampler {
 	return sampler{topo: c.Topology, clock: c.Clock, maxAge: c.MaxSampleAge, maxSkew: c.MaxClockSkew}

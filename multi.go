@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -846,29 +845,17 @@ func (m *MultiController) recheck(ctx context.Context, due []int) {
 		obs.FlowIDs = append(obs.FlowIDs, p.flow)
 	}
 	obs.Resize(m.cfg.Topology)
-	err := call("Peeker", "Peek", m.tel, func() error { return m.peek.Peek(ctx, obs) })
-	reason := ReasonTelemetry
-	if err != nil {
-		err = fmt.Errorf("proflow: telemetry: peek: %w", err)
-	} else if n := m.cfg.Topology.NumSwitches(); len(obs.Switches) != n || len(obs.Flows) != len(m.flows) {
-		reason, err = ReasonInvalid, &InvalidObservationError{Field: "switches", Problem: fmt.Sprintf(
-			"the peek has %d switch and %d flow samples, want %d and %d", len(obs.Switches), len(obs.Flows), n, len(m.flows))}
-	} else {
-		err = m.smp.checkNotAhead(m.cfg.Clock.Now(), obs.Time)
-		reason = ReasonInvalid
-	}
+	reason, err := m.smp.peek(ctx, m.peek, obs, len(m.flows))
 	for _, i := range due {
 		d := &m.ds[i]
 		if err != nil {
 			d.Reason, d.Err = reason, err
 			continue
 		}
-		if tx := obs.Switches[d.Current].TxRate; !(tx >= 0) || math.IsInf(tx, 0) {
-			d.Reason, d.Err = ReasonInvalid, &InvalidObservationError{Field: fmt.Sprintf("switches[%s].tx_rate", m.cfg.Topology.Switches[d.Current]),
-				Problem: fmt.Sprintf("peeked %v, want a finite rate >= 0", tx)}
+		if d.Load, d.Err = peekedLoad(m.cfg.Topology, obs, d.Current); d.Err != nil {
+			d.Reason = ReasonInvalid
 			continue
 		}
-		d.Load = obs.Switches[d.Current].TxRate / m.cfg.Topology.BucketRate
 		m.flows[i].recheck(d)
 	}
 	if err != nil {

@@ -20,6 +20,7 @@ type peekFabric struct {
 	*southboundtest.Fabric
 	tx      float64 // the transmit rate every switch shows in a peek
 	peekErr error
+	short   bool // the peek leaves out the last switch
 }
 
 func (f *peekFabric) Peek(ctx context.Context, obs *proflow.Observation) error {
@@ -31,6 +32,9 @@ func (f *peekFabric) Peek(ctx context.Context, obs *proflow.Observation) error {
 	}
 	for k := range obs.Switches {
 		obs.Switches[k].TxRate = f.tx
+	}
+	if f.short {
+		obs.Switches = obs.Switches[:len(obs.Switches)-1]
 	}
 	return nil
 }
@@ -203,6 +207,17 @@ func TestControllerRecheck(t *testing.T) {
 		var inv *proflow.InvalidObservationError
 		if d.Reason != proflow.ReasonInvalid || !errors.As(d.Err, &inv) || inv.Field != "switches[agg1].tx_rate" || r.gate.rechecks != 0 {
 			t.Errorf("recheck: %+v; want an invalid-observation hold naming switches[agg1].tx_rate", d)
+		}
+	})
+	t.Run("a peek without every switch holds", func(t *testing.T) {
+		r := newRecheckRig(t, true, nil)
+		r.step(t)
+		r.fab.tx, r.fab.short = 2*c, true
+		r.clock.Advance(100 * time.Millisecond)
+		d, _ := r.ctrl.Recheck(t.Context())
+		var inv *proflow.InvalidObservationError
+		if d.Reason != proflow.ReasonInvalid || !errors.As(d.Err, &inv) || inv.Field != "switches" || r.gate.rechecks != 0 || d.Rerouted {
+			t.Errorf("recheck: %+v; want an invalid-observation hold naming switches", d)
 		}
 	})
 	t.Run("a step ends the deferral", func(t *testing.T) {
